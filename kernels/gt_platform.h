@@ -1,0 +1,1 @@
+// TODO placeholder replaced by the kernel work

@@ -1,0 +1,3 @@
+//! Benchmarking: timing statistics, verification rules, and the bench pipeline.
+pub mod stats;
+pub mod verify;

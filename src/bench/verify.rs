@@ -1,0 +1,91 @@
+//! Verification rules: how close a kernel's output must be to the reference.
+//!
+//! The tolerance is on the relative L2 error ||out - ref|| / ||ref||, which is robust to the
+//! individual near-zero outputs that make element-wise relative errors meaningless. It grows
+//! with the input precision and, slowly, with K (more terms, more rounding in the f32 sums
+//! of a different order than the reference's). The output rounding dominates for 16-bit D.
+
+use crate::problem::{DataType, GemmProblem};
+
+/// Unit roundoff of a type (half an ulp at 1.0).
+fn unit_roundoff(t: DataType) -> f64 {
+    match t {
+        DataType::Bf16 => 2f64.powi(-8),
+        DataType::F16 => 2f64.powi(-11),
+        DataType::F32 => 2f64.powi(-24),
+        DataType::F8 => 2f64.powi(-4),
+        DataType::Bf8 => 2f64.powi(-3),
+    }
+}
+
+/// Allowed relative L2 error for a problem's output.
+pub fn tolerance(p: &GemmProblem) -> f64 {
+    // Accumulation in f32 in a different order: ~sqrt(K) * u_f32, with a floor.
+    let accum = (p.k.max(1) as f64).sqrt() * 2f64.powi(-24) * 4.0;
+    // The output is rounded once to D's type; inputs are exact in both computations.
+    let output = unit_roundoff(p.d_type);
+    (2.0 * output + accum).max(1e-5)
+}
+
+/// Error statistics of `out` against `reference` (both as f64).
+pub fn compare(out: &[f64], reference: &[f64], p: &GemmProblem) -> crate::device::Verification {
+    let mut max_abs: f64 = 0.0;
+    let mut max_rel: f64 = 0.0;
+    let mut diff2 = 0.0;
+    let mut ref2 = 0.0;
+    let mut nan = false;
+    for (&o, &r) in out.iter().zip(reference) {
+        if !o.is_finite() {
+            nan = true;
+        }
+        let d = (o - r).abs();
+        max_abs = max_abs.max(d);
+        if r.abs() > 1e-3 {
+            max_rel = max_rel.max(d / r.abs());
+        }
+        diff2 += d * d;
+        ref2 += r * r;
+    }
+    let rel_l2 = if ref2 > 0.0 {
+        (diff2 / ref2).sqrt()
+    } else {
+        diff2.sqrt()
+    };
+    let tol = tolerance(p);
+    let passed = !nan && out.len() == reference.len() && rel_l2 <= tol;
+    crate::device::Verification {
+        max_abs_err: if nan { f64::NAN } else { max_abs },
+        max_rel_err: max_rel,
+        rel_l2_err: if nan { f64::INFINITY } else { rel_l2 },
+        tolerance: tol,
+        passed,
+        method: String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tolerance_orders_by_precision() {
+        let mut p = GemmProblem::new(64, 64, 4096);
+        let bf = tolerance(&p);
+        p.d_type = DataType::F32;
+        p.a_type = DataType::F32;
+        p.b_type = DataType::F32;
+        p.c_type = DataType::F32;
+        let f = tolerance(&p);
+        assert!(f < bf / 10.0, "{f} {bf}");
+    }
+
+    #[test]
+    fn compare_catches_nan_and_wrong_values() {
+        let p = GemmProblem::new(2, 2, 16);
+        let r = vec![1.0, 2.0, 3.0, 4.0];
+        assert!(compare(&r, &r, &p).passed);
+        assert!(!compare(&[1.0, 2.0, f64::NAN, 4.0], &r, &p).passed);
+        assert!(!compare(&[1.0, 2.0, 3.5, 4.0], &r, &p).passed);
+        assert!(!compare(&[1.0, 2.0, 3.0], &r, &p).passed);
+    }
+}

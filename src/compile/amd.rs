@@ -1,0 +1,1 @@
+//! PLACEHOLDER: hipcc / hiprtc drivers.

@@ -1,0 +1,177 @@
+//! Kernel compilation: source generation from a [`KernelConfig`], compiler drivers, a disk
+//! cache, and a parallel pool.
+//!
+//! Flow: `(config, problem, target)` -> [`codegen`] produces HIP C++ source plus a
+//! [`LaunchPlan`] -> a [`Compiler`] (NVRTC/nvcc on NVIDIA, hipcc/hiprtc on AMD, or the sim
+//! compiler) produces a [`CodeObject`] -> [`cache`] stores it keyed by template hash, compiler
+//! version, arch and canonical name -> [`pool::compile_batch`] does many at once on all cores.
+//! A compile error is a per-config result (its stderr is kept), never a harness error.
+
+pub mod cache;
+pub mod codegen;
+pub mod nvidia;
+pub mod amd;
+pub mod pool;
+pub mod sim;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::problem::GemmProblem;
+use crate::space::KernelConfig;
+
+/// The compiler's verdict on one config.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum CompileError {
+    /// The compiler rejected the source; `log` is its full message.
+    #[error("compilation failed: {log}")]
+    Failed { log: String },
+    /// The compiler itself could not be found or started.
+    #[error("compiler unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// Machine-code formats a device can load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CodeFormat {
+    Ptx,
+    Cubin,
+    Hsaco,
+    /// No machine code: the sim backend models the kernel from its config.
+    Sim,
+}
+
+/// Compiled code for one kernel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CodeObject {
+    pub format: CodeFormat,
+    #[serde(with = "hex_bytes")]
+    pub bytes: Vec<u8>,
+}
+
+/// How to launch a generated kernel (derived from config and problem by [`codegen`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchPlan {
+    /// Symbol of the main GEMM kernel (`extern "C"`).
+    pub symbol: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    /// Dynamic LDS / shared memory bytes.
+    pub shared_bytes: u32,
+    /// f32 workspace bytes (split-K); 0 when none.
+    pub workspace_bytes: u64,
+    /// Whether the workspace must be zeroed before the main kernel (atomic split-K).
+    pub zero_workspace: bool,
+    /// Second kernel that turns the split-K workspace into D (reduction / alpha-beta).
+    pub epilogue: Option<EpiloguePlan>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpiloguePlan {
+    pub symbol: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+}
+
+/// What the compiler reported about resources (NVIDIA: ptxas -v; AMD: the code object's notes).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Resources {
+    pub registers: Option<u32>,
+    pub spill_bytes: Option<u32>,
+    pub static_shared_bytes: Option<u32>,
+}
+
+/// One kernel ready to load and launch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompiledKernel {
+    pub config: KernelConfig,
+    pub name: String,
+    pub code: CodeObject,
+    pub launch: LaunchPlan,
+    pub resources: Resources,
+    pub compile_ms: f64,
+    pub cache_hit: bool,
+}
+
+/// Where compiled code must run.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Target {
+    pub vendor: crate::hw::Vendor,
+    /// `sm_90a`, `gfx942`, ...
+    pub arch: String,
+}
+
+/// A compiler driver. Implementations must be usable from many threads at once.
+pub trait Compiler: Send + Sync {
+    /// Name and version, part of the cache key and the database key (`nvrtc-13.0`).
+    fn id(&self) -> String;
+    /// Compiles generated source for `target`.
+    fn compile(
+        &self,
+        source: &codegen::KernelSource,
+        target: &Target,
+    ) -> Result<(CodeObject, Resources), CompileError>;
+}
+
+/// Generates, compiles (or fetches from the cache) one config.
+pub fn build_one(
+    compiler: &dyn Compiler,
+    cfg: &KernelConfig,
+    problem: &GemmProblem,
+    target: &Target,
+    cache: Option<&cache::CompileCache>,
+) -> Result<CompiledKernel, CompileError> {
+    let source = codegen::generate(cfg, problem, target);
+    let key = cache::CacheKey::new(&source, &compiler.id(), target, &cfg.name());
+    let start = std::time::Instant::now();
+    if let Some(hit) = cache.and_then(|c| c.get(&key)) {
+        return Ok(CompiledKernel {
+            config: *cfg,
+            name: cfg.name(),
+            code: hit.0,
+            launch: source.launch.clone(),
+            resources: hit.1,
+            compile_ms: start.elapsed().as_secs_f64() * 1e3,
+            cache_hit: true,
+        });
+    }
+    let (code, resources) = compiler.compile(&source, target)?;
+    if let Some(c) = cache {
+        // A cache that cannot be written only costs a recompile next time.
+        let _ = c.put(&key, &code, &resources);
+    }
+    Ok(CompiledKernel {
+        config: *cfg,
+        name: cfg.name(),
+        code,
+        launch: source.launch,
+        resources,
+        compile_ms: start.elapsed().as_secs_f64() * 1e3,
+        cache_hit: false,
+    })
+}
+
+/// Serialises code bytes as a hex string so kernels travel in JSON lines to the worker.
+mod hex_bytes {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        let mut out = String::with_capacity(bytes.len() * 2);
+        for b in bytes {
+            out.push_str(&format!("{b:02x}"));
+        }
+        s.serialize_str(&out)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let s = String::deserialize(d)?;
+        if s.len() % 2 != 0 {
+            return Err(serde::de::Error::custom("odd hex length"));
+        }
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(serde::de::Error::custom))
+            .collect()
+    }
+}

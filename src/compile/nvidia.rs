@@ -1,0 +1,1 @@
+//! PLACEHOLDER: NVRTC / nvcc drivers.

@@ -1,0 +1,1 @@
+//! PLACEHOLDER: worker process isolation.

@@ -1,0 +1,15 @@
+//! gemmtune: tunes parameterised HIP GEMM kernels for the exact shapes a workload runs.
+//!
+//! Flow: a [`problem::GemmProblem`] (typed or parsed from a hipBLASLt log) defines a
+//! [`space::Space`] of valid kernel configs for a GPU ([`hw::HwSpec`]); configs are turned
+//! into source and compiled in parallel ([`compile`]), run, verified and timed on a
+//! [`device::Device`] ([`bench`]), stored as they happen ([`store`]) and reported ([`report`]).
+
+pub mod bench;
+pub mod compile;
+pub mod device;
+pub mod hw;
+pub mod problem;
+pub mod report;
+pub mod space;
+pub mod store;

@@ -1,0 +1,1 @@
+//! PLACEHOLDER: hipBLASLt log parsing.

@@ -1,0 +1,285 @@
+//! `KernelConfig`: one point of the kernel space, with Tensile's parameter names, and its
+//! canonical name.
+//!
+//! The canonical name (`MT128x112x64_MI16x8x16_WG2x2_PGR3_...`) is the kernel's symbol, its
+//! compile-cache key, its database key, its criterion id and its report row. `parse` inverts
+//! `name` exactly: `KernelConfig::parse(&c.name()) == Ok(c.canonical())`.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+use thiserror::Error;
+
+/// How the partial sums of a split-K (GlobalSplitU) kernel are combined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum GsuAlgo {
+    /// Each split adds into one f32 workspace with atomics; a small kernel applies alpha/beta.
+    /// Fast, but the summation order varies from run to run.
+    Atomic,
+    /// Each split writes its own f32 slice; a reduction kernel sums them in a fixed order.
+    /// Deterministic.
+    Reduce,
+}
+
+impl GsuAlgo {
+    pub fn letter(self) -> char {
+        match self {
+            GsuAlgo::Atomic => 'A',
+            GsuAlgo::Reduce => 'R',
+        }
+    }
+}
+
+/// One kernel variant. Field names follow Tensile (MacroTile, DepthU, MatrixInstruction, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct KernelConfig {
+    /// MacroTile0: rows of C (along M) one workgroup computes.
+    pub mt0: u32,
+    /// MacroTile1: columns of C (along N) one workgroup computes.
+    pub mt1: u32,
+    /// DepthU: K elements loaded per main-loop iteration.
+    pub depth_u: u32,
+    /// MatrixInstruction `[M, N, K]`; `[1, 1, 1]` selects the FMA (non-matrix-core) path.
+    pub mi: [u32; 3],
+    /// Waves (warps) of the workgroup along M and N; the wave tile is MT / WG.
+    pub wg: [u32; 2],
+    /// PrefetchGlobalRead: global->LDS pipeline stages (1 = no prefetch).
+    pub pgr: u32,
+    /// PrefetchLocalRead: LDS->register fragments prefetched ahead of the matrix ops (0 or 1).
+    pub plr: u32,
+    /// LdsPadA / LdsPadB: elements of padding per LDS row, against bank conflicts.
+    pub lpa: u32,
+    pub lpb: u32,
+    /// LDS XOR swizzle instead of padding (0 or 1).
+    pub swizzle: u32,
+    /// GlobalSplitU: K is split over this many workgroups (1 = no split).
+    pub gsu: u32,
+    pub gsu_algo: GsuAlgo,
+    /// WorkGroupMapping: workgroups grouped along M in groups of this size, for L2 reuse.
+    pub wgm: u32,
+    /// GlobalReadVectorWidth: elements per global load.
+    pub grvw: u32,
+    /// StoreVectorWidth: elements per global store of C/D.
+    pub svw: u32,
+    /// StaggerU: the K loop of consecutive workgroups starts this many DepthU iterations apart,
+    /// spreading reads over memory channels (0 = off).
+    pub su: u32,
+}
+
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum NameError {
+    #[error("kernel name `{name}`: {reason}")]
+    Malformed { name: String, reason: String },
+}
+
+impl KernelConfig {
+    /// Whether the config uses the matrix cores (MFMA / mma.sync) rather than FMA.
+    pub fn uses_matrix_cores(&self) -> bool {
+        self.mi != [1, 1, 1]
+    }
+
+    /// Threads per workgroup for a given wave size.
+    pub fn threads(&self, wave_size: u32) -> u32 {
+        self.wg[0] * self.wg[1] * wave_size
+    }
+
+    /// The wave tile: C elements along M and N one wave owns.
+    pub fn wave_tile(&self) -> [u32; 2] {
+        [self.mt0 / self.wg[0].max(1), self.mt1 / self.wg[1].max(1)]
+    }
+
+    /// The same config with fields that do not matter set to fixed values, so that two
+    /// configs that generate the same kernel have the same name.
+    pub fn canonical(mut self) -> Self {
+        if self.gsu <= 1 {
+            self.gsu = 1;
+            self.gsu_algo = GsuAlgo::Reduce;
+        }
+        self
+    }
+
+    /// The canonical name; also a valid C identifier (the kernel symbol).
+    pub fn name(&self) -> String {
+        let c = self.canonical();
+        let gsu = if c.gsu > 1 {
+            format!("GSU{}{}", c.gsu, c.gsu_algo.letter())
+        } else {
+            "GSU1".to_string()
+        };
+        format!(
+            "MT{}x{}x{}_MI{}x{}x{}_WG{}x{}_PGR{}_PLR{}_LPA{}_LPB{}_SW{}_{}_WGM{}_GRVW{}_SVW{}_SU{}",
+            c.mt0,
+            c.mt1,
+            c.depth_u,
+            c.mi[0],
+            c.mi[1],
+            c.mi[2],
+            c.wg[0],
+            c.wg[1],
+            c.pgr,
+            c.plr,
+            c.lpa,
+            c.lpb,
+            c.swizzle,
+            gsu,
+            c.wgm,
+            c.grvw,
+            c.svw,
+            c.su
+        )
+    }
+
+    /// Parses a canonical name back into the config. Every field must be present, once.
+    pub fn parse(name: &str) -> Result<Self, NameError> {
+        let bad = |reason: String| NameError::Malformed {
+            name: name.to_string(),
+            reason,
+        };
+        let dims = |s: &str, n: usize, field: &str| -> Result<Vec<u32>, NameError> {
+            let v: Result<Vec<u32>, _> = s.split('x').map(|p| p.parse::<u32>()).collect();
+            match v {
+                Ok(v) if v.len() == n => Ok(v),
+                _ => Err(bad(format!("`{field}{s}` needs {n} numbers separated by x"))),
+            }
+        };
+        let mut fields: [Option<&str>; 15] = [None; 15];
+        const PREFIXES: [&str; 15] = [
+            "MT", "MI", "WG", "PGR", "PLR", "LPA", "LPB", "SW", "GSU", "WGM", "GRVW", "SVW",
+            "SU", "", "",
+        ];
+        for part in name.trim().split('_') {
+            // Longest prefix first so that `SVW` is not read as `SW`... and `SU` after `SVW`.
+            let idx = (0..13)
+                .filter(|&i| {
+                    part.starts_with(PREFIXES[i])
+                        && part[PREFIXES[i].len()..]
+                            .chars()
+                            .next()
+                            .is_some_and(|c| c.is_ascii_digit())
+                })
+                .max_by_key(|&i| PREFIXES[i].len())
+                .ok_or_else(|| bad(format!("unknown field `{part}`")))?;
+            if fields[idx].is_some() {
+                return Err(bad(format!("field {} given twice", PREFIXES[idx])));
+            }
+            fields[idx] = Some(&part[PREFIXES[idx].len()..]);
+        }
+        let get = |i: usize| -> Result<&str, NameError> {
+            fields[i].ok_or_else(|| bad(format!("missing field {}", PREFIXES[i])))
+        };
+        let num = |i: usize| -> Result<u32, NameError> {
+            let s = get(i)?;
+            s.parse::<u32>()
+                .map_err(|_| bad(format!("`{}{s}` is not a number", PREFIXES[i])))
+        };
+        let mt = dims(get(0)?, 3, "MT")?;
+        let mi = dims(get(1)?, 3, "MI")?;
+        let wg = dims(get(2)?, 2, "WG")?;
+        let gsu_s = get(8)?;
+        let (gsu_digits, algo) = match gsu_s.chars().last() {
+            Some('A') => (&gsu_s[..gsu_s.len() - 1], GsuAlgo::Atomic),
+            Some('R') => (&gsu_s[..gsu_s.len() - 1], GsuAlgo::Reduce),
+            _ => (gsu_s, GsuAlgo::Reduce),
+        };
+        let gsu = gsu_digits
+            .parse::<u32>()
+            .map_err(|_| bad(format!("`GSU{gsu_s}` is not a split count")))?;
+        let cfg = KernelConfig {
+            mt0: mt[0],
+            mt1: mt[1],
+            depth_u: mt[2],
+            mi: [mi[0], mi[1], mi[2]],
+            wg: [wg[0], wg[1]],
+            pgr: num(3)?,
+            plr: num(4)?,
+            lpa: num(5)?,
+            lpb: num(6)?,
+            swizzle: num(7)?,
+            gsu,
+            gsu_algo: algo,
+            wgm: num(9)?,
+            grvw: num(10)?,
+            svw: num(11)?,
+            su: num(12)?,
+        };
+        if cfg.gsu == 0 || cfg.wgm == 0 || cfg.wg.contains(&0) || cfg.mt0 == 0 || cfg.mt1 == 0 {
+            return Err(bad("zero tile, wave, GSU or WGM".into()));
+        }
+        Ok(cfg.canonical())
+    }
+}
+
+impl fmt::Display for KernelConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+impl FromStr for KernelConfig {
+    type Err = NameError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        KernelConfig::parse(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> KernelConfig {
+        KernelConfig {
+            mt0: 128,
+            mt1: 112,
+            depth_u: 64,
+            mi: [16, 8, 16],
+            wg: [2, 2],
+            pgr: 3,
+            plr: 1,
+            lpa: 8,
+            lpb: 8,
+            swizzle: 0,
+            gsu: 2,
+            gsu_algo: GsuAlgo::Atomic,
+            wgm: 8,
+            grvw: 8,
+            svw: 4,
+            su: 0,
+        }
+    }
+
+    #[test]
+    fn name_round_trips() {
+        let c = sample();
+        let name = c.name();
+        assert_eq!(
+            name,
+            "MT128x112x64_MI16x8x16_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU2A_WGM8_GRVW8_SVW4_SU0"
+        );
+        assert_eq!(KernelConfig::parse(&name).unwrap(), c);
+    }
+
+    #[test]
+    fn gsu1_ignores_algo() {
+        let mut a = sample();
+        a.gsu = 1;
+        let mut b = a;
+        b.gsu_algo = GsuAlgo::Atomic;
+        assert_eq!(a.name(), b.name());
+        assert!(a.name().contains("_GSU1_"));
+    }
+
+    #[test]
+    fn malformed_names_are_rejected() {
+        for bad in [
+            "",
+            "MT128x112_MI16x8x16",
+            "MT128x112x64_MI16x8x16_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU2A_WGM8_GRVW8_SVW4",
+            "MT128x112x64_MI16x8x16_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU2A_WGM8_GRVW8_SVW4_SU0_SU0",
+            "MT128x112x64_MI16x8x16_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSUxA_WGM8_GRVW8_SVW4_SU0",
+            "MT128x112x64_MI16x8x16_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU2A_WGM8_GRVW8_SVW4_SU0_FOO1",
+            "MT0x112x64_MI16x8x16_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU2A_WGM8_GRVW8_SVW4_SU0",
+        ] {
+            assert!(KernelConfig::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! Constraints: which configs are valid for a (problem, hw) pair, and why not.
+//!
+//! These rules are the contract between the space and the kernel template in `kernels/`:
+//! every config that passes here must compile and run correctly. Each rule returns a
+//! [`Violation`] naming the rule, so a rejected LLM suggestion can be explained back to it.
+
+use serde::{Deserialize, Serialize};
+
+use super::config::KernelConfig;
+use crate::hw::HwSpec;
+use crate::problem::{DataType, GemmProblem};
+
+/// Why a config is not valid.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Violation {
+    pub rule: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.rule, self.message)
+    }
+}
+
+fn fail(rule: &'static str, message: String) -> Result<(), Violation> {
+    Err(Violation { rule, message })
+}
+
+/// LDS bytes one workgroup uses: the main-loop stages, or the f32 epilogue staging tile if
+/// that is larger (the epilogue reuses the same allocation).
+pub fn lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
+    let ea = p.a_type.bytes() as u64;
+    let eb = p.b_type.bytes() as u64;
+    let (mt0, mt1, du) = (c.mt0 as u64, c.mt1 as u64, c.depth_u as u64);
+    // Rows of the LDS tile run along the operand's contiguous dimension; padding is per row.
+    let a_tile = if p.trans_a.is_t() {
+        mt0 * (du + c.lpa as u64)
+    } else {
+        du * (mt0 + c.lpa as u64)
+    };
+    let b_tile = if p.trans_b.is_t() {
+        du * (mt1 + c.lpb as u64)
+    } else {
+        mt1 * (du + c.lpb as u64)
+    };
+    let stages = c.pgr.max(1) as u64;
+    let main = stages * (a_tile * ea + b_tile * eb);
+    let epilogue = mt0 * mt1 * 4;
+    main.max(epilogue)
+}
+
+/// A rough per-thread register estimate (32-bit registers): accumulators, operand fragments
+/// (doubled with PrefetchLocalRead), staging registers for global reads that do not go
+/// straight to LDS, and a fixed allowance for addresses and loop state.
+pub fn registers_estimate(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u32 {
+    let threads = c.threads(hw.wave_size).max(1);
+    let acc = c.mt0 * c.mt1 / threads;
+    let [wt0, wt1] = c.wave_tile();
+    let kstep = if c.uses_matrix_cores() { c.mi[2] } else { 1 };
+    let e = p.a_type.bytes() as u32;
+    // Fragment bytes per lane for one K step of the wave tile, in 32-bit registers.
+    let frag = ((wt0 + wt1) * kstep * e).div_ceil(4 * hw.wave_size);
+    let frags = frag * (1 + c.plr);
+    let loads_a = c.mt0 * c.depth_u / (threads * c.grvw.max(1));
+    let loads_b = c.mt1 * c.depth_u / (threads * c.grvw.max(1));
+    let staging = if hw.vendor == crate::hw::Vendor::Nvidia && c.pgr >= 2 {
+        0 // cp.async writes LDS directly
+    } else {
+        (loads_a + loads_b) * c.grvw * e / 4
+    };
+    acc + frags + staging + 40
+}
+
+/// The rules in the order [`check`] applies them (used to measure progress when repairing).
+pub const RULE_ORDER: &[&str] = &[
+    "positive",
+    "threads",
+    "range",
+    "lds-layout",
+    "tile-granularity",
+    "matrix-instruction",
+    "dtype",
+    "wave-tile",
+    "depth-u",
+    "global-read",
+    "alignment",
+    "store",
+    "store-alignment",
+    "lds",
+    "registers",
+    "split-k",
+    "tile-vs-problem",
+];
+
+/// Checks every rule; the first one broken is returned.
+pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
+    let wave = hw.wave_size;
+    let threads = c.threads(wave);
+    for (name, v) in [
+        ("MacroTile0", c.mt0),
+        ("MacroTile1", c.mt1),
+        ("DepthU", c.depth_u),
+        ("WavesM", c.wg[0]),
+        ("WavesN", c.wg[1]),
+        ("GlobalSplitU", c.gsu),
+        ("WorkGroupMapping", c.wgm),
+        ("GlobalReadVectorWidth", c.grvw),
+        ("StoreVectorWidth", c.svw),
+        ("PrefetchGlobalRead", c.pgr),
+    ] {
+        if v == 0 {
+            return fail("positive", format!("{name} must be at least 1"));
+        }
+    }
+    if threads > hw.max_threads_per_workgroup {
+        return fail(
+            "threads",
+            format!(
+                "{} waves x {} lanes = {} threads exceeds {} per workgroup",
+                c.wg[0] * c.wg[1],
+                wave,
+                threads,
+                hw.max_threads_per_workgroup
+            ),
+        );
+    }
+    if c.pgr > 4 || c.plr > 1 || c.swizzle > 1 {
+        return fail(
+            "range",
+            "PrefetchGlobalRead is 1..4, PrefetchLocalRead and LdsSwizzle are 0 or 1".into(),
+        );
+    }
+    if c.swizzle == 1 && (c.lpa != 0 || c.lpb != 0) {
+        return fail(
+            "lds-layout",
+            "LdsSwizzle=1 replaces padding: LdsPadA and LdsPadB must be 0".into(),
+        );
+    }
+    if c.mt0 % 16 != 0 || c.mt1 % 16 != 0 || c.depth_u % 8 != 0 {
+        return fail(
+            "tile-granularity",
+            "MacroTile0/1 must be multiples of 16 and DepthU a multiple of 8".into(),
+        );
+    }
+    // Matrix instruction valid for this dtype on this arch.
+    let shapes = hw.mi_shapes(p.a_type);
+    if c.uses_matrix_cores() {
+        if !shapes.contains(&c.mi) {
+            return fail(
+                "matrix-instruction",
+                format!(
+                    "MI{}x{}x{} is not a {} matrix instruction for {} {} (valid: {})",
+                    c.mi[0],
+                    c.mi[1],
+                    c.mi[2],
+                    p.a_type,
+                    hw.name,
+                    hw.arch,
+                    if shapes.is_empty() {
+                        "none, use MI1x1x1".to_string()
+                    } else {
+                        shapes
+                            .iter()
+                            .map(|s| format!("{}x{}x{}", s[0], s[1], s[2]))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                ),
+            );
+        }
+    } else {
+        if c.mi != [1, 1, 1] {
+            return fail("matrix-instruction", "MI must be a valid shape or 1x1x1".into());
+        }
+        if !shapes.is_empty() {
+            return fail(
+                "matrix-instruction",
+                format!(
+                    "{} has matrix instructions on {}: the FMA path is only for types without them",
+                    p.a_type, hw.arch
+                ),
+            );
+        }
+    }
+    if p.a_type.is_8bit() {
+        return fail(
+            "dtype",
+            "8-bit float inputs are not generated by this kernel template yet".into(),
+        );
+    }
+    if p.compute_type != crate::problem::ComputeType::F32 {
+        return fail(
+            "dtype",
+            format!("compute type {} is not supported (use c_f32_r)", p.compute_type),
+        );
+    }
+    // Wave tiles must be whole matrix instructions (or whole FMA thread tiles).
+    let [wt0, wt1] = c.wave_tile();
+    if c.mt0 % c.wg[0] != 0 || c.mt1 % c.wg[1] != 0 {
+        return fail(
+            "wave-tile",
+            "MacroTile must divide evenly among the waves".into(),
+        );
+    }
+    if c.uses_matrix_cores() {
+        if wt0 % c.mi[0] != 0 || wt1 % c.mi[1] != 0 {
+            return fail(
+                "wave-tile",
+                format!(
+                    "wave tile {wt0}x{wt1} is not a multiple of MI {}x{}",
+                    c.mi[0], c.mi[1]
+                ),
+            );
+        }
+        if c.depth_u % c.mi[2] != 0 {
+            return fail(
+                "depth-u",
+                format!("DepthU {} is not a multiple of MI K {}", c.depth_u, c.mi[2]),
+            );
+        }
+    } else {
+        let per_lane = wt0 * wt1;
+        if per_lane % wave != 0 || per_lane / wave > 64 {
+            return fail(
+                "wave-tile",
+                format!("FMA wave tile {wt0}x{wt1} must give each of {wave} lanes 1..64 outputs"),
+            );
+        }
+    }
+    // Global reads: whole vectors, at most 16 bytes, every thread busy the same number of times.
+    let ea = p.a_type.bytes() as u32;
+    if c.grvw * ea > 16 || !c.grvw.is_power_of_two() {
+        return fail(
+            "global-read",
+            format!(
+                "GlobalReadVectorWidth {} x {} bytes must be a power of two of at most 16 bytes",
+                c.grvw, ea
+            ),
+        );
+    }
+    for (tile, name) in [(c.mt0, "A"), (c.mt1, "B")] {
+        let elems = tile * c.depth_u;
+        if elems % (threads * c.grvw) != 0 {
+            return fail(
+                "global-read",
+                format!(
+                    "{name} tile of {elems} elements does not split into {threads} threads x {} elements",
+                    c.grvw
+                ),
+            );
+        }
+    }
+    if c.depth_u % c.grvw != 0 {
+        return fail("global-read", "DepthU must be a multiple of GlobalReadVectorWidth".into());
+    }
+    if p.lda % c.grvw as i64 != 0 || p.ldb % c.grvw as i64 != 0 {
+        return fail(
+            "alignment",
+            format!(
+                "lda={} and ldb={} must be multiples of GlobalReadVectorWidth {} for aligned vector loads",
+                p.lda, p.ldb, c.grvw
+            ),
+        );
+    }
+    if p.batch > 1 && (p.stride_a % c.grvw as i64 != 0 || p.stride_b % c.grvw as i64 != 0) {
+        return fail("alignment", "batch strides of A and B must be multiples of GlobalReadVectorWidth".into());
+    }
+    let ed = p.d_type.bytes() as u32;
+    if c.svw * ed > 16 || !c.svw.is_power_of_two() || c.mt0 % c.svw != 0 {
+        return fail(
+            "store",
+            format!(
+                "StoreVectorWidth {} must be a power of two, at most 16 bytes and divide MacroTile0",
+                c.svw
+            ),
+        );
+    }
+    if p.ldd % c.svw as i64 != 0 || (p.beta != 0.0 && p.ldc % c.svw as i64 != 0) {
+        return fail(
+            "store-alignment",
+            format!("ldd/ldc must be multiples of StoreVectorWidth {}", c.svw),
+        );
+    }
+    // Resources.
+    let lds = lds_bytes(c, p);
+    if lds > hw.lds_bytes_per_workgroup {
+        return fail(
+            "lds",
+            format!(
+                "needs {lds} bytes of LDS, {} has {} per workgroup",
+                hw.name, hw.lds_bytes_per_workgroup
+            ),
+        );
+    }
+    let regs = registers_estimate(c, p, hw);
+    let reg_cap = hw.max_registers_per_thread;
+    if regs > reg_cap {
+        return fail(
+            "registers",
+            format!("estimated {regs} registers per thread exceeds {reg_cap}"),
+        );
+    }
+    // Problem fit: split-K must leave every split at least one DepthU iteration, and tiles
+    // far larger than the problem only waste work.
+    let iters = (p.k as u64).div_ceil(c.depth_u as u64);
+    if c.gsu as u64 > iters {
+        return fail(
+            "split-k",
+            format!(
+                "GlobalSplitU {} exceeds the {} DepthU iterations of K={}",
+                c.gsu, iters, p.k
+            ),
+        );
+    }
+    let cap = |dim: i64| (dim.max(16) as u64).next_power_of_two();
+    if c.mt0 as u64 > cap(p.m) || c.mt1 as u64 > cap(p.n).max(16) {
+        return fail(
+            "tile-vs-problem",
+            format!(
+                "MacroTile {}x{} is larger than the problem {}x{} needs",
+                c.mt0, c.mt1, p.m, p.n
+            ),
+        );
+    }
+    if p.c_type.is_8bit() || p.d_type.is_8bit() || matches!(p.a_type, DataType::F32) && p.d_type != DataType::F32 && p.d_type != p.c_type {
+        return fail("dtype", format!("output types c={} d={} are not supported with a={}", p.c_type, p.d_type, p.a_type));
+    }
+    Ok(())
+}

@@ -1,0 +1,16 @@
+//! The kernel config space: parameters as data, their constraints, canonical names, and the
+//! operations strategies need (default, enumerate, sample, neighbours).
+//!
+//! A [`Space`] is built for one (problem, hw) pair: each parameter's [`Domain`] is narrowed to
+//! what makes sense there (e.g. the MI shapes of the dtype on that arch), and every config a
+//! strategy gets from it passes [`constraints::check`].
+
+mod config;
+pub mod constraints;
+mod param;
+mod space;
+
+pub use config::{GsuAlgo, KernelConfig, NameError};
+pub use constraints::Violation;
+pub use param::{pack_mi, unpack_mi, Domain, DomainKind, ParamId};
+pub use space::{Space, SpaceError};

@@ -1,0 +1,377 @@
+//! Parameters as data: each knows its Tensile name, a plain-words description (fed to the LLM
+//! prompt), its domain, its default, how to sample and its neighbours.
+//!
+//! Strategies work only through [`ParamId`] + [`Domain`]; none special-cases a parameter.
+//! Values are `i64`; the matrix-instruction shape is packed as `M*1_000_000 + N*1_000 + K`.
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use super::config::{GsuAlgo, KernelConfig};
+
+/// Every tunable parameter of [`KernelConfig`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ParamId {
+    MacroTile0,
+    MacroTile1,
+    DepthU,
+    MatrixInstruction,
+    WavesM,
+    WavesN,
+    PrefetchGlobalRead,
+    PrefetchLocalRead,
+    LdsPadA,
+    LdsPadB,
+    LdsSwizzle,
+    GlobalSplitU,
+    GlobalSplitUAlgorithm,
+    WorkGroupMapping,
+    GlobalReadVectorWidth,
+    StoreVectorWidth,
+    StaggerU,
+}
+
+impl ParamId {
+    pub const ALL: [ParamId; 17] = [
+        ParamId::MacroTile0,
+        ParamId::MacroTile1,
+        ParamId::DepthU,
+        ParamId::MatrixInstruction,
+        ParamId::WavesM,
+        ParamId::WavesN,
+        ParamId::PrefetchGlobalRead,
+        ParamId::PrefetchLocalRead,
+        ParamId::LdsPadA,
+        ParamId::LdsPadB,
+        ParamId::LdsSwizzle,
+        ParamId::GlobalSplitU,
+        ParamId::GlobalSplitUAlgorithm,
+        ParamId::WorkGroupMapping,
+        ParamId::GlobalReadVectorWidth,
+        ParamId::StoreVectorWidth,
+        ParamId::StaggerU,
+    ];
+
+    /// The name used in configs, prompts, TOML files and Tensile exports.
+    pub fn name(self) -> &'static str {
+        match self {
+            ParamId::MacroTile0 => "MacroTile0",
+            ParamId::MacroTile1 => "MacroTile1",
+            ParamId::DepthU => "DepthU",
+            ParamId::MatrixInstruction => "MatrixInstruction",
+            ParamId::WavesM => "WavesM",
+            ParamId::WavesN => "WavesN",
+            ParamId::PrefetchGlobalRead => "PrefetchGlobalRead",
+            ParamId::PrefetchLocalRead => "PrefetchLocalRead",
+            ParamId::LdsPadA => "LdsPadA",
+            ParamId::LdsPadB => "LdsPadB",
+            ParamId::LdsSwizzle => "LdsSwizzle",
+            ParamId::GlobalSplitU => "GlobalSplitU",
+            ParamId::GlobalSplitUAlgorithm => "GlobalSplitUAlgorithm",
+            ParamId::WorkGroupMapping => "WorkGroupMapping",
+            ParamId::GlobalReadVectorWidth => "GlobalReadVectorWidth",
+            ParamId::StoreVectorWidth => "StoreVectorWidth",
+            ParamId::StaggerU => "StaggerU",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<ParamId> {
+        let want = s.trim().to_ascii_lowercase();
+        ParamId::ALL.into_iter().find(|p| {
+            p.name().to_ascii_lowercase() == want || p.short().to_ascii_lowercase() == want
+        })
+    }
+
+    /// The abbreviation used in canonical kernel names (and accepted on input).
+    pub fn short(self) -> &'static str {
+        match self {
+            ParamId::MacroTile0 => "MT0",
+            ParamId::MacroTile1 => "MT1",
+            ParamId::DepthU => "DU",
+            ParamId::MatrixInstruction => "MI",
+            ParamId::WavesM => "WG0",
+            ParamId::WavesN => "WG1",
+            ParamId::PrefetchGlobalRead => "PGR",
+            ParamId::PrefetchLocalRead => "PLR",
+            ParamId::LdsPadA => "LPA",
+            ParamId::LdsPadB => "LPB",
+            ParamId::LdsSwizzle => "SW",
+            ParamId::GlobalSplitU => "GSU",
+            ParamId::GlobalSplitUAlgorithm => "GSUAlgo",
+            ParamId::WorkGroupMapping => "WGM",
+            ParamId::GlobalReadVectorWidth => "GRVW",
+            ParamId::StoreVectorWidth => "SVW",
+            ParamId::StaggerU => "SU",
+        }
+    }
+
+    /// What the parameter does, in the words a kernel engineer uses (the LLM sees this).
+    pub fn description(self) -> &'static str {
+        match self {
+            ParamId::MacroTile0 => "rows of C (along M) computed by one workgroup",
+            ParamId::MacroTile1 => "columns of C (along N) computed by one workgroup",
+            ParamId::DepthU => "K elements staged in LDS per main-loop iteration (unroll depth)",
+            ParamId::MatrixInstruction => "matrix-core instruction shape MxNxK (MFMA on AMD, mma.sync on NVIDIA); 1x1x1 = FMA path",
+            ParamId::WavesM => "waves (warps) of a workgroup along M; wave tile M = MacroTile0 / WavesM",
+            ParamId::WavesN => "waves (warps) of a workgroup along N; wave tile N = MacroTile1 / WavesN",
+            ParamId::PrefetchGlobalRead => "global->LDS pipeline stages; >1 overlaps loads of later K tiles with math (async copies where the hardware has them)",
+            ParamId::PrefetchLocalRead => "1 = load the next LDS->register fragments while the current ones are in the matrix unit",
+            ParamId::LdsPadA => "elements of padding added to each LDS row of A to avoid bank conflicts",
+            ParamId::LdsPadB => "elements of padding added to each LDS row of B to avoid bank conflicts",
+            ParamId::LdsSwizzle => "1 = XOR-swizzle LDS rows instead of padding them",
+            ParamId::GlobalSplitU => "split K over this many workgroups (split-K) to fill the GPU when M*N is small",
+            ParamId::GlobalSplitUAlgorithm => "how split-K partials combine: 0 = atomic adds into an f32 workspace, 1 = per-split workspace + deterministic reduction",
+            ParamId::WorkGroupMapping => "workgroups are launched in groups of this many along M so neighbours share L2 lines",
+            ParamId::GlobalReadVectorWidth => "elements per global load instruction (16 bytes is the widest)",
+            ParamId::StoreVectorWidth => "elements per global store of the result",
+            ParamId::StaggerU => "offset in DepthU iterations between the K start of consecutive workgroups, spreading reads over memory channels (0 = off)",
+        }
+    }
+
+    pub fn get(self, c: &KernelConfig) -> i64 {
+        (match self {
+            ParamId::MacroTile0 => c.mt0,
+            ParamId::MacroTile1 => c.mt1,
+            ParamId::DepthU => c.depth_u,
+            ParamId::MatrixInstruction => return pack_mi(c.mi),
+            ParamId::WavesM => c.wg[0],
+            ParamId::WavesN => c.wg[1],
+            ParamId::PrefetchGlobalRead => c.pgr,
+            ParamId::PrefetchLocalRead => c.plr,
+            ParamId::LdsPadA => c.lpa,
+            ParamId::LdsPadB => c.lpb,
+            ParamId::LdsSwizzle => c.swizzle,
+            ParamId::GlobalSplitU => c.gsu,
+            ParamId::GlobalSplitUAlgorithm => match c.gsu_algo {
+                GsuAlgo::Atomic => 0,
+                GsuAlgo::Reduce => 1,
+            },
+            ParamId::WorkGroupMapping => c.wgm,
+            ParamId::GlobalReadVectorWidth => c.grvw,
+            ParamId::StoreVectorWidth => c.svw,
+            ParamId::StaggerU => c.su,
+        }) as i64
+    }
+
+    pub fn set(self, c: &mut KernelConfig, v: i64) {
+        let u = v.clamp(0, u32::MAX as i64) as u32;
+        match self {
+            ParamId::MacroTile0 => c.mt0 = u,
+            ParamId::MacroTile1 => c.mt1 = u,
+            ParamId::DepthU => c.depth_u = u,
+            ParamId::MatrixInstruction => c.mi = unpack_mi(v),
+            ParamId::WavesM => c.wg[0] = u,
+            ParamId::WavesN => c.wg[1] = u,
+            ParamId::PrefetchGlobalRead => c.pgr = u,
+            ParamId::PrefetchLocalRead => c.plr = u,
+            ParamId::LdsPadA => c.lpa = u,
+            ParamId::LdsPadB => c.lpb = u,
+            ParamId::LdsSwizzle => c.swizzle = u,
+            ParamId::GlobalSplitU => c.gsu = u,
+            ParamId::GlobalSplitUAlgorithm => {
+                c.gsu_algo = if v == 0 {
+                    GsuAlgo::Atomic
+                } else {
+                    GsuAlgo::Reduce
+                }
+            }
+            ParamId::WorkGroupMapping => c.wgm = u,
+            ParamId::GlobalReadVectorWidth => c.grvw = u,
+            ParamId::StoreVectorWidth => c.svw = u,
+            ParamId::StaggerU => c.su = u,
+        }
+    }
+
+    /// Formats a value the way a user writes it (`16x8x16` for MI shapes).
+    pub fn format_value(self, v: i64) -> String {
+        match self {
+            ParamId::MatrixInstruction => {
+                let s = unpack_mi(v);
+                format!("{}x{}x{}", s[0], s[1], s[2])
+            }
+            _ => v.to_string(),
+        }
+    }
+
+    /// Parses a value as a user (or an LLM) writes it: numbers, `16x8x16`, `[16,8,16]`.
+    pub fn parse_value(self, s: &str) -> Option<i64> {
+        let t = s.trim().trim_matches(|c| c == '"' || c == '\'');
+        match self {
+            ParamId::MatrixInstruction => {
+                let nums: Vec<u32> = t
+                    .trim_matches(|c| c == '[' || c == ']')
+                    .split(|c: char| c == 'x' || c == 'X' || c == ',' || c.is_whitespace())
+                    .filter(|p| !p.is_empty())
+                    .map(|p| p.parse::<u32>().ok())
+                    .collect::<Option<Vec<u32>>>()?;
+                (nums.len() == 3).then(|| pack_mi([nums[0], nums[1], nums[2]]))
+            }
+            ParamId::GlobalSplitUAlgorithm => match t.to_ascii_lowercase().as_str() {
+                "0" | "atomic" | "a" => Some(0),
+                "1" | "reduce" | "reduction" | "r" | "multiplebuffer" => Some(1),
+                _ => None,
+            },
+            _ => t.parse::<i64>().ok().or_else(|| {
+                t.parse::<f64>()
+                    .ok()
+                    .filter(|f| f.fract() == 0.0)
+                    .map(|f| f as i64)
+            }),
+        }
+    }
+}
+
+pub fn pack_mi(s: [u32; 3]) -> i64 {
+    s[0] as i64 * 1_000_000 + s[1] as i64 * 1_000 + s[2] as i64
+}
+
+pub fn unpack_mi(v: i64) -> [u32; 3] {
+    [
+        (v / 1_000_000) as u32,
+        ((v / 1_000) % 1_000) as u32,
+        (v % 1_000) as u32,
+    ]
+}
+
+/// The values one parameter may take, in order (neighbours are adjacent entries).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Domain {
+    pub id: ParamId,
+    pub kind: DomainKind,
+    /// Ordered allowed values.
+    pub values: Vec<i64>,
+    pub default: i64,
+}
+
+/// How a domain was described; decides how its values were generated and how to display it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum DomainKind {
+    /// Powers of two between two bounds.
+    Pow2,
+    /// An integer range with a step.
+    Range,
+    /// An explicit list.
+    Choice,
+}
+
+impl Domain {
+    pub fn pow2(id: ParamId, min: i64, max: i64, default: i64) -> Self {
+        let mut values = Vec::new();
+        let mut v = min.max(1);
+        while v <= max {
+            values.push(v);
+            v *= 2;
+        }
+        Self::new(id, DomainKind::Pow2, values, default)
+    }
+
+    pub fn range(id: ParamId, min: i64, max: i64, step: i64, default: i64) -> Self {
+        let values = (min..=max).step_by(step.max(1) as usize).collect();
+        Self::new(id, DomainKind::Range, values, default)
+    }
+
+    pub fn choice(id: ParamId, values: Vec<i64>, default: i64) -> Self {
+        Self::new(id, DomainKind::Choice, values, default)
+    }
+
+    fn new(id: ParamId, kind: DomainKind, values: Vec<i64>, default: i64) -> Self {
+        let default = if values.contains(&default) {
+            default
+        } else {
+            values.first().copied().unwrap_or(default)
+        };
+        Domain {
+            id,
+            kind,
+            values,
+            default,
+        }
+    }
+
+    pub fn contains(&self, v: i64) -> bool {
+        self.values.contains(&v)
+    }
+
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> i64 {
+        if self.values.is_empty() {
+            return self.default;
+        }
+        self.values[rng.gen_range(0..self.values.len())]
+    }
+
+    /// The values next to `v` (one step down and one step up). A value not in the domain
+    /// gets the closest value(s).
+    pub fn neighbors(&self, v: i64) -> Vec<i64> {
+        match self.values.iter().position(|&x| x == v) {
+            Some(i) => {
+                let mut out = Vec::new();
+                if i > 0 {
+                    out.push(self.values[i - 1]);
+                }
+                if i + 1 < self.values.len() {
+                    out.push(self.values[i + 1]);
+                }
+                out
+            }
+            None => self
+                .values
+                .iter()
+                .min_by_key(|&&x| (x - v).abs())
+                .copied()
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    /// Restricts the domain to `keep`, preserving order. Values outside the domain are ignored.
+    pub fn restrict(&mut self, keep: &[i64]) {
+        self.values.retain(|v| keep.contains(v));
+        if !self.values.contains(&self.default) {
+            if let Some(&first) = self.values.first() {
+                self.default = first;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pow2_domain_neighbors_and_sample() {
+        let d = Domain::pow2(ParamId::MacroTile0, 16, 256, 128);
+        assert_eq!(d.values, vec![16, 32, 64, 128, 256]);
+        assert_eq!(d.neighbors(128), vec![64, 256]);
+        assert_eq!(d.neighbors(16), vec![32]);
+        assert_eq!(d.neighbors(100), vec![128]);
+        let mut rng = rand::thread_rng();
+        for _ in 0..50 {
+            assert!(d.contains(d.sample(&mut rng)));
+        }
+    }
+
+    #[test]
+    fn mi_values_pack_and_parse() {
+        let v = ParamId::MatrixInstruction.parse_value("[16, 8, 16]").unwrap();
+        assert_eq!(unpack_mi(v), [16, 8, 16]);
+        assert_eq!(ParamId::MatrixInstruction.format_value(v), "16x8x16");
+        assert_eq!(ParamId::DepthU.parse_value("64"), Some(64));
+        assert_eq!(ParamId::DepthU.parse_value("64.0"), Some(64));
+        assert_eq!(ParamId::DepthU.parse_value("big"), None);
+        assert_eq!(ParamId::from_name("gsu"), Some(ParamId::GlobalSplitU));
+    }
+
+    #[test]
+    fn get_set_round_trip_every_param() {
+        let mut c = KernelConfig::parse(
+            "MT128x112x64_MI16x8x16_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU2A_WGM8_GRVW8_SVW4_SU0",
+        )
+        .unwrap();
+        for p in ParamId::ALL {
+            let v = p.get(&c);
+            p.set(&mut c, v);
+            assert_eq!(p.get(&c), v, "{p:?}");
+        }
+    }
+}

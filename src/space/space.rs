@@ -1,0 +1,442 @@
+//! `Space`: the domains of every parameter for one problem on one GPU, and the operations
+//! on it: the default config, bounded enumeration, random sampling and neighbourhoods.
+
+use rand::Rng;
+use serde::Serialize;
+use thiserror::Error;
+
+use super::config::{GsuAlgo, KernelConfig};
+use super::constraints::{self, Violation};
+use super::param::{pack_mi, Domain, ParamId};
+use crate::hw::{HwSpec, Vendor};
+use crate::problem::GemmProblem;
+
+#[derive(Debug, Error)]
+pub enum SpaceError {
+    #[error("the space has {size} configs, more than the limit of {limit}; fix some parameters (e.g. --fix DepthU=64) to bound it")]
+    TooLarge { size: u128, limit: u128 },
+    #[error("no valid config exists for {0} in this space")]
+    Empty(String),
+    #[error("unknown parameter `{0}` (known: {1})")]
+    UnknownParam(String, String),
+    #[error("value `{value}` for {param} is not allowed here (allowed: {allowed})")]
+    BadValue {
+        param: &'static str,
+        value: String,
+        allowed: String,
+    },
+}
+
+/// All parameter domains for one problem on one GPU.
+#[derive(Debug, Clone, Serialize)]
+pub struct Space {
+    pub domains: Vec<Domain>,
+    #[serde(skip)]
+    pub problem: GemmProblem,
+    #[serde(skip)]
+    pub hw: HwSpec,
+}
+
+impl Space {
+    /// The full tuning space for a problem on a GPU.
+    pub fn for_problem(problem: &GemmProblem, hw: &HwSpec) -> Space {
+        let ea = problem.a_type.bytes() as i64;
+        let ed = problem.d_type.bytes() as i64;
+        let shapes = hw.mi_shapes(problem.a_type);
+        let mi_values: Vec<i64> = if shapes.is_empty() {
+            vec![pack_mi([1, 1, 1])]
+        } else {
+            shapes.iter().map(|s| pack_mi(*s)).collect()
+        };
+        let mt1_values: Vec<i64> = (1..=16).map(|i| i * 16).collect();
+        let n_tile = ((problem.n.max(16) + 15) / 16 * 16).min(128);
+        let nvidia = hw.vendor == Vendor::Nvidia;
+        let domains = vec![
+            Domain::pow2(ParamId::MacroTile0, 16, 256, 128),
+            Domain::choice(ParamId::MacroTile1, mt1_values, n_tile),
+            Domain::pow2(ParamId::DepthU, 16, 128, 64),
+            Domain::choice(ParamId::MatrixInstruction, mi_values.clone(), mi_values[0]),
+            Domain::pow2(ParamId::WavesM, 1, 8, 2),
+            Domain::pow2(ParamId::WavesN, 1, 4, if problem.n <= 64 { 1 } else { 2 }),
+            Domain::range(ParamId::PrefetchGlobalRead, 1, 4, 1, if nvidia { 3 } else { 2 }),
+            Domain::range(ParamId::PrefetchLocalRead, 0, 1, 1, 1),
+            Domain::choice(ParamId::LdsPadA, vec![0, 4, 8], 16 / ea),
+            Domain::choice(ParamId::LdsPadB, vec![0, 4, 8], 16 / ea),
+            Domain::choice(ParamId::LdsSwizzle, vec![0, 1], 0),
+            Domain::choice(
+                ParamId::GlobalSplitU,
+                vec![1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64],
+                1,
+            ),
+            Domain::choice(ParamId::GlobalSplitUAlgorithm, vec![0, 1], 1),
+            Domain::choice(ParamId::WorkGroupMapping, vec![1, 2, 4, 8, 16, 32], 8),
+            Domain::pow2(ParamId::GlobalReadVectorWidth, 1, 16 / ea, 16 / ea),
+            Domain::pow2(ParamId::StoreVectorWidth, 1, 16 / ed, (8 / ed).max(1)),
+            Domain::choice(ParamId::StaggerU, vec![0, 1, 2, 4, 8], 0),
+        ];
+        Space {
+            domains,
+            problem: problem.clone(),
+            hw: hw.clone(),
+        }
+    }
+
+    pub fn domain(&self, id: ParamId) -> &Domain {
+        self.domains
+            .iter()
+            .find(|d| d.id == id)
+            .expect("every ParamId has a domain")
+    }
+
+    pub fn domain_mut(&mut self, id: ParamId) -> &mut Domain {
+        self.domains
+            .iter_mut()
+            .find(|d| d.id == id)
+            .expect("every ParamId has a domain")
+    }
+
+    /// Narrows one parameter to the given values (`--fix DepthU=32,64`).
+    pub fn fix(&mut self, name: &str, values: &str) -> Result<(), SpaceError> {
+        let id = ParamId::from_name(name).ok_or_else(|| {
+            SpaceError::UnknownParam(
+                name.to_string(),
+                ParamId::ALL.map(|p| p.name()).join(", "),
+            )
+        })?;
+        let dom = self.domain(id).clone();
+        let allowed = || {
+            dom.values
+                .iter()
+                .map(|v| id.format_value(*v))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut keep = Vec::new();
+        for raw in values.split(|c| c == ',' || c == ';').filter(|s| !s.trim().is_empty()) {
+            match id.parse_value(raw) {
+                Some(v) if dom.contains(v) => keep.push(v),
+                _ => {
+                    return Err(SpaceError::BadValue {
+                        param: id.name(),
+                        value: raw.trim().to_string(),
+                        allowed: allowed(),
+                    })
+                }
+            }
+        }
+        self.domain_mut(id).restrict(&keep);
+        Ok(())
+    }
+
+    /// The number of points in the product of the domains (valid or not).
+    pub fn size(&self) -> u128 {
+        self.domains
+            .iter()
+            .map(|d| d.values.len() as u128)
+            .product()
+    }
+
+    pub fn check(&self, c: &KernelConfig) -> Result<(), Violation> {
+        for d in &self.domains {
+            let v = d.id.get(c);
+            // The split algorithm is irrelevant (and canonicalised) without a split.
+            if d.id == ParamId::GlobalSplitUAlgorithm && c.gsu <= 1 {
+                continue;
+            }
+            if !d.contains(v) {
+                return Err(Violation {
+                    rule: "domain",
+                    message: format!(
+                        "{}={} is outside the space ({})",
+                        d.id.name(),
+                        d.id.format_value(v),
+                        d.values
+                            .iter()
+                            .map(|x| d.id.format_value(*x))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                });
+            }
+        }
+        constraints::check(c, &self.problem, &self.hw)
+    }
+
+    pub fn is_valid(&self, c: &KernelConfig) -> bool {
+        self.check(c).is_ok()
+    }
+
+    fn from_values(&self, values: &[i64]) -> KernelConfig {
+        let mut c = blank();
+        for (d, v) in self.domains.iter().zip(values) {
+            d.id.set(&mut c, *v);
+        }
+        c.canonical()
+    }
+
+    /// The defaults of every domain, repaired to a valid config if the raw defaults are not.
+    pub fn default_config(&self) -> Result<KernelConfig, SpaceError> {
+        let values: Vec<i64> = self.domains.iter().map(|d| d.default).collect();
+        let c = self.from_values(&values);
+        if self.is_valid(&c) {
+            return Ok(c);
+        }
+        self.repair(&c)
+            .ok_or_else(|| SpaceError::Empty(self.problem.label()))
+    }
+
+    /// How far `c` gets through the rules: the domain check first, then the constraint
+    /// rules in the order [`constraints::check`] applies them. Higher is closer to valid.
+    fn progress(&self, c: &KernelConfig) -> usize {
+        match self.check(c) {
+            Ok(()) => usize::MAX,
+            Err(v) if v.rule == "domain" => 0,
+            Err(v) => 1 + constraints::RULE_ORDER
+                .iter()
+                .position(|r| *r == v.rule)
+                .unwrap_or(0),
+        }
+    }
+
+    /// Single-parameter changes of `c`, closest values first.
+    fn single_changes(&self, c: &KernelConfig) -> Vec<KernelConfig> {
+        let mut out = Vec::new();
+        for d in &self.domains {
+            let v0 = d.id.get(c);
+            let mut vals = d.values.clone();
+            vals.sort_by_key(|v| (v - v0).abs());
+            for v in vals.into_iter().filter(|v| *v != v0) {
+                let mut cand = *c;
+                d.id.set(&mut cand, v);
+                out.push(cand.canonical());
+            }
+        }
+        out
+    }
+
+    /// A valid config near `c`, by greedy repair: each step makes the change of one parameter
+    /// (or, when no single change helps, of two) that gets furthest through the rules.
+    pub fn repair(&self, c: &KernelConfig) -> Option<KernelConfig> {
+        let mut cur = *c;
+        let mut best = self.progress(&cur);
+        for _ in 0..32 {
+            if best == usize::MAX {
+                return Some(cur);
+            }
+            let singles = self.single_changes(&cur);
+            let mut step = singles
+                .iter()
+                .map(|n| (self.progress(n), *n))
+                .filter(|(s, _)| *s > best)
+                .max_by_key(|(s, _)| *s);
+            if step.is_none() {
+                step = singles
+                    .iter()
+                    .flat_map(|n| self.single_changes(n))
+                    .map(|n| (self.progress(&n), n))
+                    .filter(|(s, _)| *s > best)
+                    .max_by_key(|(s, _)| *s);
+            }
+            let (score, cand) = step?;
+            best = score;
+            cur = cand;
+        }
+        None
+    }
+
+    /// Every valid config, in a fixed order; errors when the product exceeds `limit` points.
+    pub fn enumerate(&self, limit: u128) -> Result<Vec<KernelConfig>, SpaceError> {
+        let size = self.size();
+        if size > limit {
+            return Err(SpaceError::TooLarge { size, limit });
+        }
+        let mut out = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let lens: Vec<usize> = self.domains.iter().map(|d| d.values.len()).collect();
+        if lens.contains(&0) {
+            return Ok(out);
+        }
+        let mut idx = vec![0usize; lens.len()];
+        let mut values: Vec<i64> = self.domains.iter().map(|d| d.values[0]).collect();
+        'outer: loop {
+            let c = self.from_values(&values);
+            if constraints::check(&c, &self.problem, &self.hw).is_ok() && seen.insert(c) {
+                out.push(c);
+            }
+            // Mixed-radix increment, last parameter fastest.
+            for pos in (0..idx.len()).rev() {
+                idx[pos] += 1;
+                if idx[pos] < lens[pos] {
+                    values[pos] = self.domains[pos].values[idx[pos]];
+                    continue 'outer;
+                }
+                idx[pos] = 0;
+                values[pos] = self.domains[pos].values[0];
+            }
+            break;
+        }
+        Ok(out)
+    }
+
+    /// A uniformly random valid config (rejection sampling, repaired after many misses).
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<KernelConfig> {
+        for _ in 0..2000 {
+            let values: Vec<i64> = self.domains.iter().map(|d| d.sample(rng)).collect();
+            let c = self.from_values(&values);
+            if self.is_valid(&c) {
+                return Some(c);
+            }
+        }
+        let values: Vec<i64> = self.domains.iter().map(|d| d.sample(rng)).collect();
+        self.repair(&self.from_values(&values))
+    }
+
+    /// Valid configs one parameter step away from `c`.
+    pub fn neighbors(&self, c: &KernelConfig) -> Vec<KernelConfig> {
+        let mut out = Vec::new();
+        for d in &self.domains {
+            for v in d.neighbors(d.id.get(c)) {
+                let mut n = *c;
+                d.id.set(&mut n, v);
+                let n = n.canonical();
+                if n != *c && self.is_valid(&n) && !out.contains(&n) {
+                    out.push(n);
+                }
+            }
+        }
+        out
+    }
+}
+
+fn blank() -> KernelConfig {
+    KernelConfig {
+        mt0: 0,
+        mt1: 0,
+        depth_u: 0,
+        mi: [1, 1, 1],
+        wg: [1, 1],
+        pgr: 1,
+        plr: 0,
+        lpa: 0,
+        lpb: 0,
+        swizzle: 0,
+        gsu: 1,
+        gsu_algo: GsuAlgo::Reduce,
+        wgm: 1,
+        grvw: 1,
+        svw: 1,
+        su: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn space(spec: &str) -> Space {
+        let p = GemmProblem::new(16032, 109, 16384);
+        Space::for_problem(&p, &HwSpec::by_name(spec).unwrap())
+    }
+
+    #[test]
+    fn default_is_valid_on_every_gpu() {
+        for (_, hw) in HwSpec::builtin() {
+            for p in [
+                GemmProblem::new(16032, 109, 16384),
+                GemmProblem::new(4096, 4096, 4096),
+                GemmProblem::new(17, 3, 5),
+            ] {
+                let s = Space::for_problem(&p, &hw);
+                let c = s.default_config().unwrap();
+                s.check(&c).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn constraint_rejections_name_the_rule() {
+        let s = space("H200");
+        let mut c = s.default_config().unwrap();
+        c.mi = [32, 32, 8];
+        assert_eq!(s.check(&c).unwrap_err().rule, "domain");
+        assert_eq!(
+            constraints::check(&c, &s.problem, &s.hw).unwrap_err().rule,
+            "matrix-instruction"
+        );
+        let mut c = s.default_config().unwrap();
+        c.wg = [8, 8];
+        assert_eq!(
+            constraints::check(&c, &s.problem, &s.hw).unwrap_err().rule,
+            "threads"
+        );
+        let mut c = s.default_config().unwrap();
+        c.swizzle = 1;
+        c.lpa = 8;
+        assert_eq!(s.check(&c).unwrap_err().rule, "lds-layout");
+        // 64 KiB of LDS on MI300X: four stages of 256x128 bf16 tiles do not fit.
+        let s = space("MI300X");
+        let mut c = s.default_config().unwrap();
+        c.mt0 = 256;
+        c.mt1 = 128;
+        c.depth_u = 128;
+        c.pgr = 4;
+        assert_eq!(
+            constraints::check(&c, &s.problem, &s.hw).unwrap_err().rule,
+            "lds"
+        );
+    }
+
+    #[test]
+    fn sample_and_neighbors_stay_valid_and_deterministic() {
+        let s = space("MI300X");
+        let mut r1 = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let mut r2 = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for _ in 0..20 {
+            let a = s.sample(&mut r1).unwrap();
+            assert_eq!(Some(a), s.sample(&mut r2));
+            s.check(&a).unwrap();
+            for n in s.neighbors(&a) {
+                s.check(&n).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn enumerate_bounded_space() {
+        let mut s = space("H100-SXM");
+        for (p, v) in [
+            ("DepthU", "64"),
+            ("PrefetchLocalRead", "1"),
+            ("LdsPadA", "8"),
+            ("LdsPadB", "8"),
+            ("LdsSwizzle", "0"),
+            ("WorkGroupMapping", "8"),
+            ("StoreVectorWidth", "4"),
+            ("StaggerU", "0"),
+            ("GlobalReadVectorWidth", "8"),
+            ("GlobalSplitUAlgorithm", "1"),
+        ] {
+            s.fix(p, v).unwrap();
+        }
+        let all = s.enumerate(10_000_000).unwrap();
+        assert!(!all.is_empty());
+        for c in &all {
+            s.check(c).unwrap();
+        }
+        let names: std::collections::HashSet<_> = all.iter().map(|c| c.name()).collect();
+        assert_eq!(names.len(), all.len());
+        assert!(matches!(
+            space("H100-SXM").enumerate(1000),
+            Err(SpaceError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn fix_rejects_unknown_names_and_values() {
+        let mut s = space("H200");
+        assert!(matches!(s.fix("Bogus", "1"), Err(SpaceError::UnknownParam(..))));
+        assert!(matches!(s.fix("DepthU", "48"), Err(SpaceError::BadValue { .. })));
+        s.fix("MI", "16x8x16").unwrap();
+    }
+}
