@@ -7,6 +7,7 @@
 //! (an analytic model, for tests and machines without a GPU). [`worker`] wraps any backend in
 //! a child process so a crashing or hanging kernel costs one config, not the run.
 
+pub mod args;
 pub mod cuda;
 pub mod hip;
 mod outcome;

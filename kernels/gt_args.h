@@ -1,0 +1,19 @@
+// gt_args.h: the argument block every gemmtune kernel receives, by value.
+// The Rust side mirrors it as `#[repr(C)] struct GemmArgs` (src/device/args.rs); keep the two
+// in the same order. Pointers are untyped: the kernel casts them to GT_TYPE_A/B/C/D.
+#pragma once
+
+struct GtGemmArgs {
+    const void* a;
+    const void* b;
+    const void* c;
+    void* d;
+    float* workspace;   // split-K partials (f32); null when GSU == 1
+    float alpha;
+    float beta;
+    long long m, n, k;
+    long long lda, ldb, ldc, ldd;
+    long long stride_a, stride_b, stride_c, stride_d;
+    int batch;
+    int pad_;
+};

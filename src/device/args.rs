@@ -1,0 +1,67 @@
+//! The argument block passed by value to every generated kernel; mirrors `kernels/gt_args.h`.
+
+use crate::problem::GemmProblem;
+
+/// `struct GtGemmArgs` from `kernels/gt_args.h`, field for field.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GemmArgs {
+    pub a: u64,
+    pub b: u64,
+    pub c: u64,
+    pub d: u64,
+    pub workspace: u64,
+    pub alpha: f32,
+    pub beta: f32,
+    pub m: i64,
+    pub n: i64,
+    pub k: i64,
+    pub lda: i64,
+    pub ldb: i64,
+    pub ldc: i64,
+    pub ldd: i64,
+    pub stride_a: i64,
+    pub stride_b: i64,
+    pub stride_c: i64,
+    pub stride_d: i64,
+    pub batch: i32,
+    pub pad: i32,
+}
+
+impl GemmArgs {
+    /// Arguments for `p` with the given device addresses.
+    pub fn new(p: &GemmProblem, a: u64, b: u64, c: u64, d: u64, workspace: u64) -> Self {
+        GemmArgs {
+            a,
+            b,
+            c,
+            d,
+            workspace,
+            alpha: p.alpha as f32,
+            beta: p.beta as f32,
+            m: p.m,
+            n: p.n,
+            k: p.k,
+            lda: p.lda,
+            ldb: p.ldb,
+            ldc: p.ldc,
+            ldd: p.ldd,
+            stride_a: p.stride_a,
+            stride_b: p.stride_b,
+            stride_c: p.stride_c,
+            stride_d: p.stride_d,
+            batch: p.batch as i32,
+            pad: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn layout_matches_the_c_header() {
+        // 5 pointers + 2 floats + 11 i64 + 2 i32 = 40 + 8 + 88 + 8.
+        assert_eq!(std::mem::size_of::<super::GemmArgs>(), 144);
+        assert_eq!(std::mem::align_of::<super::GemmArgs>(), 8);
+    }
+}
