@@ -6,6 +6,7 @@
 //! [`device::Device`] ([`bench`]), stored as they happen ([`store`]) and reported ([`report`]).
 
 pub mod bench;
+pub mod cli;
 pub mod compile;
 pub mod device;
 pub mod hw;

@@ -175,3 +175,32 @@ mod hex_bytes {
             .collect()
     }
 }
+
+/// The compile target for a device: its arch, with Hopper's `a` suffix so that the
+/// architecture-specific instructions are available.
+pub fn target_for(info: &crate::device::DeviceInfo) -> Target {
+    let arch = if info.vendor == crate::hw::Vendor::Nvidia && info.arch == "sm_90" {
+        "sm_90a".to_string()
+    } else {
+        info.arch.clone()
+    };
+    Target {
+        vendor: info.vendor,
+        arch,
+    }
+}
+
+/// The compiler that serves a device's backend.
+pub fn compiler_for(
+    info: &crate::device::DeviceInfo,
+    plants: &[crate::device::sim::Plant],
+) -> Result<Box<dyn Compiler>, CompileError> {
+    match info.backend.as_str() {
+        "sim" => Ok(Box::new(sim::SimCompiler {
+            plants: plants.to_vec(),
+        })),
+        other => Err(CompileError::Unavailable(format!(
+            "no compiler for the {other} backend in this build"
+        ))),
+    }
+}

@@ -45,6 +45,9 @@ pub enum DeviceError {
     Driver(String),
     #[error("worker process: {0}")]
     Worker(String),
+    /// The device could not be opened (reported by the worker as the backend said it).
+    #[error("{0}")]
+    Open(String),
 }
 
 /// Which backend to open.

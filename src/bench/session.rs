@@ -1,0 +1,308 @@
+//! A bench session: one problem on one device, measuring batches of configs.
+//!
+//! Flow per batch: validate against the space (invalid -> `Outcome::Invalid`) -> reuse stored
+//! results unless `force` -> compile the rest in parallel (errors -> `CompileFailed`) -> set the
+//! problem on the device once -> verify and time each kernel -> record each outcome in the
+//! store as soon as it exists. The vendor library is measured the same way, and
+//! [`BenchSession::retime`] re-measures the leaders so a winner is never one lucky sample.
+//! The search driver and the `bench` command both measure through this type.
+
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+use super::results::{ResultKey, ResultStore};
+use super::stats::{Rates, Stats};
+use crate::compile::{cache::CompileCache, codegen, pool, Compiler, Resources, Target};
+use crate::device::{Device, DeviceError, Outcome, TimingOptions};
+use crate::problem::GemmProblem;
+use crate::space::{KernelConfig, Space};
+
+/// One measured kernel (or the vendor library).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BenchRow {
+    pub name: String,
+    pub config: Option<KernelConfig>,
+    pub outcome: Outcome,
+    pub stats: Option<Stats>,
+    pub rates: Option<Rates>,
+    /// Vendor median / this median (>1 = faster than the vendor library).
+    pub speedup_vs_vendor: Option<f64>,
+    /// Taken from the results database instead of measured now.
+    pub reused: bool,
+    pub compile_ms: Option<f64>,
+    pub resources: Option<Resources>,
+}
+
+impl BenchRow {
+    pub fn median_us(&self) -> Option<f64> {
+        self.stats.map(|s| s.median_us)
+    }
+
+    pub fn is_ok(&self) -> bool {
+        matches!(self.outcome, Outcome::Timed { ref verification, .. } if verification.passed)
+    }
+}
+
+/// Progress notifications, for the CLI's output.
+#[derive(Debug, Clone)]
+pub enum Event<'a> {
+    Compiled { done: usize, failed: usize, seconds: f64 },
+    Measured { row: &'a BenchRow },
+}
+
+/// Wall time spent per phase, in seconds.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct PhaseTimes {
+    pub compile_s: f64,
+    pub bench_s: f64,
+}
+
+pub struct BenchSession<'a> {
+    pub problem: GemmProblem,
+    pub space: Space,
+    pub timing: TimingOptions,
+    pub force: bool,
+    pub compile_threads: usize,
+    device: &'a mut dyn Device,
+    compiler: &'a dyn Compiler,
+    cache: Option<&'a CompileCache>,
+    store: &'a mut dyn ResultStore,
+    target: Target,
+    problem_set: bool,
+    pub times: PhaseTimes,
+}
+
+/// Name under which the vendor baseline is stored and reported.
+pub fn vendor_name(vendor: crate::hw::Vendor) -> &'static str {
+    match vendor {
+        crate::hw::Vendor::Nvidia => "vendor:cublaslt",
+        crate::hw::Vendor::Amd => "vendor:hipblaslt",
+    }
+}
+
+impl<'a> BenchSession<'a> {
+    pub fn new(
+        problem: GemmProblem,
+        timing: TimingOptions,
+        device: &'a mut dyn Device,
+        compiler: &'a dyn Compiler,
+        cache: Option<&'a CompileCache>,
+        store: &'a mut dyn ResultStore,
+    ) -> Result<Self, DeviceError> {
+        problem.validate()?;
+        let hw = device.hw_spec().clone();
+        problem.check_fits(device.info().memory_bytes, timing.rotating_copies(&problem))?;
+        let target = crate::compile::target_for(device.info());
+        Ok(BenchSession {
+            space: Space::for_problem(&problem, &hw),
+            problem,
+            timing,
+            force: false,
+            compile_threads: 0,
+            device,
+            compiler,
+            cache,
+            store,
+            target,
+            problem_set: false,
+            times: PhaseTimes::default(),
+        })
+    }
+
+    pub fn device(&self) -> &dyn Device {
+        self.device
+    }
+
+    fn key(&self, name: &str) -> ResultKey {
+        let info = self.device.info();
+        ResultKey {
+            device_name: info.name.clone(),
+            arch: info.arch.clone(),
+            driver_version: info.driver_version.clone(),
+            compiler_version: self.compiler.id(),
+            source_hash: codegen::template_hash(),
+            problem_key: self.problem.key(),
+            config_name: name.to_string(),
+        }
+    }
+
+    fn row(&self, name: String, config: Option<KernelConfig>, outcome: Outcome) -> BenchRow {
+        let stats = outcome.samples().and_then(Stats::of);
+        let rates = stats.map(|s| Rates::of(s.median_us, &self.problem, self.device.hw_spec()));
+        BenchRow {
+            name,
+            config,
+            outcome,
+            stats,
+            rates,
+            speedup_vs_vendor: None,
+            reused: false,
+            compile_ms: None,
+            resources: None,
+        }
+    }
+
+    fn ensure_problem(&mut self) -> Result<(), DeviceError> {
+        if !self.problem_set {
+            self.device.set_problem(&self.problem, &self.timing)?;
+            self.problem_set = true;
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, row: &BenchRow) {
+        let key = self.key(&row.name);
+        if let Err(e) = self.store.record(&key, &self.problem, row) {
+            // Losing a record is serious but must not abort the measurements already running.
+            eprintln!("gemmtune: warning: could not store result for {}: {e}", row.name);
+        }
+    }
+
+    /// Measures a batch of configs; rows come back in input order.
+    pub fn measure(
+        &mut self,
+        configs: &[KernelConfig],
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<Vec<BenchRow>, DeviceError> {
+        let mut rows: Vec<Option<BenchRow>> = vec![None; configs.len()];
+        let mut to_compile = Vec::new();
+        for (i, c) in configs.iter().enumerate() {
+            let c = c.canonical();
+            if let Err(v) = self.space.check(&c) {
+                let row = self.row(c.name(), Some(c), Outcome::Invalid { reason: v.to_string() });
+                on_event(Event::Measured { row: &row });
+                rows[i] = Some(row);
+                continue;
+            }
+            if !self.force {
+                if let Some(outcome) = self.store.lookup(&self.key(&c.name())) {
+                    let mut row = self.row(c.name(), Some(c), outcome);
+                    row.reused = true;
+                    on_event(Event::Measured { row: &row });
+                    rows[i] = Some(row);
+                    continue;
+                }
+            }
+            to_compile.push((i, c));
+        }
+
+        let start = Instant::now();
+        let cfgs: Vec<KernelConfig> = to_compile.iter().map(|(_, c)| *c).collect();
+        let built = pool::compile_batch(
+            self.compiler,
+            &cfgs,
+            &self.problem,
+            &self.target,
+            self.cache,
+            self.compile_threads,
+        );
+        self.times.compile_s += start.elapsed().as_secs_f64();
+        let failed = built.iter().filter(|b| b.is_err()).count();
+        on_event(Event::Compiled {
+            done: built.len(),
+            failed,
+            seconds: start.elapsed().as_secs_f64(),
+        });
+
+        for ((i, c), result) in to_compile.into_iter().zip(built) {
+            let row = match result {
+                Err(e) => {
+                    let stderr = match e {
+                        crate::compile::CompileError::Failed { log } => log,
+                        other => other.to_string(),
+                    };
+                    self.row(c.name(), Some(c), Outcome::CompileFailed { stderr })
+                }
+                Ok(kernel) => {
+                    self.ensure_problem()?;
+                    let start = Instant::now();
+                    let outcome = self.device.run_kernel(&kernel, &self.timing);
+                    self.times.bench_s += start.elapsed().as_secs_f64();
+                    let mut row = self.row(kernel.name.clone(), Some(c), outcome);
+                    row.compile_ms = Some(kernel.compile_ms);
+                    row.resources = Some(kernel.resources.clone());
+                    row
+                }
+            };
+            self.record(&row);
+            on_event(Event::Measured { row: &row });
+            rows[i] = Some(row);
+        }
+        Ok(rows.into_iter().map(|r| r.expect("every row filled")).collect())
+    }
+
+    /// Measures the vendor library (reusing a stored result unless `force` or `fresh`).
+    pub fn vendor(&mut self, fresh: bool) -> Result<BenchRow, DeviceError> {
+        let name = vendor_name(self.device.info().vendor).to_string();
+        if !self.force && !fresh {
+            if let Some(outcome) = self.store.lookup(&self.key(&name)) {
+                let mut row = self.row(name, None, outcome);
+                row.reused = true;
+                return Ok(row);
+            }
+        }
+        self.ensure_problem()?;
+        let start = Instant::now();
+        let outcome = self.device.run_vendor(&self.timing);
+        self.times.bench_s += start.elapsed().as_secs_f64();
+        let row = self.row(name, None, outcome);
+        self.record(&row);
+        Ok(row)
+    }
+
+    /// Re-measures the `top` fastest verified rows (and the vendor row, if given) now, side by
+    /// side, and replaces their measurements with the new ones. Returns the re-timed rows.
+    pub fn retime(
+        &mut self,
+        rows: &mut [BenchRow],
+        vendor: Option<&mut BenchRow>,
+        top: usize,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<(), DeviceError> {
+        let mut order: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].is_ok()).collect();
+        order.sort_by(|&a, &b| {
+            rows[a]
+                .median_us()
+                .unwrap_or(f64::MAX)
+                .total_cmp(&rows[b].median_us().unwrap_or(f64::MAX))
+        });
+        order.truncate(top);
+        if order.is_empty() {
+            return Ok(());
+        }
+        let configs: Vec<KernelConfig> = order.iter().filter_map(|&i| rows[i].config).collect();
+        let saved_force = self.force;
+        self.force = true;
+        let fresh = self.measure(&configs, on_event);
+        self.force = saved_force;
+        for (&i, new) in order.iter().zip(fresh?) {
+            rows[i] = new;
+        }
+        if let Some(v) = vendor {
+            *v = self.vendor(true)?;
+        }
+        Ok(())
+    }
+}
+
+/// Fills `speedup_vs_vendor` of every row from the vendor row's median.
+pub fn attach_speedups(rows: &mut [BenchRow], vendor: Option<&BenchRow>) {
+    let Some(v) = vendor.and_then(|v| v.median_us()) else {
+        return;
+    };
+    for r in rows {
+        r.speedup_vs_vendor = r.median_us().filter(|_| r.is_ok()).map(|m| v / m);
+    }
+}
+
+/// Index of the fastest verified row. A wrong kernel can never be the winner.
+pub fn winner(rows: &[BenchRow]) -> Option<usize> {
+    (0..rows.len())
+        .filter(|&i| rows[i].is_ok())
+        .min_by(|&a, &b| {
+            rows[a]
+                .median_us()
+                .unwrap_or(f64::MAX)
+                .total_cmp(&rows[b].median_us().unwrap_or(f64::MAX))
+        })
+}

@@ -1,0 +1,164 @@
+//! Command-line arguments (clap derive). `bench` speaks hipblaslt-bench's vocabulary so a user
+//! can paste a line from a hipBLASLt log.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+use crate::device::BackendKind;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "gemmtune",
+    version,
+    about = "Tune HIP GEMM kernels for the exact shapes your workload runs, against hipBLASLt / cuBLASLt",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalOpts,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct GlobalOpts {
+    /// GPU backend: a real GPU (`cuda`, `hip`), the analytic model (`sim`), or the first real
+    /// GPU found (`auto`).
+    #[arg(long, global = true, value_enum, default_value = "auto")]
+    pub backend: BackendKind,
+    /// Device index.
+    #[arg(long, global = true, default_value_t = 0)]
+    pub device: u32,
+    /// Results database (default: the user cache dir, gemmtune/results.sqlite).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Print JSON instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Also write the results as CSV to PATH.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
+    /// Hardware spec TOML to use instead of the one matched to the device.
+    #[arg(long = "hw-spec", global = true, value_name = "PATH")]
+    pub hw_spec: Option<PathBuf>,
+    /// More output (per-config progress).
+    #[arg(short, long, global = true, conflicts_with = "quiet")]
+    pub verbose: bool,
+    /// Only results and errors.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Run kernels in this process instead of an isolated worker process (debugging only: a
+    /// crashing kernel then ends the run).
+    #[arg(long, global = true, hide = true)]
+    pub no_worker: bool,
+    /// Sim backend: plant a failure on configs whose name contains PATTERN
+    /// (PATTERN=crash|hang|wrong|oob|compile). For testing the harness.
+    #[arg(long = "sim-plant", global = true, value_name = "PATTERN=KIND", hide = true)]
+    pub sim_plant: Vec<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Benchmark kernels for one GEMM against the vendor library.
+    Bench(BenchArgs),
+    /// List the hardware spec files and the detected devices.
+    Specs,
+    /// Parse hipBLASLt logs and list the GEMMs a workload runs.
+    Log(LogArgs),
+    /// Internal: serve a device to the parent process over JSON lines.
+    #[command(name = "__worker", hide = true)]
+    Worker,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct BenchArgs {
+    #[arg(short = 'm', long = "m", default_value_t = 16032, allow_hyphen_values = true)]
+    pub m: i64,
+    #[arg(short = 'n', long = "n", default_value_t = 109, allow_hyphen_values = true)]
+    pub n: i64,
+    #[arg(short = 'k', long = "k", default_value_t = 16384, allow_hyphen_values = true)]
+    pub k: i64,
+    /// Leading dimensions (default: packed).
+    #[arg(long)]
+    pub lda: Option<i64>,
+    #[arg(long)]
+    pub ldb: Option<i64>,
+    #[arg(long)]
+    pub ldc: Option<i64>,
+    #[arg(long)]
+    pub ldd: Option<i64>,
+    /// Batch strides in elements (default: packed when batch_count > 1).
+    #[arg(long = "stride_a")]
+    pub stride_a: Option<i64>,
+    #[arg(long = "stride_b")]
+    pub stride_b: Option<i64>,
+    #[arg(long = "stride_c")]
+    pub stride_c: Option<i64>,
+    #[arg(long = "stride_d")]
+    pub stride_d: Option<i64>,
+    #[arg(long = "batch_count", default_value_t = 1, allow_hyphen_values = true)]
+    pub batch_count: i64,
+    /// T or N.
+    #[arg(long = "transA", default_value = "T")]
+    pub trans_a: String,
+    #[arg(long = "transB", default_value = "N")]
+    pub trans_b: String,
+    /// bf16_r, f16_r, f32_r, f8_r, bf8_r.
+    #[arg(long = "a_type", default_value = "bf16_r")]
+    pub a_type: String,
+    #[arg(long = "b_type", default_value = "bf16_r")]
+    pub b_type: String,
+    #[arg(long = "c_type", default_value = "bf16_r")]
+    pub c_type: String,
+    #[arg(long = "d_type", default_value = "bf16_r")]
+    pub d_type: String,
+    #[arg(long = "compute_type", default_value = "c_f32_r")]
+    pub compute_type: String,
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
+    pub alpha: f64,
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    pub beta: f64,
+    /// Timed launches per kernel.
+    #[arg(short = 'i', long, default_value_t = 20)]
+    pub iters: u32,
+    /// Warm-up launches per kernel.
+    #[arg(short = 'j', long = "cold_iters", default_value_t = 3)]
+    pub cold_iters: u32,
+    /// MiB of rotating input buffers, so that inputs come from HBM rather than cache.
+    #[arg(long, default_value_t = 512)]
+    pub rotating: u64,
+    /// Overwrite a buffer larger than L2 before every timed launch.
+    #[arg(long)]
+    pub flush: bool,
+    /// Kernel to run, by canonical name (repeatable). Default: a built-in set for the problem.
+    #[arg(long = "config", value_name = "NAME")]
+    pub configs: Vec<String>,
+    /// File with one canonical kernel name per line (`#` comments allowed).
+    #[arg(long = "configs", value_name = "FILE")]
+    pub configs_file: Option<PathBuf>,
+    /// Re-measure even if the database has results for this device, problem and kernel.
+    #[arg(long)]
+    pub force: bool,
+    /// How many of the fastest kernels to re-time, beside the vendor library, before naming a winner.
+    #[arg(long, default_value_t = 3)]
+    pub retime: usize,
+    /// Seconds one kernel may take (verification + timing) before it is declared hung.
+    #[arg(long, default_value_t = 60.0)]
+    pub timeout: f64,
+    /// Seed for the input data.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Compile threads (0 = all cores).
+    #[arg(long = "compile-threads", default_value_t = 0)]
+    pub compile_threads: usize,
+    /// Do not run the vendor library.
+    #[arg(long = "no-vendor")]
+    pub no_vendor: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct LogArgs {
+    /// hipBLASLt log files (HIPBLASLT_LOG_MASK=32, 64 or 128 output).
+    #[arg(required = true, value_name = "LOG")]
+    pub logs: Vec<PathBuf>,
+}

@@ -1,0 +1,179 @@
+//! `gemmtune bench`: one GEMM, a set of kernels, the vendor library, a winner.
+
+use anyhow::{Context, Result};
+use std::str::FromStr;
+
+use super::args::{BenchArgs, GlobalOpts};
+use super::output::{note, open_device, print, selection};
+use super::UsageError;
+use crate::bench::defaults::default_configs;
+use crate::bench::session::{attach_speedups, winner, BenchSession, Event};
+use crate::compile::{cache::CompileCache, compiler_for};
+use crate::device::TimingOptions;
+use crate::problem::{ComputeType, DataType, GemmProblem, Trans};
+use crate::report::{render_table, write_csv, BenchReport};
+use crate::space::{KernelConfig, Space};
+
+fn parse<T: FromStr>(what: &str, s: &str) -> Result<T>
+where
+    T::Err: std::fmt::Display,
+{
+    T::from_str(s).map_err(|e| UsageError(format!("--{what}: {e}")).into())
+}
+
+/// The problem the bench flags describe, validated.
+pub fn problem_from_args(a: &BenchArgs) -> Result<GemmProblem> {
+    let mut p = GemmProblem::new(a.m, a.n, a.k);
+    p.batch = a.batch_count;
+    p.trans_a = parse::<Trans>("transA", &a.trans_a)?;
+    p.trans_b = parse::<Trans>("transB", &a.trans_b)?;
+    p.a_type = parse::<DataType>("a_type", &a.a_type)?;
+    p.b_type = parse::<DataType>("b_type", &a.b_type)?;
+    p.c_type = parse::<DataType>("c_type", &a.c_type)?;
+    p.d_type = parse::<DataType>("d_type", &a.d_type)?;
+    p.compute_type = parse::<ComputeType>("compute_type", &a.compute_type)?;
+    p.alpha = a.alpha;
+    p.beta = a.beta;
+    // Leading dimensions and strides: 0 means "packed", as in hipblaslt-bench.
+    p.lda = a.lda.unwrap_or(0);
+    p.ldb = a.ldb.unwrap_or(0);
+    p.ldc = a.ldc.unwrap_or(0);
+    p.ldd = a.ldd.unwrap_or(0);
+    p.stride_a = a.stride_a.unwrap_or(0);
+    p.stride_b = a.stride_b.unwrap_or(0);
+    p.stride_c = a.stride_c.unwrap_or(0);
+    p.stride_d = a.stride_d.unwrap_or(0);
+    p.fill_defaults();
+    p.validate().map_err(|e| UsageError(e.to_string()))?;
+    Ok(p)
+}
+
+/// Kernel names from `--config` and `--configs FILE`.
+fn requested_configs(a: &BenchArgs) -> Result<Vec<KernelConfig>> {
+    let mut names: Vec<(String, String)> = a
+        .configs
+        .iter()
+        .map(|n| ("--config".to_string(), n.clone()))
+        .collect();
+    if let Some(path) = &a.configs_file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read configs file {}", path.display()))?;
+        for (i, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if !line.is_empty() {
+                names.push((format!("{}:{}", path.display(), i + 1), line.to_string()));
+            }
+        }
+    }
+    names
+        .into_iter()
+        .map(|(origin, n)| {
+            KernelConfig::parse(&n).map_err(|e| UsageError(format!("{origin}: {e}")).into())
+        })
+        .collect()
+}
+
+pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
+    let problem = problem_from_args(a)?;
+    let requested = requested_configs(a)?;
+    let timing = TimingOptions {
+        iters: a.iters.max(1),
+        cold_iters: a.cold_iters,
+        rotating_mb: a.rotating,
+        flush_l2: a.flush,
+        timeout_s: a.timeout,
+        seed: a.seed,
+    };
+    let sel = selection(g)?;
+    let mut device = open_device(g, &sel)?;
+    let info = device.info().clone();
+    let hw = device.hw_spec().clone();
+    note(
+        g,
+        &format!(
+            "gemmtune: {} on {} ({} {}, spec {})",
+            problem.label(),
+            info.name,
+            info.backend,
+            info.arch,
+            hw.name
+        ),
+    );
+    let compiler = compiler_for(&info, &sel.sim_plants)?;
+    let cache = CompileCache::new(
+        std::env::var_os("GEMMTUNE_CACHE_DIR")
+            .map(Into::into)
+            .unwrap_or_else(CompileCache::default_dir),
+    );
+    let mut store = super::output::open_store(g)?;
+    let configs = if requested.is_empty() {
+        default_configs(&Space::for_problem(&problem, &hw), 8)
+    } else {
+        requested
+    };
+
+    let verbose = g.verbose;
+    let quiet = g.quiet;
+    let mut on_event = |e: Event| match e {
+        Event::Compiled {
+            done,
+            failed,
+            seconds,
+        } if !quiet && done > 0 => eprintln!(
+            "gemmtune: compiled {done} kernels in {seconds:.1} s ({failed} failed)"
+        ),
+        Event::Measured { row } if verbose => eprintln!(
+            "gemmtune:   {} {} {}",
+            row.name,
+            row.outcome.status(),
+            row.median_us()
+                .map(|m| format!("{m:.1} us"))
+                .unwrap_or_else(|| row.outcome.reason())
+        ),
+        _ => {}
+    };
+
+    let mut session = BenchSession::new(
+        problem.clone(),
+        timing,
+        device.as_mut(),
+        compiler.as_ref(),
+        Some(&cache),
+        store.as_mut(),
+    )?;
+    session.force = a.force;
+    session.compile_threads = a.compile_threads;
+    let mut rows = session.measure(&configs, &mut on_event)?;
+    let mut vendor = if a.no_vendor {
+        None
+    } else {
+        Some(session.vendor(false)?)
+    };
+    if a.retime > 0 {
+        session.retime(&mut rows, vendor.as_mut(), a.retime, &mut on_event)?;
+    }
+    let times = session.times;
+    drop(session);
+    attach_speedups(&mut rows, vendor.as_ref());
+    let win = winner(&rows).map(|i| rows[i].name.clone());
+    let report = BenchReport {
+        problem_label: problem.label(),
+        roofline_us: hw.roofline_us(problem.flops(), problem.min_bytes(), problem.a_type),
+        problem,
+        device: info,
+        hw_spec: hw.name.clone(),
+        rows,
+        vendor,
+        winner: win,
+        times,
+        worker_restarts: 0,
+    };
+    if let Some(path) = &g.csv {
+        write_csv(path, &report).with_context(|| format!("cannot write CSV {}", path.display()))?;
+    }
+    if g.json {
+        print(&format!("{}\n", serde_json::to_string_pretty(&report.to_json())?))
+    } else {
+        print(&render_table(&report))
+    }
+}

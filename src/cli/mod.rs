@@ -1,0 +1,33 @@
+//! The command-line front end: parses arguments, runs a command, prints its results.
+//!
+//! Errors flow up as `anyhow` chains; [`UsageError`] marks the ones caused by what the user
+//! typed, which `main` turns into exit code 2 (everything else that fails is 1).
+
+pub mod args;
+mod bench_cmd;
+mod log_cmd;
+mod output;
+mod specs_cmd;
+
+use anyhow::Result;
+
+pub use args::Cli;
+use args::Command;
+
+/// An error in what the user typed (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Bench(ref a) => bench_cmd::run(&cli.global, a),
+        Command::Specs => specs_cmd::run(&cli.global),
+        Command::Log(ref a) => log_cmd::run(&cli.global, a),
+        Command::Worker => {
+            crate::device::worker::serve()?;
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! End-to-end tests of `gemmtune bench` on the sim backend: output formats, exit codes, and
+//! fault isolation (planted crashing, hanging, faulting, wrong and uncompilable kernels).
+
+use std::process::{Command, Output};
+
+fn gemmtune(args: &[&str]) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_gemmtune"))
+        .args(args)
+        .env("GEMMTUNE_CACHE_DIR", dir.path().join("cache"))
+        .env("XDG_CACHE_HOME", dir.path())
+        .output()
+        .expect("binary runs");
+    drop(dir);
+    out
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+const A: &str = "MT128x112x64_MI16x8x16_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU1_WGM8_GRVW8_SVW4_SU0";
+const B: &str = "MT64x112x64_MI16x8x16_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU1_WGM8_GRVW8_SVW4_SU0";
+const C: &str = "MT128x112x64_MI16x8x16_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU2R_WGM8_GRVW8_SVW4_SU0";
+
+#[test]
+fn seed_bench_on_sim_reports_every_config_and_the_vendor() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("out.csv");
+    let out = gemmtune(&[
+        "bench",
+        "--backend",
+        "sim",
+        "--m",
+        "16032",
+        "--n",
+        "109",
+        "--k",
+        "16384",
+        "--json",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let j = json(&out);
+    let configs = j["configs"].as_array().unwrap();
+    assert!(configs.len() >= 4);
+    assert_eq!(j["vendor"]["name"], "vendor:cublaslt");
+    let winner = j["summary"]["winner"].as_str().unwrap();
+    assert!(configs.iter().any(|c| c["name"] == winner));
+    assert!(j["summary"]["speedup_vs_vendor"].as_f64().unwrap() > 0.0);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("problem,device,kernel,status"));
+    assert_eq!(text.lines().count(), configs.len() + 2);
+}
+
+#[test]
+fn human_table_names_the_winner() {
+    let out = gemmtune(&["bench", "--backend", "sim", "--config", A, "--config", B]);
+    assert!(out.status.success());
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("winner: MT"), "{s}");
+    assert!(s.contains("vendor:cublaslt"), "{s}");
+}
+
+/// Each planted failure costs one config; the run completes and the others are measured.
+#[test]
+fn planted_failures_are_isolated_per_config() {
+    for (kind, status) in [
+        ("crash", "launch_failed"),
+        ("hang", "timeout"),
+        ("oob", "launch_failed"),
+        ("wrong", "wrong_result"),
+        ("compile", "compile_failed"),
+    ] {
+        let plant = format!("MT64x112=={kind}").replacen("==", "=", 1);
+        let out = gemmtune(&[
+            "bench",
+            "--backend",
+            "sim",
+            "--json",
+            "--timeout",
+            "2",
+            "--sim-plant",
+            &plant,
+            "--config",
+            A,
+            "--config",
+            B,
+            "--config",
+            C,
+        ]);
+        assert!(
+            out.status.success(),
+            "{kind}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let j = json(&out);
+        let rows = j["configs"].as_array().unwrap();
+        let bad = rows.iter().find(|r| r["name"] == B).unwrap();
+        assert_eq!(bad["outcome"]["status"], status, "{kind}: {bad}");
+        for good in [A, C] {
+            let r = rows.iter().find(|r| r["name"] == good).unwrap();
+            assert_eq!(r["outcome"]["status"], "timed", "{kind}: {r}");
+        }
+        assert_ne!(j["summary"]["winner"], B, "a failed kernel cannot win");
+        assert_eq!(j["vendor"]["outcome"]["status"], "timed", "{kind}");
+    }
+}
+
+#[test]
+fn a_wrong_kernel_is_never_the_winner_even_if_fastest() {
+    // C is the fastest config in the model; plant it wrong.
+    let out = gemmtune(&[
+        "bench", "--backend", "sim", "--json", "--sim-plant", "GSU2R=wrong", "--config", A,
+        "--config", C,
+    ]);
+    let j = json(&out);
+    assert_eq!(j["summary"]["winner"], A);
+}
+
+#[test]
+fn usage_errors_exit_2_with_one_clear_line() {
+    for args in [
+        vec!["bench", "--backend", "sim", "--m", "0"],
+        vec!["bench", "--backend", "sim", "--n", "-5"],
+        vec!["bench", "--backend", "sim", "--a_type", "i8_r"],
+        vec!["bench", "--backend", "sim", "--transA", "X"],
+        vec!["bench", "--backend", "sim", "--lda", "3"],
+        vec!["bench", "--backend", "sim", "--config", "MT12_bogus"],
+        vec!["bench", "--bogus-flag"],
+        vec!["frobnicate"],
+    ] {
+        let out = gemmtune(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(err.contains("error"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn invalid_config_for_the_problem_is_a_failed_row_not_an_error() {
+    // 32x32x8 is an AMD MFMA shape: invalid on the simulated H200.
+    let bad = "MT128x128x64_MI32x32x8_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU1_WGM8_GRVW8_SVW4_SU0";
+    let out = gemmtune(&["bench", "--backend", "sim", "--json", "--config", bad, "--config", A]);
+    assert!(out.status.success());
+    let j = json(&out);
+    let row = &j["configs"][0];
+    assert_eq!(row["outcome"]["status"], "invalid");
+    assert!(row["outcome"]["reason"].as_str().unwrap().contains("32x32x8"));
+}
+
+#[test]
+fn no_gpu_with_auto_backend_names_the_sim_backend() {
+    let out = gemmtune(&["bench", "--backend", "auto"]);
+    if out.status.success() {
+        // A machine with a GPU: nothing to check here.
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--backend sim"), "{err}");
+}
+
+#[test]
+fn invalid_hw_spec_file_is_a_clear_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad.toml");
+    std::fs::write(&p, "name = \"X\"\nvendor = \"nvidia\"\n").unwrap();
+    let out = gemmtune(&["bench", "--backend", "sim", "--hw-spec", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.toml"), "{err}");
+}
+
+#[test]
+fn specs_lists_builtin_files() {
+    let out = gemmtune(&["specs"]);
+    assert!(out.status.success());
+    let s = String::from_utf8_lossy(&out.stdout);
+    for name in ["MI300X", "MI355X", "H100-SXM", "H200", "MI250X", "MI325X"] {
+        assert!(s.contains(name), "{name} missing: {s}");
+    }
+}
