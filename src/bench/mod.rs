@@ -5,4 +5,5 @@ pub mod defaults;
 pub mod results;
 pub mod session;
 pub mod stats;
+pub mod sweep;
 pub mod verify;

@@ -136,6 +136,15 @@ pub struct BenchArgs {
     /// File with one canonical kernel name per line (`#` comments allowed).
     #[arg(long = "configs", value_name = "FILE")]
     pub configs_file: Option<PathBuf>,
+    /// Run every valid config of a bounded space (minor parameters pinned; see `--fix`).
+    #[arg(long)]
+    pub sweep: bool,
+    /// With --sweep: set a parameter's values, e.g. `--fix DepthU=32,64 --fix GSU=1,2,4`.
+    #[arg(long = "fix", value_name = "NAME=VALUES")]
+    pub fix: Vec<String>,
+    /// With --sweep: at most this many configs (half ranked by the analytic model, half random).
+    #[arg(long = "max-configs", default_value_t = 200)]
+    pub max_configs: usize,
     /// Re-measure even if the database has results for this device, problem and kernel.
     #[arg(long)]
     pub force: bool,

@@ -7,6 +7,7 @@ use super::args::{BenchArgs, GlobalOpts};
 use super::output::{note, open_device, print, selection};
 use super::UsageError;
 use crate::bench::defaults::default_configs;
+use crate::bench::sweep;
 use crate::bench::session::{attach_speedups, winner, BenchSession, Event};
 use crate::compile::{cache::CompileCache, compiler_for};
 use crate::device::TimingOptions;
@@ -106,11 +107,28 @@ pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
             .unwrap_or_else(CompileCache::default_dir),
     );
     let mut store = super::output::open_store(g)?;
-    let configs = if requested.is_empty() {
-        default_configs(&Space::for_problem(&problem, &hw), 8)
-    } else {
-        requested
-    };
+    let space = Space::for_problem(&problem, &hw);
+    let mut configs = requested;
+    if a.sweep {
+        let fixes = a
+            .fix
+            .iter()
+            .map(|f| {
+                sweep::parse_fix(f)
+                    .ok_or_else(|| UsageError(format!("--fix `{f}` must be NAME=VALUES")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let s = sweep::sweep_space(&space, &fixes).map_err(|e| UsageError(e.to_string()))?;
+        let swept = sweep::sweep_configs(&s, a.max_configs, a.seed)
+            .map_err(|e| UsageError(e.to_string()))?;
+        note(g, &format!("gemmtune: sweeping {} configs", swept.len()));
+        configs.extend(swept);
+    } else if !a.fix.is_empty() {
+        return Err(UsageError("--fix needs --sweep".into()).into());
+    }
+    if configs.is_empty() {
+        configs = default_configs(&space, 8);
+    }
 
     let verbose = g.verbose;
     let quiet = g.quiet;
