@@ -33,10 +33,16 @@ fn benches(c: &mut Criterion) {
         b.iter(|| black_box(space.enumerate(u128::MAX).unwrap().len()))
     });
     let cfg = space.default_config().unwrap();
-    c.bench_function("space/check", |b| b.iter(|| black_box(space.check(&cfg).is_ok())));
-    c.bench_function("space/neighbors", |b| b.iter(|| black_box(space.neighbors(&cfg).len())));
+    c.bench_function("space/check", |b| {
+        b.iter(|| black_box(space.check(&cfg).is_ok()))
+    });
+    c.bench_function("space/neighbors", |b| {
+        b.iter(|| black_box(space.neighbors(&cfg).len()))
+    });
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-    c.bench_function("space/sample", |b| b.iter(|| black_box(space.sample(&mut rng))));
+    c.bench_function("space/sample", |b| {
+        b.iter(|| black_box(space.sample(&mut rng)))
+    });
     let name = cfg.name();
     c.bench_function("space/parse_name", |b| {
         b.iter(|| black_box(KernelConfig::parse(&name).unwrap()))

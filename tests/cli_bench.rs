@@ -47,7 +47,11 @@ fn seed_bench_on_sim_reports_every_config_and_the_vendor() {
         "--csv",
         csv.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let j = json(&out);
     let configs = j["configs"].as_array().unwrap();
     assert!(configs.len() >= 4);
@@ -118,8 +122,16 @@ fn planted_failures_are_isolated_per_config() {
 fn a_wrong_kernel_is_never_the_winner_even_if_fastest() {
     // C is the fastest config in the model; plant it wrong.
     let out = gemmtune(&[
-        "bench", "--backend", "sim", "--json", "--sim-plant", "GSU2R=wrong", "--config", A,
-        "--config", C,
+        "bench",
+        "--backend",
+        "sim",
+        "--json",
+        "--sim-plant",
+        "GSU2R=wrong",
+        "--config",
+        A,
+        "--config",
+        C,
     ]);
     let j = json(&out);
     assert_eq!(j["summary"]["winner"], A);
@@ -149,12 +161,24 @@ fn usage_errors_exit_2_with_one_clear_line() {
 fn invalid_config_for_the_problem_is_a_failed_row_not_an_error() {
     // 32x32x8 is an AMD MFMA shape: invalid on the simulated H200.
     let bad = "MT128x128x64_MI32x32x8_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU1_WGM8_GRVW8_SVW4_SU0";
-    let out = gemmtune(&["bench", "--backend", "sim", "--json", "--config", bad, "--config", A]);
+    let out = gemmtune(&[
+        "bench",
+        "--backend",
+        "sim",
+        "--json",
+        "--config",
+        bad,
+        "--config",
+        A,
+    ]);
     assert!(out.status.success());
     let j = json(&out);
     let row = &j["configs"][0];
     assert_eq!(row["outcome"]["status"], "invalid");
-    assert!(row["outcome"]["reason"].as_str().unwrap().contains("32x32x8"));
+    assert!(row["outcome"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("32x32x8"));
 }
 
 #[test]
@@ -174,7 +198,13 @@ fn invalid_hw_spec_file_is_a_clear_failure() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("bad.toml");
     std::fs::write(&p, "name = \"X\"\nvendor = \"nvidia\"\n").unwrap();
-    let out = gemmtune(&["bench", "--backend", "sim", "--hw-spec", p.to_str().unwrap()]);
+    let out = gemmtune(&[
+        "bench",
+        "--backend",
+        "sim",
+        "--hw-spec",
+        p.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.toml"), "{err}");

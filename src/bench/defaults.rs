@@ -9,11 +9,17 @@ use crate::space::{KernelConfig, ParamId, Space};
 const VARIANTS: &[&[(ParamId, i64)]] = &[
     &[],
     &[(ParamId::GlobalSplitU, 2)],
-    &[(ParamId::GlobalSplitU, 4), (ParamId::GlobalSplitUAlgorithm, 0)],
+    &[
+        (ParamId::GlobalSplitU, 4),
+        (ParamId::GlobalSplitUAlgorithm, 0),
+    ],
     &[(ParamId::MacroTile0, 64)],
     &[(ParamId::MacroTile0, 256), (ParamId::DepthU, 32)],
     &[(ParamId::DepthU, 32), (ParamId::PrefetchGlobalRead, 4)],
-    &[(ParamId::PrefetchGlobalRead, 2), (ParamId::PrefetchLocalRead, 0)],
+    &[
+        (ParamId::PrefetchGlobalRead, 2),
+        (ParamId::PrefetchLocalRead, 0),
+    ],
     &[(ParamId::WavesM, 4), (ParamId::WavesN, 1)],
 ];
 

@@ -23,8 +23,12 @@ pub struct ResultKey {
 
 pub trait ResultStore {
     fn lookup(&mut self, key: &ResultKey) -> Option<Outcome>;
-    fn record(&mut self, key: &ResultKey, problem: &GemmProblem, row: &BenchRow)
-        -> Result<(), String>;
+    fn record(
+        &mut self,
+        key: &ResultKey,
+        problem: &GemmProblem,
+        row: &BenchRow,
+    ) -> Result<(), String>;
 }
 
 /// An in-memory store (tests, `--no-db`).

@@ -46,8 +46,14 @@ impl BenchRow {
 /// Progress notifications, for the CLI's output.
 #[derive(Debug, Clone)]
 pub enum Event<'a> {
-    Compiled { done: usize, failed: usize, seconds: f64 },
-    Measured { row: &'a BenchRow },
+    Compiled {
+        done: usize,
+        failed: usize,
+        seconds: f64,
+    },
+    Measured {
+        row: &'a BenchRow,
+    },
 }
 
 /// Wall time spent per phase, in seconds.
@@ -154,7 +160,10 @@ impl<'a> BenchSession<'a> {
         let key = self.key(&row.name);
         if let Err(e) = self.store.record(&key, &self.problem, row) {
             // Losing a record is serious but must not abort the measurements already running.
-            eprintln!("gemmtune: warning: could not store result for {}: {e}", row.name);
+            eprintln!(
+                "gemmtune: warning: could not store result for {}: {e}",
+                row.name
+            );
         }
     }
 
@@ -169,7 +178,13 @@ impl<'a> BenchSession<'a> {
         for (i, c) in configs.iter().enumerate() {
             let c = c.canonical();
             if let Err(v) = self.space.check(&c) {
-                let row = self.row(c.name(), Some(c), Outcome::Invalid { reason: v.to_string() });
+                let row = self.row(
+                    c.name(),
+                    Some(c),
+                    Outcome::Invalid {
+                        reason: v.to_string(),
+                    },
+                );
                 on_event(Event::Measured { row: &row });
                 rows[i] = Some(row);
                 continue;
@@ -228,7 +243,10 @@ impl<'a> BenchSession<'a> {
             on_event(Event::Measured { row: &row });
             rows[i] = Some(row);
         }
-        Ok(rows.into_iter().map(|r| r.expect("every row filled")).collect())
+        Ok(rows
+            .into_iter()
+            .map(|r| r.expect("every row filled"))
+            .collect())
     }
 
     /// Measures the vendor library (reusing a stored result unless `force` or `fresh`).

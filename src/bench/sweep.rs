@@ -43,7 +43,11 @@ pub fn sweep_space(space: &Space, fixes: &[(String, String)]) -> Result<Space, S
 }
 
 /// Up to `max` valid configs of the sweep space (all of them when there are fewer).
-pub fn sweep_configs(space: &Space, max: usize, seed: u64) -> Result<Vec<KernelConfig>, SpaceError> {
+pub fn sweep_configs(
+    space: &Space,
+    max: usize,
+    seed: u64,
+) -> Result<Vec<KernelConfig>, SpaceError> {
     let all = space.enumerate(50_000_000)?;
     if all.len() <= max {
         return Ok(all);
@@ -78,7 +82,10 @@ mod tests {
     fn sweep_is_valid_bounded_and_deterministic() {
         let p = GemmProblem::new(16032, 109, 16384);
         let space = Space::for_problem(&p, &HwSpec::by_name("H100-SXM").unwrap());
-        let fixes = vec![parse_fix("DepthU=64").unwrap(), parse_fix("GSU=1,2,4").unwrap()];
+        let fixes = vec![
+            parse_fix("DepthU=64").unwrap(),
+            parse_fix("GSU=1,2,4").unwrap(),
+        ];
         let s = sweep_space(&space, &fixes).unwrap();
         let a = sweep_configs(&s, 40, 1).unwrap();
         assert_eq!(a.len(), 40);

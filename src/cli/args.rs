@@ -53,10 +53,17 @@ pub struct GlobalOpts {
     pub no_worker: bool,
     /// Sim backend: plant a failure on configs whose name contains PATTERN
     /// (PATTERN=crash|hang|wrong|oob|compile). For testing the harness.
-    #[arg(long = "sim-plant", global = true, value_name = "PATTERN=KIND", hide = true)]
+    #[arg(
+        long = "sim-plant",
+        global = true,
+        value_name = "PATTERN=KIND",
+        hide = true
+    )]
     pub sim_plant: Vec<String>,
 }
 
+// The enum is parsed once per process, so the size of its largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Benchmark kernels for one GEMM against the vendor library.
@@ -72,11 +79,26 @@ pub enum Command {
 
 #[derive(Debug, Args, Clone)]
 pub struct BenchArgs {
-    #[arg(short = 'm', long = "m", default_value_t = 16032, allow_hyphen_values = true)]
+    #[arg(
+        short = 'm',
+        long = "m",
+        default_value_t = 16032,
+        allow_hyphen_values = true
+    )]
     pub m: i64,
-    #[arg(short = 'n', long = "n", default_value_t = 109, allow_hyphen_values = true)]
+    #[arg(
+        short = 'n',
+        long = "n",
+        default_value_t = 109,
+        allow_hyphen_values = true
+    )]
     pub n: i64,
-    #[arg(short = 'k', long = "k", default_value_t = 16384, allow_hyphen_values = true)]
+    #[arg(
+        short = 'k',
+        long = "k",
+        default_value_t = 16384,
+        allow_hyphen_values = true
+    )]
     pub k: i64,
     /// Leading dimensions (default: packed).
     #[arg(long)]

@@ -7,8 +7,8 @@ use super::args::{BenchArgs, GlobalOpts};
 use super::output::{note, open_device, print, selection};
 use super::UsageError;
 use crate::bench::defaults::default_configs;
-use crate::bench::sweep;
 use crate::bench::session::{attach_speedups, winner, BenchSession, Event};
+use crate::bench::sweep;
 use crate::compile::{cache::CompileCache, compiler_for};
 use crate::device::TimingOptions;
 use crate::problem::{ComputeType, DataType, GemmProblem, Trans};
@@ -137,9 +137,9 @@ pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
             done,
             failed,
             seconds,
-        } if !quiet && done > 0 => eprintln!(
-            "gemmtune: compiled {done} kernels in {seconds:.1} s ({failed} failed)"
-        ),
+        } if !quiet && done > 0 => {
+            eprintln!("gemmtune: compiled {done} kernels in {seconds:.1} s ({failed} failed)")
+        }
         Event::Measured { row } if verbose => eprintln!(
             "gemmtune:   {} {} {}",
             row.name,
@@ -190,7 +190,10 @@ pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
         write_csv(path, &report).with_context(|| format!("cannot write CSV {}", path.display()))?;
     }
     if g.json {
-        print(&format!("{}\n", serde_json::to_string_pretty(&report.to_json())?))
+        print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&report.to_json())?
+        ))
     } else {
         print(&render_table(&report))
     }

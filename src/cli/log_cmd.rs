@@ -14,7 +14,13 @@ pub fn run(g: &GlobalOpts, a: &LogArgs) -> Result<()> {
             Severity::Warning => "warning",
             Severity::Error => "error",
         };
-        note(g, &format!("gemmtune: {level}: {}:{}: {}", issue.source, issue.line, issue.message));
+        note(
+            g,
+            &format!(
+                "gemmtune: {level}: {}:{}: {}",
+                issue.source, issue.line, issue.message
+            ),
+        );
     }
     let total: f64 = parsed
         .entries

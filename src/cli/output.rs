@@ -6,9 +6,7 @@ use std::io::Write;
 
 use super::args::GlobalOpts;
 use super::UsageError;
-use crate::device::{
-    open_in_process, worker::WorkerDevice, Device, DeviceSelection,
-};
+use crate::device::{open_in_process, worker::WorkerDevice, Device, DeviceSelection};
 use crate::hw::HwSpec;
 
 /// Writes to stdout; a broken pipe ends the program quietly with success.

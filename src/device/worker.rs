@@ -97,7 +97,13 @@ impl WorkerDevice {
         self.child = Some(child);
         self.restarts += 1;
         if let Some((p, t)) = self.current.clone() {
-            match self.exchange(&Request::SetProblem { problem: p, timing: t }, SETUP_TIMEOUT) {
+            match self.exchange(
+                &Request::SetProblem {
+                    problem: p,
+                    timing: t,
+                },
+                SETUP_TIMEOUT,
+            ) {
                 Ok(Response::Done) => {}
                 Ok(Response::Failed { message }) => return Err(DeviceError::Worker(message)),
                 Ok(other) => {
@@ -122,14 +128,18 @@ impl WorkerDevice {
             return Err(Failure::Crashed("worker not running".into()));
         };
         let line = serde_json::to_string(req).expect("requests serialise");
-        if writeln!(c.stdin, "{line}").and_then(|_| c.stdin.flush()).is_err() {
+        if writeln!(c.stdin, "{line}")
+            .and_then(|_| c.stdin.flush())
+            .is_err()
+        {
             let msg = self.reap();
             return Err(Failure::Crashed(msg));
         }
         let c = self.child.as_mut().expect("child present");
         match c.lines.recv_timeout(timeout) {
-            Ok(line) => serde_json::from_str(&line)
-                .map_err(|e| Failure::Crashed(format!("unreadable reply from worker: {e}: {line}"))),
+            Ok(line) => serde_json::from_str(&line).map_err(|e| {
+                Failure::Crashed(format!("unreadable reply from worker: {e}: {line}"))
+            }),
             Err(RecvTimeoutError::Timeout) => {
                 self.kill();
                 Err(Failure::Timeout(timeout.as_secs_f64()))
@@ -248,8 +258,7 @@ fn describe_status(s: std::process::ExitStatus) -> String {
 fn spawn(sel: &DeviceSelection) -> Result<(Child_, DeviceInfo, Box<HwSpec>), DeviceError> {
     let exe = std::env::current_exe()
         .map_err(|e| DeviceError::Worker(format!("cannot find own executable: {e}")))?;
-    let selection =
-        serde_json::to_string(sel).map_err(|e| DeviceError::Worker(e.to_string()))?;
+    let selection = serde_json::to_string(sel).map_err(|e| DeviceError::Worker(e.to_string()))?;
     let mut child = Command::new(exe)
         .arg("__worker")
         .env("GEMMTUNE_WORKER_SELECTION", selection)
@@ -365,7 +374,11 @@ pub fn serve() -> Result<(), DeviceError> {
     let stdout = std::io::stdout();
     let send = |r: &Response| {
         let mut out = stdout.lock();
-        let _ = writeln!(out, "{}", serde_json::to_string(r).expect("responses serialise"));
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string(r).expect("responses serialise")
+        );
         let _ = out.flush();
     };
     let mut dev = match open_in_process(&sel) {

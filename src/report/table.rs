@@ -5,7 +5,8 @@ use crate::bench::session::BenchRow;
 use crate::problem::log::LogEntry;
 
 fn fmt_opt(v: Option<f64>, prec: usize) -> String {
-    v.map(|x| format!("{x:.prec$}")).unwrap_or_else(|| "-".into())
+    v.map(|x| format!("{x:.prec$}"))
+        .unwrap_or_else(|| "-".into())
 }
 
 /// Left-aligns the first column and right-aligns the others.
@@ -99,7 +100,14 @@ pub fn render_table(rep: &BenchReport) -> String {
     );
     out.push_str(&layout(
         &[
-            "  kernel", "us", "TFLOP/s", "GB/s", "%roof", "vs vendor", "verify", "status",
+            "  kernel",
+            "us",
+            "TFLOP/s",
+            "GB/s",
+            "%roof",
+            "vs vendor",
+            "verify",
+            "status",
         ],
         &cells,
     ));
@@ -125,7 +133,8 @@ pub fn render_log_table(entries: &[LogEntry]) -> String {
         .sum();
     let mut sorted: Vec<&LogEntry> = entries.iter().collect();
     sorted.sort_by(|a, b| {
-        (b.problem.flops() * b.call_count as f64).total_cmp(&(a.problem.flops() * a.call_count as f64))
+        (b.problem.flops() * b.call_count as f64)
+            .total_cmp(&(a.problem.flops() * a.call_count as f64))
     });
     let cells: Vec<Vec<String>> = sorted
         .iter()
@@ -142,7 +151,14 @@ pub fn render_log_table(entries: &[LogEntry]) -> String {
         })
         .collect();
     layout(
-        &["problem", "calls", "GFLOP/call", "MB/call", "FLOP/B", "% FLOPs"],
+        &[
+            "problem",
+            "calls",
+            "GFLOP/call",
+            "MB/call",
+            "FLOP/B",
+            "% FLOPs",
+        ],
         &cells,
     )
 }

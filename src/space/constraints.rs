@@ -137,7 +137,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
             "LdsSwizzle=1 replaces padding: LdsPadA and LdsPadB must be 0".into(),
         );
     }
-    if c.mt0 % 16 != 0 || c.mt1 % 16 != 0 || c.depth_u % 8 != 0 {
+    if !c.mt0.is_multiple_of(16) || !c.mt1.is_multiple_of(16) || !c.depth_u.is_multiple_of(8) {
         return fail(
             "tile-granularity",
             "MacroTile0/1 must be multiples of 16 and DepthU a multiple of 8".into(),
@@ -171,7 +171,10 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
         }
     } else {
         if c.mi != [1, 1, 1] {
-            return fail("matrix-instruction", "MI must be a valid shape or 1x1x1".into());
+            return fail(
+                "matrix-instruction",
+                "MI must be a valid shape or 1x1x1".into(),
+            );
         }
         if !shapes.is_empty() {
             return fail(
@@ -192,12 +195,15 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
     if p.compute_type != crate::problem::ComputeType::F32 {
         return fail(
             "dtype",
-            format!("compute type {} is not supported (use c_f32_r)", p.compute_type),
+            format!(
+                "compute type {} is not supported (use c_f32_r)",
+                p.compute_type
+            ),
         );
     }
     // Wave tiles must be whole matrix instructions (or whole FMA thread tiles).
     let [wt0, wt1] = c.wave_tile();
-    if c.mt0 % c.wg[0] != 0 || c.mt1 % c.wg[1] != 0 {
+    if !c.mt0.is_multiple_of(c.wg[0]) || !c.mt1.is_multiple_of(c.wg[1]) {
         return fail(
             "wave-tile",
             "MacroTile must divide evenly among the waves".into(),
@@ -213,7 +219,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
                 ),
             );
         }
-        if c.depth_u % c.mi[2] != 0 {
+        if !c.depth_u.is_multiple_of(c.mi[2]) {
             return fail(
                 "depth-u",
                 format!("DepthU {} is not a multiple of MI K {}", c.depth_u, c.mi[2]),
@@ -241,7 +247,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
     }
     for (tile, name) in [(c.mt0, "A"), (c.mt1, "B")] {
         let elems = tile * c.depth_u;
-        if elems % (threads * c.grvw) != 0 {
+        if !elems.is_multiple_of(threads * c.grvw) {
             return fail(
                 "global-read",
                 format!(
@@ -251,8 +257,11 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
             );
         }
     }
-    if c.depth_u % c.grvw != 0 {
-        return fail("global-read", "DepthU must be a multiple of GlobalReadVectorWidth".into());
+    if !c.depth_u.is_multiple_of(c.grvw) {
+        return fail(
+            "global-read",
+            "DepthU must be a multiple of GlobalReadVectorWidth".into(),
+        );
     }
     if p.lda % c.grvw as i64 != 0 || p.ldb % c.grvw as i64 != 0 {
         return fail(
@@ -264,10 +273,13 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
         );
     }
     if p.batch > 1 && (p.stride_a % c.grvw as i64 != 0 || p.stride_b % c.grvw as i64 != 0) {
-        return fail("alignment", "batch strides of A and B must be multiples of GlobalReadVectorWidth".into());
+        return fail(
+            "alignment",
+            "batch strides of A and B must be multiples of GlobalReadVectorWidth".into(),
+        );
     }
     let ed = p.d_type.bytes() as u32;
-    if c.svw * ed > 16 || !c.svw.is_power_of_two() || c.mt0 % c.svw != 0 {
+    if c.svw * ed > 16 || !c.svw.is_power_of_two() || !c.mt0.is_multiple_of(c.svw) {
         return fail(
             "store",
             format!(
@@ -323,8 +335,17 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
             ),
         );
     }
-    if p.c_type.is_8bit() || p.d_type.is_8bit() || matches!(p.a_type, DataType::F32) && p.d_type != DataType::F32 && p.d_type != p.c_type {
-        return fail("dtype", format!("output types c={} d={} are not supported with a={}", p.c_type, p.d_type, p.a_type));
+    if p.c_type.is_8bit()
+        || p.d_type.is_8bit()
+        || matches!(p.a_type, DataType::F32) && p.d_type != DataType::F32 && p.d_type != p.c_type
+    {
+        return fail(
+            "dtype",
+            format!(
+                "output types c={} d={} are not supported with a={}",
+                p.c_type, p.d_type, p.a_type
+            ),
+        );
     }
     Ok(())
 }

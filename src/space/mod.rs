@@ -8,9 +8,9 @@
 mod config;
 pub mod constraints;
 mod param;
-mod space;
+mod tuning_space;
 
 pub use config::{GsuAlgo, KernelConfig, NameError};
 pub use constraints::Violation;
 pub use param::{pack_mi, unpack_mi, Domain, DomainKind, ParamId};
-pub use space::{Space, SpaceError};
+pub use tuning_space::{Space, SpaceError};

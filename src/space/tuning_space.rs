@@ -58,7 +58,13 @@ impl Space {
             Domain::choice(ParamId::MatrixInstruction, mi_values.clone(), mi_values[0]),
             Domain::pow2(ParamId::WavesM, 1, 8, 2),
             Domain::pow2(ParamId::WavesN, 1, 4, if problem.n <= 64 { 1 } else { 2 }),
-            Domain::range(ParamId::PrefetchGlobalRead, 1, 4, 1, if nvidia { 3 } else { 2 }),
+            Domain::range(
+                ParamId::PrefetchGlobalRead,
+                1,
+                4,
+                1,
+                if nvidia { 3 } else { 2 },
+            ),
             Domain::range(ParamId::PrefetchLocalRead, 0, 1, 1, 1),
             Domain::choice(ParamId::LdsPadA, vec![0, 4, 8], 16 / ea),
             Domain::choice(ParamId::LdsPadB, vec![0, 4, 8], 16 / ea),
@@ -98,10 +104,7 @@ impl Space {
     /// Narrows one parameter to the given values (`--fix DepthU=32,64`).
     pub fn fix(&mut self, name: &str, values: &str) -> Result<(), SpaceError> {
         let id = ParamId::from_name(name).ok_or_else(|| {
-            SpaceError::UnknownParam(
-                name.to_string(),
-                ParamId::ALL.map(|p| p.name()).join(", "),
-            )
+            SpaceError::UnknownParam(name.to_string(), ParamId::ALL.map(|p| p.name()).join(", "))
         })?;
         let dom = self.domain(id).clone();
         let allowed = || {
@@ -112,7 +115,7 @@ impl Space {
                 .join(", ")
         };
         let mut keep = Vec::new();
-        for raw in values.split(|c| c == ',' || c == ';').filter(|s| !s.trim().is_empty()) {
+        for raw in values.split([',', ';']).filter(|s| !s.trim().is_empty()) {
             match id.parse_value(raw) {
                 Some(v) if dom.contains(v) => keep.push(v),
                 _ => {
@@ -166,7 +169,7 @@ impl Space {
         self.check(c).is_ok()
     }
 
-    fn from_values(&self, values: &[i64]) -> KernelConfig {
+    fn config_from_values(&self, values: &[i64]) -> KernelConfig {
         let mut c = blank();
         for (d, v) in self.domains.iter().zip(values) {
             d.id.set(&mut c, *v);
@@ -177,7 +180,7 @@ impl Space {
     /// The defaults of every domain, repaired to a valid config if the raw defaults are not.
     pub fn default_config(&self) -> Result<KernelConfig, SpaceError> {
         let values: Vec<i64> = self.domains.iter().map(|d| d.default).collect();
-        let c = self.from_values(&values);
+        let c = self.config_from_values(&values);
         if self.is_valid(&c) {
             return Ok(c);
         }
@@ -191,10 +194,12 @@ impl Space {
         match self.check(c) {
             Ok(()) => usize::MAX,
             Err(v) if v.rule == "domain" => 0,
-            Err(v) => 1 + constraints::RULE_ORDER
-                .iter()
-                .position(|r| *r == v.rule)
-                .unwrap_or(0),
+            Err(v) => {
+                1 + constraints::RULE_ORDER
+                    .iter()
+                    .position(|r| *r == v.rule)
+                    .unwrap_or(0)
+            }
         }
     }
 
@@ -259,7 +264,7 @@ impl Space {
         let mut idx = vec![0usize; lens.len()];
         let mut values: Vec<i64> = self.domains.iter().map(|d| d.values[0]).collect();
         'outer: loop {
-            let c = self.from_values(&values);
+            let c = self.config_from_values(&values);
             if constraints::check(&c, &self.problem, &self.hw).is_ok() && seen.insert(c) {
                 out.push(c);
             }
@@ -282,13 +287,13 @@ impl Space {
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<KernelConfig> {
         for _ in 0..2000 {
             let values: Vec<i64> = self.domains.iter().map(|d| d.sample(rng)).collect();
-            let c = self.from_values(&values);
+            let c = self.config_from_values(&values);
             if self.is_valid(&c) {
                 return Some(c);
             }
         }
         let values: Vec<i64> = self.domains.iter().map(|d| d.sample(rng)).collect();
-        self.repair(&self.from_values(&values))
+        self.repair(&self.config_from_values(&values))
     }
 
     /// Valid configs one parameter step away from `c`.
@@ -435,8 +440,14 @@ mod tests {
     #[test]
     fn fix_rejects_unknown_names_and_values() {
         let mut s = space("H200");
-        assert!(matches!(s.fix("Bogus", "1"), Err(SpaceError::UnknownParam(..))));
-        assert!(matches!(s.fix("DepthU", "48"), Err(SpaceError::BadValue { .. })));
+        assert!(matches!(
+            s.fix("Bogus", "1"),
+            Err(SpaceError::UnknownParam(..))
+        ));
+        assert!(matches!(
+            s.fix("DepthU", "48"),
+            Err(SpaceError::BadValue { .. })
+        ));
         s.fix("MI", "16x8x16").unwrap();
     }
 }
