@@ -9,6 +9,7 @@ pub mod bench;
 pub mod compile;
 pub mod device;
 pub mod hw;
+pub mod llm;
 pub mod problem;
 pub mod report;
 pub mod space;
