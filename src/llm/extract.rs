@@ -268,6 +268,8 @@ fn copy_string(text: &str, start: usize, quote: char, out: &mut String, budget: 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
     use serde_json::json;
 
     #[test]
@@ -328,6 +330,66 @@ mod tests {
     #[test]
     fn unicode_survives() {
         assert_eq!(json_values("→ {'ключ': 'значение ✓'} ←"), vec![json!({"ключ": "значение ✓"})]);
+    }
+
+    /// A random JSON value without floats (whose text form need not round-trip exactly).
+    fn random_value(rng: &mut impl Rng, depth: u32) -> Value {
+        let pick = if depth >= 3 { rng.gen_range(0..4) } else { rng.gen_range(0..6) };
+        match pick {
+            0 => Value::Null,
+            1 => json!(rng.gen::<bool>()),
+            2 => json!(rng.gen_range(-1_000_000i64..1_000_000)),
+            3 => json!(random_text(rng, "ab \\\"'{}[],:/*#\n\té→", 12)),
+            4 => Value::Array((0..rng.gen_range(0..4)).map(|_| random_value(rng, depth + 1)).collect()),
+            _ => Value::Object(
+                (0..rng.gen_range(0..4))
+                    .map(|_| (random_text(rng, "kMT_0'\" ", 6), random_value(rng, depth + 1)))
+                    .collect(),
+            ),
+        }
+    }
+
+    fn random_text(rng: &mut impl Rng, palette: &str, max_len: usize) -> String {
+        let chars: Vec<char> = palette.chars().collect();
+        (0..rng.gen_range(0..=max_len)).map(|_| chars[rng.gen_range(0..chars.len())]).collect()
+    }
+
+    #[test]
+    fn random_garbage_never_panics_and_yields_only_containers() {
+        let mut rng = ChaCha8Rng::seed_from_u64(0x6e6d);
+        let palette = "{}[]\"'\\:,/*#\n\t abcTrueFalseNone0123456789.-+eé→✓`";
+        for _ in 0..3000 {
+            let text = random_text(&mut rng, palette, 80);
+            for v in json_values(&text) {
+                assert!(v.is_object() || v.is_array(), "{text:?} gave {v}");
+            }
+            let _ = json_objects(&text);
+        }
+    }
+
+    #[test]
+    fn random_values_are_found_in_random_prose() {
+        let mut rng = ChaCha8Rng::seed_from_u64(42);
+        let prose = "The best tile is: 128x64 because it's fast. Note \"quotes\" and ' marks.\n";
+        for i in 0..1000 {
+            let value = match random_value(&mut rng, 0) {
+                v @ (Value::Object(_) | Value::Array(_)) => v,
+                v => json!({ "v": v }),
+            };
+            let body = if i % 2 == 0 {
+                serde_json::to_string(&value).unwrap()
+            } else {
+                serde_json::to_string_pretty(&value).unwrap()
+            };
+            let before = random_text(&mut rng, prose, 40);
+            let after = random_text(&mut rng, prose, 40);
+            let text = if i % 3 == 0 {
+                format!("{before}\n```json\n{body}\n```\n{after}")
+            } else {
+                format!("{before}{body}{after}")
+            };
+            assert_eq!(json_values(&text), vec![value], "in {text:?}");
+        }
     }
 
     #[test]
