@@ -76,7 +76,10 @@ impl FakeServer {
         let thread = std::thread::spawn(move || {
             let deadline = Instant::now() + SERVER_DEADLINE;
             let mut served = 0;
-            while served < max_requests && Instant::now() < deadline && !stopped.load(Ordering::Relaxed) {
+            while served < max_requests
+                && Instant::now() < deadline
+                && !stopped.load(Ordering::Relaxed)
+            {
                 match listener.accept() {
                     Ok((stream, _)) => {
                         if let Some(req) = read_request(&stream) {
@@ -140,7 +143,10 @@ fn read_request(stream: &TcpStream) -> Option<Captured> {
             headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
         }
     }
-    let len: usize = headers.get("content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
+    let len: usize = headers
+        .get("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     let mut body = vec![0u8; len];
     reader.read_exact(&mut body).ok()?;
     Some(Captured {
@@ -203,10 +209,20 @@ fn request() -> ChatRequest {
 #[test]
 fn openai_format_round_trip() {
     let server = FakeServer::start(1, Box::new(|_, _| ok(openai_reply("{\"MT0\": 128}"))));
-    let client = OpenAiClient::new(with_key(config(Provider::OpenAi, &format!("{}/v1", server.url)))).unwrap();
+    let client = OpenAiClient::new(with_key(config(
+        Provider::OpenAi,
+        &format!("{}/v1", server.url),
+    )))
+    .unwrap();
     let reply = client.chat(&request().json(true)).unwrap();
     assert_eq!(reply.text, "{\"MT0\": 128}");
-    assert_eq!(reply.usage, Some(Usage { input_tokens: 11, output_tokens: 7 }));
+    assert_eq!(
+        reply.usage,
+        Some(Usage {
+            input_tokens: 11,
+            output_tokens: 7
+        })
+    );
     assert!(!reply.from_cache);
 
     let reqs = server.requests();
@@ -215,12 +231,21 @@ fn openai_format_round_trip() {
     assert_eq!(r.path, "/v1/chat/completions");
     assert_eq!(r.headers["authorization"], format!("Bearer {KEY}"));
     assert_eq!(r.body["model"], "test-model");
-    assert_eq!(r.body["messages"][0], json!({"role": "system", "content": "You tune GEMM kernels."}));
-    assert_eq!(r.body["messages"][1], json!({"role": "user", "content": "Propose one config."}));
+    assert_eq!(
+        r.body["messages"][0],
+        json!({"role": "system", "content": "You tune GEMM kernels."})
+    );
+    assert_eq!(
+        r.body["messages"][1],
+        json!({"role": "user", "content": "Propose one config."})
+    );
     assert_eq!(r.body["max_tokens"], 64);
     assert_eq!(r.body["response_format"], json!({"type": "json_object"}));
     assert!((r.body["temperature"].as_f64().unwrap() - 0.2).abs() < 1e-6);
-    assert_eq!(client.endpoint().url, format!("{}/v1/chat/completions", server.url));
+    assert_eq!(
+        client.endpoint().url,
+        format!("{}/v1/chat/completions", server.url)
+    );
 }
 
 #[test]
@@ -229,7 +254,10 @@ fn openai_json_mode_rejected_is_retried_without_it_and_remembered() {
         3,
         Box::new(|_, req| {
             if req.body.get("response_format").is_some() {
-                status(400, r#"{"error": {"message": "Unrecognized request argument supplied: response_format"}}"#)
+                status(
+                    400,
+                    r#"{"error": {"message": "Unrecognized request argument supplied: response_format"}}"#,
+                )
             } else {
                 ok(openai_reply("[1, 2]"))
             }
@@ -239,11 +267,18 @@ fn openai_json_mode_rejected_is_retried_without_it_and_remembered() {
     assert_eq!(client.chat(&request().json(true)).unwrap().text, "[1, 2]");
     assert_eq!(client.chat(&request().json(true)).unwrap().text, "[1, 2]");
     let reqs = server.requests();
-    assert_eq!(reqs.len(), 3, "one rejected try, one retry, then no more response_format");
+    assert_eq!(
+        reqs.len(),
+        3,
+        "one rejected try, one retry, then no more response_format"
+    );
     assert!(reqs[0].body.get("response_format").is_some());
     assert!(reqs[1].body.get("response_format").is_none());
     assert!(reqs[2].body.get("response_format").is_none());
-    assert!(reqs[0].headers.get("authorization").is_none(), "no key configured, none sent");
+    assert!(
+        !reqs[0].headers.contains_key("authorization"),
+        "no key configured, none sent"
+    );
 }
 
 #[test]
@@ -261,7 +296,13 @@ fn ollama_format_round_trip() {
     let client = connect(&config(Provider::Ollama, &server.url)).unwrap();
     let reply = client.chat(&request().json(true)).unwrap();
     assert_eq!(reply.text, "{'MT0': 64}");
-    assert_eq!(reply.usage, Some(Usage { input_tokens: 20, output_tokens: 5 }));
+    assert_eq!(
+        reply.usage,
+        Some(Usage {
+            input_tokens: 20,
+            output_tokens: 5
+        })
+    );
     assert_eq!(extract::json_values(&reply.text), vec![json!({"MT0": 64})]);
     let r = &server.requests()[0];
     assert_eq!(r.path, "/api/chat");
@@ -288,15 +329,24 @@ fn anthropic_format_round_trip() {
     let client = connect(&with_key(config(Provider::Anthropic, &server.url))).unwrap();
     let reply = client.chat(&request()).unwrap();
     assert_eq!(reply.text, "Here: {\"MT1\": 32}");
-    assert_eq!(reply.usage, Some(Usage { input_tokens: 30, output_tokens: 9 }));
+    assert_eq!(
+        reply.usage,
+        Some(Usage {
+            input_tokens: 30,
+            output_tokens: 9
+        })
+    );
     let r = &server.requests()[0];
     assert_eq!(r.path, "/v1/messages");
     assert_eq!(r.headers["x-api-key"], KEY);
     assert_eq!(r.headers["anthropic-version"], "2023-06-01");
-    assert!(r.headers.get("authorization").is_none());
+    assert!(!r.headers.contains_key("authorization"));
     assert_eq!(r.body["system"], "You tune GEMM kernels.");
     assert_eq!(r.body["max_tokens"], 64);
-    assert_eq!(r.body["messages"], json!([{"role": "user", "content": "Propose one config."}]));
+    assert_eq!(
+        r.body["messages"],
+        json!([{"role": "user", "content": "Propose one config."}])
+    );
 }
 
 #[test]
@@ -334,14 +384,22 @@ fn server_errors_exhaust_retries() {
     let server = FakeServer::start(3, Box::new(|_, _| status(500, "upstream exploded")));
     let client = OpenAiClient::new(config(Provider::OpenAi, &server.url)).unwrap();
     let err = client.chat(&request()).unwrap_err();
-    assert!(matches!(err, LlmError::Exhausted { attempts: 3, .. }), "{err:?}");
-    assert!(matches!(err.root(), LlmError::Http { status: 500, body, .. } if body.contains("upstream exploded")));
+    assert!(
+        matches!(err, LlmError::Exhausted { attempts: 3, .. }),
+        "{err:?}"
+    );
+    assert!(
+        matches!(err.root(), LlmError::Http { status: 500, body, .. } if body.contains("upstream exploded"))
+    );
     assert_eq!(server.hits(), 3, "1 try + 2 retries");
 }
 
 #[test]
 fn client_errors_are_not_retried() {
-    let server = FakeServer::start(1, Box::new(|_, _| status(404, r#"{"error": "no such model"}"#)));
+    let server = FakeServer::start(
+        1,
+        Box::new(|_, _| status(404, r#"{"error": "no such model"}"#)),
+    );
     let client = OpenAiClient::new(config(Provider::OpenAi, &server.url)).unwrap();
     let err = client.chat(&request()).unwrap_err();
     assert!(matches!(err, LlmError::Http { status: 404, .. }), "{err:?}");
@@ -374,9 +432,15 @@ fn refused_connection_is_a_transport_error() {
     };
     let mut cfg = config(Provider::OpenAi, &format!("http://127.0.0.1:{port}"));
     cfg.retry.retries = 1;
-    let err = OpenAiClient::new(cfg).unwrap().chat(&request()).unwrap_err();
+    let err = OpenAiClient::new(cfg)
+        .unwrap()
+        .chat(&request())
+        .unwrap_err();
     assert!(matches!(err.root(), LlmError::Transport { .. }), "{err:?}");
-    assert!(matches!(err, LlmError::Exhausted { attempts: 2, .. }), "transport errors are retried: {err:?}");
+    assert!(
+        matches!(err, LlmError::Exhausted { attempts: 2, .. }),
+        "transport errors are retried: {err:?}"
+    );
 }
 
 #[test]
@@ -396,16 +460,28 @@ fn garbage_bodies_are_bad_responses() {
     for expect in ["not JSON", "no choices", "provider down", "not text"] {
         let err = client.chat(&request()).unwrap_err();
         assert!(matches!(err, LlmError::BadResponse { .. }), "{err:?}");
-        assert!(err.to_string().contains(expect), "{err} should mention {expect}");
+        assert!(
+            err.to_string().contains(expect),
+            "{err} should mention {expect}"
+        );
     }
     assert_eq!(server.hits(), 4);
 
     let ollama = FakeServer::start(1, Box::new(|_, _| ok(json!({"message": 5}))));
-    let err = connect(&config(Provider::Ollama, &ollama.url)).unwrap().chat(&request()).unwrap_err();
+    let err = connect(&config(Provider::Ollama, &ollama.url))
+        .unwrap()
+        .chat(&request())
+        .unwrap_err();
     assert!(matches!(err, LlmError::BadResponse { .. }), "{err:?}");
 
-    let anth = FakeServer::start(1, Box::new(|_, _| ok(json!({"type": "error", "error": {"type": "overloaded_error"}}))));
-    let err = connect(&with_key(config(Provider::Anthropic, &anth.url))).unwrap().chat(&request()).unwrap_err();
+    let anth = FakeServer::start(
+        1,
+        Box::new(|_, _| ok(json!({"type": "error", "error": {"type": "overloaded_error"}}))),
+    );
+    let err = connect(&with_key(config(Provider::Anthropic, &anth.url)))
+        .unwrap()
+        .chat(&request())
+        .unwrap_err();
     assert!(err.to_string().contains("overloaded_error"), "{err}");
 }
 
@@ -415,7 +491,10 @@ fn cache_answers_a_repeated_request_without_the_server() {
     let server = FakeServer::start(2, Box::new(|i, _| ok(openai_reply(&format!("answer {i}")))));
     let cfg = config(Provider::OpenAi, &server.url);
     {
-        let client = CachedClient::new(OpenAiClient::new(cfg.clone()).unwrap(), ResponseCache::new(dir.path()));
+        let client = CachedClient::new(
+            OpenAiClient::new(cfg.clone()).unwrap(),
+            ResponseCache::new(dir.path()),
+        );
         let first = client.chat(&request()).unwrap();
         let second = client.chat(&request()).unwrap();
         assert_eq!(first.text, "answer 0");
@@ -426,7 +505,10 @@ fn cache_answers_a_repeated_request_without_the_server() {
         assert_eq!(server.hits(), 1);
     }
     // A rerun (new client, same directory) is free too; a different prompt is not.
-    let client = CachedClient::new(OpenAiClient::new(cfg).unwrap(), ResponseCache::new(dir.path()));
+    let client = CachedClient::new(
+        OpenAiClient::new(cfg).unwrap(),
+        ResponseCache::new(dir.path()),
+    );
     assert!(client.chat(&request()).unwrap().from_cache);
     let other = client.chat(&request().temperature(0.9)).unwrap();
     assert_eq!(other.text, "answer 1");
@@ -436,8 +518,20 @@ fn cache_answers_a_repeated_request_without_the_server() {
 #[test]
 fn failures_are_not_cached() {
     let dir = tempfile::tempdir().unwrap();
-    let server = FakeServer::start(2, Box::new(|i, _| if i == 0 { status(400, "bad") } else { ok(openai_reply("ok")) }));
-    let client = CachedClient::new(OpenAiClient::new(config(Provider::OpenAi, &server.url)).unwrap(), ResponseCache::new(dir.path()));
+    let server = FakeServer::start(
+        2,
+        Box::new(|i, _| {
+            if i == 0 {
+                status(400, "bad")
+            } else {
+                ok(openai_reply("ok"))
+            }
+        }),
+    );
+    let client = CachedClient::new(
+        OpenAiClient::new(config(Provider::OpenAi, &server.url)).unwrap(),
+        ResponseCache::new(dir.path()),
+    );
     assert!(client.chat(&request()).is_err());
     assert_eq!(client.chat(&request()).unwrap().text, "ok");
     assert_eq!(server.hits(), 2);
@@ -489,11 +583,15 @@ fn audit_files_hold_every_prompt_and_reply_but_no_key() {
     };
     let cfg = LlmConfig::from_options(&opts).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let log = AuditLog::new(dir.path().join("llm")).unwrap().with_redactor(&cfg.redactor());
+    let log = AuditLog::new(dir.path().join("llm"))
+        .unwrap()
+        .with_redactor(&cfg.redactor());
     let client = AuditedClient::new(connect(&cfg).unwrap(), log);
 
     assert!(client.chat(&request()).is_err());
-    let reply = client.chat(&ChatRequest::new("sys", "second prompt")).unwrap();
+    let reply = client
+        .chat(&ChatRequest::new("sys", "second prompt"))
+        .unwrap();
     assert!(reply.text.contains(KEY), "the server really echoed the key");
 
     let audit = dir.path().join("llm");
@@ -504,7 +602,14 @@ fn audit_files_hold_every_prompt_and_reply_but_no_key() {
     names.sort();
     assert_eq!(
         names,
-        ["001-meta.json", "001-reply.txt", "001-request.json", "002-meta.json", "002-reply.txt", "002-request.json"]
+        [
+            "001-meta.json",
+            "001-reply.txt",
+            "001-request.json",
+            "002-meta.json",
+            "002-reply.txt",
+            "002-request.json"
+        ]
     );
     let read = |n: &str| std::fs::read_to_string(audit.join(n)).unwrap();
     assert!(read("001-request.json").contains("Propose one config."));

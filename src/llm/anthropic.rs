@@ -59,12 +59,16 @@ impl AnthropicClient {
 
     fn headers(&self) -> Result<HeaderMap, LlmError> {
         let mut h = HeaderMap::new();
-        let version = HeaderValue::from_str(&self.config.anthropic_version)
-            .map_err(|_| LlmError::Config("anthropic-version is not a valid header value".into()))?;
+        let version = HeaderValue::from_str(&self.config.anthropic_version).map_err(|_| {
+            LlmError::Config("anthropic-version is not a valid header value".into())
+        })?;
         h.insert(HeaderName::from_static("anthropic-version"), version);
         match &self.config.key {
             Some(key) => {
-                h.insert(HeaderName::from_static("x-api-key"), self.http.secret_header("", key)?);
+                h.insert(
+                    HeaderName::from_static("x-api-key"),
+                    self.http.secret_header("", key)?,
+                );
             }
             None => {
                 return Err(LlmError::MissingKey {
@@ -109,7 +113,9 @@ impl AnthropicClient {
 impl LlmClient for AnthropicClient {
     fn chat(&self, req: &ChatRequest) -> Result<ChatReply, LlmError> {
         let started = Instant::now();
-        let reply = self.http.post_json(&self.url, &self.headers()?, &self.body(req))?;
+        let reply = self
+            .http
+            .post_json(&self.url, &self.headers()?, &self.body(req))?;
         let (text, usage) = self.parse(&reply)?;
         Ok(ChatReply {
             text,

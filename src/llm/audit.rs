@@ -69,11 +69,16 @@ impl AuditLog {
 
     fn write(&self, name: String, text: &str) -> Result<(), LlmError> {
         let path = self.dir.join(name);
-        std::fs::write(&path, self.redactor.redact(text)).map_err(|source| LlmError::Audit { path, source })
+        std::fs::write(&path, self.redactor.redact(text))
+            .map_err(|source| LlmError::Audit { path, source })
     }
 
     /// Records a request about to be sent; returns its sequence number.
-    pub fn record_request(&self, endpoint: &Endpoint, request: &ChatRequest) -> Result<u32, LlmError> {
+    pub fn record_request(
+        &self,
+        endpoint: &Endpoint,
+        request: &ChatRequest,
+    ) -> Result<u32, LlmError> {
         let seq = {
             let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
             let seq = *next;
@@ -95,7 +100,11 @@ impl AuditLog {
     }
 
     /// Records the outcome of request `seq`.
-    pub fn record_reply(&self, seq: u32, outcome: Result<&ChatReply, &LlmError>) -> Result<(), LlmError> {
+    pub fn record_reply(
+        &self,
+        seq: u32,
+        outcome: Result<&ChatReply, &LlmError>,
+    ) -> Result<(), LlmError> {
         let (text, meta) = match outcome {
             Ok(r) => (
                 r.text.clone(),

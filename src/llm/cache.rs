@@ -70,7 +70,12 @@ impl ResponseCache {
         (entry.endpoint == *endpoint && entry.request == *request).then_some(entry.reply)
     }
 
-    pub fn put(&self, endpoint: &Endpoint, request: &ChatRequest, reply: &ChatReply) -> Result<(), LlmError> {
+    pub fn put(
+        &self,
+        endpoint: &Endpoint,
+        request: &ChatRequest,
+        reply: &ChatReply,
+    ) -> Result<(), LlmError> {
         let io = |source| LlmError::Cache {
             path: self.dir.clone(),
             source,
@@ -86,9 +91,7 @@ impl ResponseCache {
         };
         let text = serde_json::to_vec_pretty(&entry).expect("cache entry is plain data");
         let key = Self::key(endpoint, request);
-        let tmp = self
-            .dir
-            .join(format!(".{key}.{}.tmp", std::process::id()));
+        let tmp = self.dir.join(format!(".{key}.{}.tmp", std::process::id()));
         std::fs::write(&tmp, text).map_err(io)?;
         std::fs::rename(&tmp, self.path(&key)).map_err(io)
     }

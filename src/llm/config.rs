@@ -169,7 +169,8 @@ impl LlmConfig {
         opts: &LlmOptions,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, LlmError> {
-        let given_provider: Option<Provider> = opts.provider.as_deref().map(str::parse).transpose()?;
+        let given_provider: Option<Provider> =
+            opts.provider.as_deref().map(str::parse).transpose()?;
         let url_text = match (&opts.url, given_provider) {
             (Some(u), _) => u.trim().to_string(),
             (None, Some(p)) => p.default_url().to_string(),
@@ -255,7 +256,9 @@ fn resolve_key(
     if let Some(var) = key_env {
         let var = var.trim();
         if var.is_empty() {
-            return Err(LlmError::Config("--llm-key-env needs a variable name".into()));
+            return Err(LlmError::Config(
+                "--llm-key-env needs a variable name".into(),
+            ));
         }
         return match lookup(var) {
             Some(v) => Ok((Some(var.to_string()), Some(Secret::new(v.trim())))),
@@ -313,9 +316,17 @@ mod tests {
     #[test]
     fn infers_provider_from_url() {
         let e = env(&[]);
-        let c = LlmConfig::from_options_with_env(&opts(None, Some("http://127.0.0.1:11434"), Some("m")), &e).unwrap();
+        let c = LlmConfig::from_options_with_env(
+            &opts(None, Some("http://127.0.0.1:11434"), Some("m")),
+            &e,
+        )
+        .unwrap();
         assert_eq!(c.provider, Provider::Ollama);
-        let c = LlmConfig::from_options_with_env(&opts(None, Some("http://localhost:8080/v1"), Some("m")), &e).unwrap();
+        let c = LlmConfig::from_options_with_env(
+            &opts(None, Some("http://localhost:8080/v1"), Some("m")),
+            &e,
+        )
+        .unwrap();
         assert_eq!(c.provider, Provider::OpenAi);
         assert!(c.key.is_none());
     }
@@ -323,11 +334,14 @@ mod tests {
     #[test]
     fn missing_key_names_the_variable() {
         let e = env(&[]);
-        let err = LlmConfig::from_options_with_env(&opts(Some("anthropic"), None, Some("claude")), &e).unwrap_err();
+        let err =
+            LlmConfig::from_options_with_env(&opts(Some("anthropic"), None, Some("claude")), &e)
+                .unwrap_err();
         assert!(matches!(&err, LlmError::MissingKey { var, .. } if var == "ANTHROPIC_API_KEY"));
         assert!(err.to_string().contains("ANTHROPIC_API_KEY"));
 
-        let err = LlmConfig::from_options_with_env(&opts(Some("openai"), None, Some("gpt")), &e).unwrap_err();
+        let err = LlmConfig::from_options_with_env(&opts(Some("openai"), None, Some("gpt")), &e)
+            .unwrap_err();
         assert!(err.to_string().contains("OPENAI_API_KEY"));
 
         let mut o = opts(None, Some("http://127.0.0.1:9/v1"), Some("m"));
@@ -339,17 +353,28 @@ mod tests {
     #[test]
     fn key_is_read_but_never_printed() {
         let e = env(&[("ANTHROPIC_API_KEY", "sk-ant-planted-0123456789")]);
-        let c = LlmConfig::from_options_with_env(&opts(Some("claude"), None, Some("c")), &e).unwrap();
-        assert_eq!(c.key.as_ref().unwrap().expose(), "sk-ant-planted-0123456789");
+        let c =
+            LlmConfig::from_options_with_env(&opts(Some("claude"), None, Some("c")), &e).unwrap();
+        assert_eq!(
+            c.key.as_ref().unwrap().expose(),
+            "sk-ant-planted-0123456789"
+        );
         assert!(!format!("{c:?}").contains("planted"));
         assert_eq!(c.key_env.as_deref(), Some("ANTHROPIC_API_KEY"));
-        assert!(c.redactor().redact("x sk-ant-planted-0123456789 y").contains("[REDACTED]"));
+        assert!(c
+            .redactor()
+            .redact("x sk-ant-planted-0123456789 y")
+            .contains("[REDACTED]"));
     }
 
     #[test]
     fn local_openai_server_does_not_receive_the_openai_key() {
         let e = env(&[("OPENAI_API_KEY", "sk-openai-real-key")]);
-        let c = LlmConfig::from_options_with_env(&opts(None, Some("http://10.1.2.3:8000/v1"), Some("m")), &e).unwrap();
+        let c = LlmConfig::from_options_with_env(
+            &opts(None, Some("http://10.1.2.3:8000/v1"), Some("m")),
+            &e,
+        )
+        .unwrap();
         assert!(c.key.is_none());
     }
 
@@ -360,9 +385,16 @@ mod tests {
             LlmConfig::from_options_with_env(&opts(Some("bard"), None, Some("m")), &e),
             Err(LlmError::Config(_))
         ));
-        assert!(LlmConfig::from_options_with_env(&opts(None, Some("ftp://x"), Some("m")), &e).is_err());
-        assert!(LlmConfig::from_options_with_env(&opts(None, Some("not a url"), Some("m")), &e).is_err());
-        assert!(LlmConfig::from_options_with_env(&opts(None, Some("http://h:1"), None), &e).is_err());
+        assert!(
+            LlmConfig::from_options_with_env(&opts(None, Some("ftp://x"), Some("m")), &e).is_err()
+        );
+        assert!(
+            LlmConfig::from_options_with_env(&opts(None, Some("not a url"), Some("m")), &e)
+                .is_err()
+        );
+        assert!(
+            LlmConfig::from_options_with_env(&opts(None, Some("http://h:1"), None), &e).is_err()
+        );
         assert!(LlmConfig::from_options_with_env(&opts(None, None, Some("m")), &e).is_err());
         let mut o = opts(None, Some("http://h:1"), Some("m"));
         o.timeout_s = Some(-1.0);

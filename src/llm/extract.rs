@@ -129,7 +129,11 @@ pub fn normalize(text: &str, start: usize, budget: &mut usize) -> Option<(String
             '}' | ']' => {
                 // A held comma right before a closer is a trailing comma: dropped.
                 pending_comma = false;
-                let want = if c == '}' { Container::Object } else { Container::Array };
+                let want = if c == '}' {
+                    Container::Object
+                } else {
+                    Container::Array
+                };
                 if stack.pop()? != want {
                     return None;
                 }
@@ -186,7 +190,10 @@ pub fn normalize(text: &str, start: usize, budget: &mut usize) -> Option<(String
                 let word = &text[i..i + len];
                 *budget = budget.saturating_sub(len);
                 i += len;
-                if slot == Slot::Key && is_identifier(word) && next_significant(text, i) == Some(':') {
+                if slot == Slot::Key
+                    && is_identifier(word)
+                    && next_significant(text, i) == Some(':')
+                {
                     // A bare key: quoting it is the only reading.
                     out.push('"');
                     out.push_str(word);
@@ -231,7 +238,13 @@ fn next_significant(text: &str, i: usize) -> Option<char> {
 
 /// Copies the string literal quoted by `quote` starting at `text[start]` as a strict JSON
 /// string; returns the offset past its closing quote.
-fn copy_string(text: &str, start: usize, quote: char, out: &mut String, budget: &mut usize) -> Option<usize> {
+fn copy_string(
+    text: &str,
+    start: usize,
+    quote: char,
+    out: &mut String,
+    budget: &mut usize,
+) -> Option<usize> {
     out.push('"');
     let mut chars = text[start + 1..].char_indices();
     while let Some((off, c)) = chars.next() {
@@ -283,7 +296,10 @@ mod tests {
     fn several_objects_and_arrays() {
         let reply = "First {\"a\":1} then {\"b\":[1,2]} and finally [ {\"c\":3}, {\"d\":4} ].";
         let vals = json_values(reply);
-        assert_eq!(vals, vec![json!({"a":1}), json!({"b":[1,2]}), json!([{"c":3},{"d":4}])]);
+        assert_eq!(
+            vals,
+            vec![json!({"a":1}), json!({"b":[1,2]}), json!([{"c":3},{"d":4}])]
+        );
         let objs = json_objects(reply);
         assert_eq!(objs.len(), 4);
         assert_eq!(first_json_object(reply).unwrap()["a"], json!(1));
@@ -303,18 +319,27 @@ mod tests {
             vec![json!({"name": "it's \"MT\"", "flag": true, "none": null, "x": -1500.0})]
         );
         // An apostrophe inside a double-quoted string is just a character.
-        assert_eq!(json_values(r#"{"why": "it's faster"}"#), vec![json!({"why": "it's faster"})]);
+        assert_eq!(
+            json_values(r#"{"why": "it's faster"}"#),
+            vec![json!({"why": "it's faster"})]
+        );
     }
 
     #[test]
     fn comment_markers_inside_strings_are_kept() {
         let reply = r#"{"url": "http://x/y", "c": "/* no */"}"#;
-        assert_eq!(json_values(reply), vec![json!({"url": "http://x/y", "c": "/* no */"})]);
+        assert_eq!(
+            json_values(reply),
+            vec![json!({"url": "http://x/y", "c": "/* no */"})]
+        );
     }
 
     #[test]
     fn raw_newlines_in_strings_are_escaped() {
-        assert_eq!(json_values("{\"why\": \"line one\nline two\"}"), vec![json!({"why": "line one\nline two"})]);
+        assert_eq!(
+            json_values("{\"why\": \"line one\nline two\"}"),
+            vec![json!({"why": "line one\nline two"})]
+        );
     }
 
     #[test]
@@ -329,21 +354,37 @@ mod tests {
 
     #[test]
     fn unicode_survives() {
-        assert_eq!(json_values("→ {'ключ': 'значение ✓'} ←"), vec![json!({"ключ": "значение ✓"})]);
+        assert_eq!(
+            json_values("→ {'ключ': 'значение ✓'} ←"),
+            vec![json!({"ключ": "значение ✓"})]
+        );
     }
 
     /// A random JSON value without floats (whose text form need not round-trip exactly).
     fn random_value(rng: &mut impl Rng, depth: u32) -> Value {
-        let pick = if depth >= 3 { rng.gen_range(0..4) } else { rng.gen_range(0..6) };
+        let pick = if depth >= 3 {
+            rng.gen_range(0..4)
+        } else {
+            rng.gen_range(0..6)
+        };
         match pick {
             0 => Value::Null,
             1 => json!(rng.gen::<bool>()),
             2 => json!(rng.gen_range(-1_000_000i64..1_000_000)),
             3 => json!(random_text(rng, "ab \\\"'{}[],:/*#\n\té→", 12)),
-            4 => Value::Array((0..rng.gen_range(0..4)).map(|_| random_value(rng, depth + 1)).collect()),
+            4 => Value::Array(
+                (0..rng.gen_range(0..4))
+                    .map(|_| random_value(rng, depth + 1))
+                    .collect(),
+            ),
             _ => Value::Object(
                 (0..rng.gen_range(0..4))
-                    .map(|_| (random_text(rng, "kMT_0'\" ", 6), random_value(rng, depth + 1)))
+                    .map(|_| {
+                        (
+                            random_text(rng, "kMT_0'\" ", 6),
+                            random_value(rng, depth + 1),
+                        )
+                    })
                     .collect(),
             ),
         }
@@ -351,7 +392,9 @@ mod tests {
 
     fn random_text(rng: &mut impl Rng, palette: &str, max_len: usize) -> String {
         let chars: Vec<char> = palette.chars().collect();
-        (0..rng.gen_range(0..=max_len)).map(|_| chars[rng.gen_range(0..chars.len())]).collect()
+        (0..rng.gen_range(0..=max_len))
+            .map(|_| chars[rng.gen_range(0..chars.len())])
+            .collect()
     }
 
     #[test]

@@ -62,7 +62,12 @@ impl HttpTransport {
     }
 
     /// POSTs `body` to `url`, retrying per the policy; the parsed JSON of the first 2xx reply.
-    pub fn post_json(&self, url: &str, headers: &HeaderMap, body: &Value) -> Result<Value, LlmError> {
+    pub fn post_json(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: &Value,
+    ) -> Result<Value, LlmError> {
         let attempts = self.policy.max_attempts();
         let mut rng = rand::thread_rng();
         let mut attempt = 0;
@@ -112,7 +117,8 @@ impl HttpTransport {
         if bytes.len() as u64 > MAX_BODY_BYTES {
             return Err(self.bad_response(url, "reply larger than 16 MiB", &text));
         }
-        serde_json::from_str(&text).map_err(|e| self.bad_response(url, &format!("not JSON: {e}"), &text))
+        serde_json::from_str(&text)
+            .map_err(|e| self.bad_response(url, &format!("not JSON: {e}"), &text))
     }
 
     fn read_body(
@@ -124,7 +130,10 @@ impl HttpTransport {
         let mut bytes = Vec::new();
         match resp.take(MAX_BODY_BYTES + 1).read_to_end(&mut bytes) {
             Ok(_) => Ok(bytes),
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut || started.elapsed() >= self.timeout => {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::TimedOut
+                    || started.elapsed() >= self.timeout =>
+            {
                 Err(LlmError::Timeout {
                     url: self.redactor.redact(url),
                     after: self.timeout,
@@ -132,7 +141,9 @@ impl HttpTransport {
             }
             Err(e) => Err(LlmError::Transport {
                 url: self.redactor.redact(url),
-                message: self.redactor.redact(&format!("reading the reply: {}", chain(&e))),
+                message: self
+                    .redactor
+                    .redact(&format!("reading the reply: {}", chain(&e))),
             }),
         }
     }
@@ -208,8 +219,17 @@ mod tests {
         assert_eq!(f("http://h:1/v1"), "http://h:1/v1/chat/completions");
         assert_eq!(f("http://h:1/v1/"), "http://h:1/v1/chat/completions");
         assert_eq!(f("http://h:1"), "http://h:1/v1/chat/completions");
-        assert_eq!(f("http://h:1/v1/chat/completions"), "http://h:1/v1/chat/completions");
-        assert_eq!(endpoint_url("http://h:11434", "/api/chat", ""), "http://h:11434/api/chat");
-        assert_eq!(endpoint_url("http://h/api/chat", "/api/chat", ""), "http://h/api/chat");
+        assert_eq!(
+            f("http://h:1/v1/chat/completions"),
+            "http://h:1/v1/chat/completions"
+        );
+        assert_eq!(
+            endpoint_url("http://h:11434", "/api/chat", ""),
+            "http://h:11434/api/chat"
+        );
+        assert_eq!(
+            endpoint_url("http://h/api/chat", "/api/chat", ""),
+            "http://h/api/chat"
+        );
     }
 }

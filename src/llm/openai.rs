@@ -92,7 +92,10 @@ impl OpenAiClient {
         };
         let usage = v.get("usage").map(|u| Usage {
             input_tokens: u.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
-            output_tokens: u.get("completion_tokens").and_then(Value::as_u64).unwrap_or(0),
+            output_tokens: u
+                .get("completion_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
         });
         Ok((text, usage))
     }
@@ -113,10 +116,16 @@ impl LlmClient for OpenAiClient {
         let started = Instant::now();
         let headers = self.headers()?;
         let json_mode = req.json && !self.json_mode_rejected.load(Ordering::Relaxed);
-        let reply = match self.http.post_json(&self.url, &headers, &self.body(req, json_mode)) {
-            Err(LlmError::Http { status: 400 | 422, .. }) if json_mode => {
+        let reply = match self
+            .http
+            .post_json(&self.url, &headers, &self.body(req, json_mode))
+        {
+            Err(LlmError::Http {
+                status: 400 | 422, ..
+            }) if json_mode => {
                 self.json_mode_rejected.store(true, Ordering::Relaxed);
-                self.http.post_json(&self.url, &headers, &self.body(req, false))?
+                self.http
+                    .post_json(&self.url, &headers, &self.body(req, false))?
             }
             other => other?,
         };

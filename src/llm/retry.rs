@@ -44,7 +44,12 @@ impl RetryPolicy {
 
     /// The pause after failed attempt number `attempt` (0-based), given the server's
     /// `Retry-After` if it sent one.
-    pub fn delay(&self, attempt: u32, retry_after: Option<Duration>, rng: &mut impl Rng) -> Duration {
+    pub fn delay(
+        &self,
+        attempt: u32,
+        retry_after: Option<Duration>,
+        rng: &mut impl Rng,
+    ) -> Duration {
         let exp = self
             .base
             .saturating_mul(1u32.checked_shl(attempt.min(31)).unwrap_or(u32::MAX))
@@ -87,7 +92,11 @@ mod tests {
         for attempt in 0..12 {
             let full = (100u64 << attempt.min(20)).min(1000);
             let d = p.delay(attempt, None, &mut rng).as_millis() as u64;
-            assert!(d >= full / 2 && d <= full, "attempt {attempt}: {d} not in [{}, {full}]", full / 2);
+            assert!(
+                d >= full / 2 && d <= full,
+                "attempt {attempt}: {d} not in [{}, {full}]",
+                full / 2
+            );
         }
     }
 
@@ -99,8 +108,14 @@ mod tests {
             ..RetryPolicy::default()
         };
         let mut rng = ChaCha8Rng::seed_from_u64(1);
-        assert_eq!(p.delay(0, Some(Duration::from_secs(2)), &mut rng), Duration::from_secs(2));
-        assert_eq!(p.delay(0, Some(Duration::from_secs(600)), &mut rng), Duration::from_secs(3));
+        assert_eq!(
+            p.delay(0, Some(Duration::from_secs(2)), &mut rng),
+            Duration::from_secs(2)
+        );
+        assert_eq!(
+            p.delay(0, Some(Duration::from_secs(600)), &mut rng),
+            Duration::from_secs(3)
+        );
     }
 
     #[test]

@@ -13,7 +13,8 @@ pub const REDACTED: &str = "[REDACTED]";
 /// Environment variables that hold LLM keys by convention; their values are always redacted,
 /// even when the configured provider does not use them, because a prompt or an echoing proxy
 /// can still carry them.
-pub const WELL_KNOWN_KEY_VARS: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"];
+pub const WELL_KNOWN_KEY_VARS: &[&str] =
+    &["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"];
 
 /// Values shorter than this are not treated as secrets: redacting "a" or "1" would shred
 /// every message, and no real API key is that short.
@@ -124,10 +125,7 @@ mod tests {
             .with(&Secret::new("abcdef"))
             .with(&Secret::new("abcdef-longer"));
         let out = r.redact("key=abcdef-longer and abcdef, Bearer abcdef");
-        assert_eq!(
-            out,
-            "key=[REDACTED] and [REDACTED], Bearer [REDACTED]"
-        );
+        assert_eq!(out, "key=[REDACTED] and [REDACTED], Bearer [REDACTED]");
     }
 
     #[test]
