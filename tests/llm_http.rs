@@ -627,3 +627,25 @@ fn audit_files_hold_every_prompt_and_reply_but_no_key() {
         .unwrap();
     assert_eq!(seq, 3);
 }
+
+#[test]
+fn a_bad_request_does_not_switch_json_mode_off() {
+    let server = FakeServer::start(
+        4,
+        Box::new(|_, _| status(400, r#"{"error": "context too long"}"#)),
+    );
+    let client = OpenAiClient::new(config(Provider::OpenAi, &server.url)).unwrap();
+    let err = client.chat(&request().json(true)).unwrap_err();
+    assert!(matches!(err, LlmError::Http { status: 400, .. }), "{err:?}");
+    assert!(client.chat(&request().json(true)).is_err());
+    let reqs = server.requests();
+    assert_eq!(
+        reqs.len(),
+        4,
+        "each call: one try with the field, one without"
+    );
+    assert!(reqs[0].body.get("response_format").is_some());
+    assert!(reqs[1].body.get("response_format").is_none());
+    assert!(reqs[2].body.get("response_format").is_some());
+    assert!(reqs[3].body.get("response_format").is_none());
+}

@@ -4,8 +4,9 @@
 //! Request: `{model, messages: [{role: system|user|assistant, content}], temperature,
 //! max_tokens, response_format: {type: json_object}?}`, key as `Authorization: Bearer`.
 //! Reply: `choices[0].message.content` and `usage.{prompt,completion}_tokens`.
-//! JSON mode: some servers reject `response_format`; the first 400/422 answer to a request
-//! that carried it is retried once without it, and the client then stops sending it.
+//! JSON mode: some servers reject `response_format`; a 400/422 answer to a request that
+//! carried it is retried once without it, and once such a retry succeeds the client stops
+//! sending the field.
 
 use reqwest::header::{HeaderMap, AUTHORIZATION};
 use serde_json::{json, Value};
@@ -123,9 +124,12 @@ impl LlmClient for OpenAiClient {
             Err(LlmError::Http {
                 status: 400 | 422, ..
             }) if json_mode => {
+                let plain = self
+                    .http
+                    .post_json(&self.url, &headers, &self.body(req, false))?;
+                // Only now is it clear the field was the problem, not the rest of the request.
                 self.json_mode_rejected.store(true, Ordering::Relaxed);
-                self.http
-                    .post_json(&self.url, &headers, &self.body(req, false))?
+                plain
             }
             other => other?,
         };
