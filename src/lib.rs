@@ -10,6 +10,7 @@ pub mod cli;
 pub mod compile;
 pub mod device;
 pub mod hw;
+pub mod llm;
 pub mod problem;
 pub mod report;
 pub mod space;

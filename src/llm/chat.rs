@@ -1,0 +1,158 @@
+//! The provider-neutral conversation types and the [`LlmClient`] trait.
+//!
+//! A caller builds a [`ChatRequest`] (system prompt, alternating user/assistant messages,
+//! sampling settings, whether a JSON reply is wanted) and hands it to any [`LlmClient`]: a
+//! transport (`openai`, `ollama`, `anthropic`) or a wrapper around one (`CachedClient`,
+//! `AuditedClient`). Each transport translates the request into its API's body and the
+//! answer back into a [`ChatReply`].
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+use super::error::LlmError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn user(content: impl Into<String>) -> Self {
+        ChatMessage {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+
+    pub fn assistant(content: impl Into<String>) -> Self {
+        ChatMessage {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+}
+
+/// One request to a chat model. Serialised whole into the cache key and the audit log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ChatRequest {
+    pub system: Option<String>,
+    pub messages: Vec<ChatMessage>,
+    pub temperature: Option<f32>,
+    pub max_tokens: Option<u32>,
+    /// Ask for a JSON reply through the API's JSON mode where it has one. The reply text
+    /// should still go through [`extract`](super::extract): not every server honours it.
+    pub json: bool,
+}
+
+impl ChatRequest {
+    /// A one-turn request: a system prompt and one user message.
+    pub fn new(system: impl Into<String>, user: impl Into<String>) -> Self {
+        ChatRequest {
+            system: Some(system.into()),
+            messages: vec![ChatMessage::user(user)],
+            ..ChatRequest::default()
+        }
+    }
+
+    pub fn temperature(mut self, t: f32) -> Self {
+        self.temperature = Some(t);
+        self
+    }
+
+    pub fn max_tokens(mut self, n: u32) -> Self {
+        self.max_tokens = Some(n);
+        self
+    }
+
+    pub fn json(mut self, on: bool) -> Self {
+        self.json = on;
+        self
+    }
+}
+
+/// Token counts, when the server reports them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatReply {
+    pub text: String,
+    pub usage: Option<Usage>,
+    /// Wall time of the call that produced the text (all attempts included); for a cache hit,
+    /// the time of the original call.
+    #[serde(with = "duration_ms")]
+    pub latency: Duration,
+    /// True when the reply came from the response cache rather than the server.
+    #[serde(default)]
+    pub from_cache: bool,
+}
+
+/// Which model at which address a client talks to: part of the cache key and the audit log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Endpoint {
+    pub provider: String,
+    pub url: String,
+    pub model: String,
+}
+
+/// Anything that can answer a chat request.
+pub trait LlmClient: Send + Sync {
+    fn chat(&self, request: &ChatRequest) -> Result<ChatReply, LlmError>;
+
+    /// The endpoint this client ends up talking to.
+    fn endpoint(&self) -> Endpoint;
+}
+
+impl<T: LlmClient + ?Sized> LlmClient for Box<T> {
+    fn chat(&self, request: &ChatRequest) -> Result<ChatReply, LlmError> {
+        (**self).chat(request)
+    }
+
+    fn endpoint(&self) -> Endpoint {
+        (**self).endpoint()
+    }
+}
+
+impl<T: LlmClient + ?Sized> LlmClient for std::sync::Arc<T> {
+    fn chat(&self, request: &ChatRequest) -> Result<ChatReply, LlmError> {
+        (**self).chat(request)
+    }
+
+    fn endpoint(&self) -> Endpoint {
+        (**self).endpoint()
+    }
+}
+
+/// Durations as whole milliseconds in JSON: readable in cache and audit files.
+mod duration_ms {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_millis().min(u64::MAX as u128) as u64)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        Ok(Duration::from_millis(u64::deserialize(d)?))
+    }
+}
