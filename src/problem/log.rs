@@ -1,1 +1,0 @@
-//! PLACEHOLDER: hipBLASLt log parsing.
