@@ -81,7 +81,9 @@ fn several_files_merge_and_io_errors_name_the_file() {
     let log = parse_files(&[a.clone(), b.clone(), a.clone()]).unwrap();
     assert_eq!(log.entries.len(), 16);
     assert_eq!(log.entries[0].call_count, 2 * 4096);
-    assert!(log.entries[11].source.ends_with("llama3_70b_tp8_mask32.log"));
+    assert!(log.entries[11]
+        .source
+        .ends_with("llama3_70b_tp8_mask32.log"));
     assert_eq!(log.lines_read, 16 + 20 + 16);
 
     let missing = fixture("no_such.log");
@@ -116,7 +118,10 @@ fn absent_optional_flags_take_hipblaslt_bench_defaults() {
     assert_eq!((p.lda, p.ldb, p.ldc, p.ldd), (64, 16, 64, 64));
 
     // Batched with absent strides: packed strides.
-    let log = parse_str("hipblaslt-bench -m 64 -n 32 -k 16 --batch_count 4", "batched");
+    let log = parse_str(
+        "hipblaslt-bench -m 64 -n 32 -k 16 --batch_count 4",
+        "batched",
+    );
     let p = &log.entries[0].problem;
     assert_eq!((p.batch, p.stride_a, p.stride_d), (4, 64 * 16, 64 * 32));
 }
@@ -151,7 +156,10 @@ fn malformed_lines_are_errors_with_line_numbers_and_the_rest_parses() {
         "M must be positive",
     ];
     for ((_, message), want) in errors.iter().zip(expect) {
-        assert!(message.contains(want), "`{message}` should mention `{want}`");
+        assert!(
+            message.contains(want),
+            "`{message}` should mention `{want}`"
+        );
     }
     assert_eq!(shapes(&log), vec![(128, 8, 256, 5)]);
     assert_eq!(log.gemm_lines, 10);
@@ -164,9 +172,18 @@ fn unknown_keys_warn_once_and_are_kept() {
     let line = |m: i64, tag: &str| {
         format!("- {{function: matmul, M: {m}, N: 8, K: 64, workload_tag: {tag}, future_flag: 1}}")
     };
-    let text = [line(64, "a"), line(128, "b"), line(64, "c"), format!("hipblaslt-bench -m 32 -n 8 -k 64 --new_option 7")].join("\n");
+    let text = [
+        line(64, "a"),
+        line(128, "b"),
+        line(64, "c"),
+        format!("hipblaslt-bench -m 32 -n 8 -k 64 --new_option 7"),
+    ]
+    .join("\n");
     let log = parse_str(&text, "u");
-    let warnings: Vec<_> = log.warnings().map(|w| (w.line, w.message.clone())).collect();
+    let warnings: Vec<_> = log
+        .warnings()
+        .map(|w| (w.line, w.message.clone()))
+        .collect();
     assert_eq!(warnings.len(), 3, "{warnings:?}");
     assert!(warnings[0].1.contains("workload_tag") && warnings[0].0 == 1);
     assert!(warnings[1].1.contains("future_flag"));
@@ -200,8 +217,19 @@ fn fused_epilogues_are_kept_and_warned_once() {
     assert!(!e.contains_key("gradient"));
     // Plain GEMM with default epilogue settings: nothing recorded.
     assert!(log.entries[3].extra.is_empty());
-    let keys: Vec<_> = log.warnings().map(|w| w.message.split('`').nth(1).unwrap_or("").to_string()).collect();
-    assert_eq!(keys, vec!["bias_vector: true", "activation_type: gelu", "use_e: true", "scaleA: 1"]);
+    let keys: Vec<_> = log
+        .warnings()
+        .map(|w| w.message.split('`').nth(1).unwrap_or("").to_string())
+        .collect();
+    assert_eq!(
+        keys,
+        vec![
+            "bias_vector: true",
+            "activation_type: gelu",
+            "use_e: true",
+            "scaleA: 1"
+        ]
+    );
 }
 
 #[test]
@@ -215,7 +243,10 @@ see hipblaslt-bench --help for options
     let log = parse_str(text, "other");
     assert!(log.entries.is_empty());
     assert!(log.issues.is_empty(), "{:?}", log.issues);
-    assert_eq!((log.lines_read, log.gemm_lines, log.other_function_lines), (4, 0, 1));
+    assert_eq!(
+        (log.lines_read, log.gemm_lines, log.other_function_lines),
+        (4, 0, 1)
+    );
 }
 
 #[test]
@@ -244,7 +275,9 @@ fn a_large_mixed_log_parses() {
     for i in 0..20_000 {
         let m = 64 * (1 + i % 50);
         text.push_str(&format!("- {{function: matmul, M: {m}, N: 8, K: 4096, transA: T, transB: N, a_type: bf16_r, b_type: bf16_r, c_type: bf16_r, d_type: bf16_r, call_count: 2}}\n"));
-        text.push_str(&format!("hipblaslt-bench -m {m} -n 8 -k 4096 --transA T --transB N -r bf16_r\n"));
+        text.push_str(&format!(
+            "hipblaslt-bench -m {m} -n 8 -k 4096 --transA T --transB N -r bf16_r\n"
+        ));
         text.push_str("INFO step done\n");
     }
     let log = parse_str(&text, "big");

@@ -114,9 +114,18 @@ mod tests {
 
     #[test]
     fn finds_the_program_after_paths_and_env() {
-        assert_eq!(invocation("hipblaslt-bench -m 1").map(str::trim), Some("-m 1"));
-        assert_eq!(invocation("/opt/rocm/bin/hipblaslt-bench -m 1").map(str::trim), Some("-m 1"));
-        assert_eq!(invocation("A=1 B=2 ./hipblaslt-bench -m 1").map(str::trim), Some("-m 1"));
+        assert_eq!(
+            invocation("hipblaslt-bench -m 1").map(str::trim),
+            Some("-m 1")
+        );
+        assert_eq!(
+            invocation("/opt/rocm/bin/hipblaslt-bench -m 1").map(str::trim),
+            Some("-m 1")
+        );
+        assert_eq!(
+            invocation("A=1 B=2 ./hipblaslt-bench -m 1").map(str::trim),
+            Some("-m 1")
+        );
         assert_eq!(invocation("please run hipblaslt-bench -m 1"), None);
         assert_eq!(invocation("hipblaslt-bench-wrapper -m 1"), None);
     }
@@ -137,8 +146,12 @@ mod tests {
         assert_eq!(f.features, vec![("bias_vector", "true")]);
         let p = f.build().unwrap().remove(0);
         assert_eq!((p.m, p.n, p.k, p.alpha), (4, 5, 6, -2.0));
-        assert!(parse("-m 4 -n 5 -k").unwrap_err().contains("`-k` needs a value"));
-        assert!(parse("7 -m 4").unwrap_err().contains("unexpected argument `7`"));
+        assert!(parse("-m 4 -n 5 -k")
+            .unwrap_err()
+            .contains("`-k` needs a value"));
+        assert!(parse("7 -m 4")
+            .unwrap_err()
+            .contains("unexpected argument `7`"));
     }
 
     #[test]

@@ -145,11 +145,33 @@ pub(super) fn classify(key: &str) -> KeyKind {
         "compute_input_typeA" | "compute_input_typeB" => Feature(UNSET),
         "bias_type" | "bias_source" | "aux_type" | "activation_arg1" | "activation_arg2"
         | "lde" | "stride_e" => Detail,
-        "scale_type" | "flush" | "rotating" | "cold_iters" | "iters" | "i" | "j" | "api_method"
-        | "algo_method" | "solution_index" | "requested_solution" | "workspace"
-        | "initialization" | "verify" | "v" | "print_kernel_info" | "use_gpu_timer"
-        | "device" | "c_equal_d" | "any_stride" | "HMM" | "log_function_name"
-        | "function_filter" | "skip_slow_solution_ratio" | "splitk" | "wgm" | "dump_matrix"
+        "scale_type"
+        | "flush"
+        | "rotating"
+        | "cold_iters"
+        | "iters"
+        | "i"
+        | "j"
+        | "api_method"
+        | "algo_method"
+        | "solution_index"
+        | "requested_solution"
+        | "workspace"
+        | "initialization"
+        | "verify"
+        | "v"
+        | "print_kernel_info"
+        | "use_gpu_timer"
+        | "device"
+        | "c_equal_d"
+        | "any_stride"
+        | "HMM"
+        | "log_function_name"
+        | "function_filter"
+        | "skip_slow_solution_ratio"
+        | "splitk"
+        | "wgm"
+        | "dump_matrix"
         | "use_user_args" => Harness,
         _ => Unknown,
     }
@@ -227,9 +249,7 @@ impl<'a> RawFields<'a> {
             None => DataType::F16,
         };
         let dtype = |f: Field| -> Result<DataType, String> {
-            self.text(f)?
-                .map(parse_dtype)
-                .unwrap_or(Ok(precision))
+            self.text(f)?.map(parse_dtype).unwrap_or(Ok(precision))
         };
         let trans = |f: Field| -> Result<Trans, String> {
             match self.text(f)? {
@@ -356,17 +376,31 @@ mod tests {
     #[test]
     fn precision_sets_all_types_and_explicit_types_win() {
         let mut f = RawFields::default();
-        for (k, v) in [("M", "8"), ("N", "8"), ("K", "8"), ("r", "bf16_r"), ("d_type", "f32_r")] {
+        for (k, v) in [
+            ("M", "8"),
+            ("N", "8"),
+            ("K", "8"),
+            ("r", "bf16_r"),
+            ("d_type", "f32_r"),
+        ] {
             f.set(k, v);
         }
         let p = f.build().unwrap().remove(0);
-        assert_eq!((p.a_type, p.c_type, p.d_type), (DataType::Bf16, DataType::Bf16, DataType::F32));
+        assert_eq!(
+            (p.a_type, p.c_type, p.d_type),
+            (DataType::Bf16, DataType::Bf16, DataType::F32)
+        );
     }
 
     #[test]
     fn grouped_sizes_expand_and_repeat_the_last_value() {
         let mut f = RawFields::default();
-        for (k, v) in [("m", "16 32 48"), ("n", "8"), ("k", "64 128"), ("grouped_gemm", "true")] {
+        for (k, v) in [
+            ("m", "16 32 48"),
+            ("n", "8"),
+            ("k", "64 128"),
+            ("grouped_gemm", "true"),
+        ] {
             f.set(k, v);
         }
         let ps = f.build().unwrap();

@@ -76,7 +76,11 @@ impl fmt::Display for LogIssue {
             Severity::Warning => "warning",
             Severity::Error => "error",
         };
-        write!(f, "{}:{}: {level}: {}", self.source, self.line, self.message)
+        write!(
+            f,
+            "{}:{}: {level}: {}",
+            self.source, self.line, self.message
+        )
     }
 }
 
@@ -95,9 +99,7 @@ pub struct ParsedLog {
 
 impl ParsedLog {
     pub fn errors(&self) -> impl Iterator<Item = &LogIssue> {
-        self.issues
-            .iter()
-            .filter(|i| i.severity == Severity::Error)
+        self.issues.iter().filter(|i| i.severity == Severity::Error)
     }
 
     pub fn warnings(&self) -> impl Iterator<Item = &LogIssue> {
@@ -202,8 +204,9 @@ impl LogParser {
             Some(text) => match text.parse::<u64>() {
                 Ok(n) => n,
                 Err(_) => {
-                    let message =
-                        format!("bad value `{text}` for call_count: expected a non-negative integer");
+                    let message = format!(
+                        "bad value `{text}` for call_count: expected a non-negative integer"
+                    );
                     return self.issue(source, number, Severity::Error, message);
                 }
             },
@@ -239,7 +242,12 @@ impl LogParser {
 
         for problem in problems {
             if let Err(e) = problem.validate() {
-                self.issue(source, number, Severity::Error, format!("invalid GEMM: {e}"));
+                self.issue(
+                    source,
+                    number,
+                    Severity::Error,
+                    format!("invalid GEMM: {e}"),
+                );
                 continue;
             }
             self.merge(problem, calls, number, source, &extra);
@@ -303,7 +311,10 @@ mod tests {
     #[test]
     fn both_formats_merge_into_one_entry() {
         let bench = GemmProblem::new(16032, 109, 16384).hipblaslt_bench_args();
-        let text = format!("{SEED}\nnoise\n{bench}\n{}", SEED.replace("call_count: 1", "call_count: 5"));
+        let text = format!(
+            "{SEED}\nnoise\n{bench}\n{}",
+            SEED.replace("call_count: 1", "call_count: 5")
+        );
         let log = parse_str(&text, "mixed");
         assert_eq!(log.entries.len(), 1);
         assert_eq!(log.entries[0].call_count, 7);

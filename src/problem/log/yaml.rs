@@ -46,7 +46,8 @@ mod tests {
 
     #[test]
     fn splits_pairs_and_unquotes() {
-        let f = parse("- {function: matmul, M: 4, N: 5, K: 6, activation_type: 'gelu', zz: 1,}").unwrap();
+        let f = parse("- {function: matmul, M: 4, N: 5, K: 6, activation_type: 'gelu', zz: 1,}")
+            .unwrap();
         assert_eq!(f.function, Some("matmul"));
         assert_eq!(f.features, vec![("activation_type", "gelu")]);
         assert_eq!(f.unknown, vec![("zz", "1")]);
@@ -56,9 +57,15 @@ mod tests {
 
     #[test]
     fn rejects_broken_structure() {
-        assert!(parse("- {function: matmul, M: 4").unwrap_err().contains("unbalanced"));
-        assert!(parse("- {function: matmul, M: {4}}").unwrap_err().contains("unbalanced"));
-        assert!(parse("- {function: matmul, M 4}").unwrap_err().contains("key: value"));
+        assert!(parse("- {function: matmul, M: 4")
+            .unwrap_err()
+            .contains("unbalanced"));
+        assert!(parse("- {function: matmul, M: {4}}")
+            .unwrap_err()
+            .contains("unbalanced"));
+        assert!(parse("- {function: matmul, M 4}")
+            .unwrap_err()
+            .contains("key: value"));
     }
 
     #[test]
