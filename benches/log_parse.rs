@@ -26,7 +26,7 @@ fn mixed_log(lines: usize) -> String {
 
 fn bench_parse(c: &mut Criterion) {
     let mut group = c.benchmark_group("log_parse");
-    for lines in [100_000usize] {
+    for lines in [10_000usize, 100_000] {
         let text = mixed_log(lines);
         group.throughput(Throughput::Elements(lines as u64));
         group.bench_with_input(BenchmarkId::new("parse_str", lines), &text, |b, text| {

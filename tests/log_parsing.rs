@@ -176,7 +176,7 @@ fn unknown_keys_warn_once_and_are_kept() {
         line(64, "a"),
         line(128, "b"),
         line(64, "c"),
-        format!("hipblaslt-bench -m 32 -n 8 -k 64 --new_option 7"),
+        "hipblaslt-bench -m 32 -n 8 -k 64 --new_option 7".to_string(),
     ]
     .join("\n");
     let log = parse_str(&text, "u");
