@@ -219,3 +219,60 @@ fn specs_lists_builtin_files() {
         assert!(s.contains(name), "{name} missing: {s}");
     }
 }
+
+#[test]
+fn rerun_reuses_stored_results_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    let db = db.to_str().unwrap();
+    let args = [
+        "bench",
+        "--backend",
+        "sim",
+        "--json",
+        "--db",
+        db,
+        "--retime",
+        "0",
+        "--config",
+        A,
+        "--config",
+        B,
+    ];
+    let first = json(&gemmtune(&args));
+    assert!(first["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["reused"] == false));
+    let second = json(&gemmtune(&args));
+    assert!(second["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["reused"] == true));
+    assert_eq!(second["vendor"]["reused"], true);
+    // The same numbers come back.
+    assert_eq!(first["configs"][0]["stats"], second["configs"][0]["stats"]);
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    let third = json(&gemmtune(&forced));
+    assert!(third["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["reused"] == false));
+}
+
+#[test]
+fn corrupt_database_is_an_error_and_is_not_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("broken.sqlite");
+    let garbage: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(&db, &garbage).unwrap();
+    let out = gemmtune(&["bench", "--backend", "sim", "--db", db.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("broken.sqlite"), "{err}");
+    assert_eq!(std::fs::read(&db).unwrap(), garbage);
+}

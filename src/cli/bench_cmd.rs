@@ -4,13 +4,14 @@ use anyhow::{Context, Result};
 use std::str::FromStr;
 
 use super::args::{BenchArgs, GlobalOpts};
-use super::output::{note, open_device, print, selection};
+use super::output::{finish_store, note, open_device, open_store, print, selection};
 use super::UsageError;
 use crate::bench::defaults::default_configs;
-use crate::bench::session::{attach_speedups, winner, BenchSession, Event};
+use crate::bench::results::DbResults;
+use crate::bench::session::{attach_speedups, winner, BenchRow, BenchSession, Event, PhaseTimes};
 use crate::bench::sweep;
-use crate::compile::{cache::CompileCache, compiler_for};
-use crate::device::TimingOptions;
+use crate::compile::{cache::CompileCache, compiler_for, Compiler};
+use crate::device::{Device, TimingOptions};
 use crate::problem::{ComputeType, DataType, GemmProblem, Trans};
 use crate::report::{render_table, write_csv, BenchReport};
 use crate::space::{KernelConfig, Space};
@@ -106,7 +107,11 @@ pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
             .map(Into::into)
             .unwrap_or_else(CompileCache::default_dir),
     );
-    let mut store = super::output::open_store(g)?;
+    let mut db = open_store(
+        g,
+        "bench",
+        &format!("{} {} {}", info.name, info.arch, info.driver_version),
+    )?;
     let space = Space::for_problem(&problem, &hw);
     let mut configs = requested;
     if a.sweep {
@@ -151,27 +156,20 @@ pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
         _ => {}
     };
 
-    let mut session = BenchSession::new(
-        problem.clone(),
+    let result = measure(
+        a,
+        &problem,
         timing,
         device.as_mut(),
         compiler.as_ref(),
-        Some(&cache),
-        store.as_mut(),
-    )?;
-    session.force = a.force;
-    session.compile_threads = a.compile_threads;
-    let mut rows = session.measure(&configs, &mut on_event)?;
-    let mut vendor = if a.no_vendor {
-        None
-    } else {
-        Some(session.vendor(false)?)
-    };
-    if a.retime > 0 {
-        session.retime(&mut rows, vendor.as_mut(), a.retime, &mut on_event)?;
-    }
-    let times = session.times;
-    drop(session);
+        &cache,
+        &mut db,
+        &configs,
+        &mut on_event,
+    );
+    finish_store(&mut db, &result);
+    let (rows, vendor, times) = result?;
+    let mut rows = rows;
     attach_speedups(&mut rows, vendor.as_ref());
     let win = winner(&rows).map(|i| rows[i].name.clone());
     let report = BenchReport {
@@ -197,4 +195,35 @@ pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
     } else {
         print(&render_table(&report))
     }
+}
+
+type Measured = (Vec<BenchRow>, Option<BenchRow>, PhaseTimes);
+
+/// Measures the configs and the vendor library, then re-times the leaders beside it.
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    a: &BenchArgs,
+    problem: &GemmProblem,
+    timing: TimingOptions,
+    device: &mut dyn Device,
+    compiler: &dyn Compiler,
+    cache: &CompileCache,
+    db: &mut DbResults,
+    configs: &[KernelConfig],
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Measured> {
+    let mut session =
+        BenchSession::new(problem.clone(), timing, device, compiler, Some(cache), db)?;
+    session.force = a.force;
+    session.compile_threads = a.compile_threads;
+    let mut rows = session.measure(configs, on_event)?;
+    let mut vendor = if a.no_vendor {
+        None
+    } else {
+        Some(session.vendor(false)?)
+    };
+    if a.retime > 0 {
+        session.retime(&mut rows, vendor.as_mut(), a.retime, on_event)?;
+    }
+    Ok((rows, vendor, session.times))
 }

@@ -6,8 +6,10 @@ use std::io::Write;
 
 use super::args::GlobalOpts;
 use super::UsageError;
+use crate::bench::results::DbResults;
 use crate::device::{open_in_process, worker::WorkerDevice, Device, DeviceSelection};
 use crate::hw::HwSpec;
+use crate::store::{NewRun, RunStatus, Store};
 
 /// Writes to stdout; a broken pipe ends the program quietly with success.
 pub fn print(text: &str) -> Result<()> {
@@ -54,8 +56,35 @@ pub fn open_device(g: &GlobalOpts, sel: &DeviceSelection) -> Result<Box<dyn Devi
     }
 }
 
-/// The results database the global options name (default path in the user cache dir).
-pub fn open_store(g: &GlobalOpts) -> Result<Box<dyn crate::bench::results::ResultStore>> {
-    let _ = &g.db;
-    Ok(Box::new(crate::bench::results::MemoryResults::default()))
+/// The results database the global options name (default path in the user cache dir), with
+/// a run started for this command line.
+pub fn open_store(g: &GlobalOpts, strategy: &str, device: &str) -> Result<DbResults> {
+    let path = match &g.db {
+        Some(p) => p.clone(),
+        None => Store::default_path()?,
+    };
+    let mut store = Store::open(&path)?;
+    let command_line = std::env::args().collect::<Vec<_>>().join(" ");
+    let run_id = store.begin_run(&NewRun {
+        command_line,
+        strategy: Some(strategy.to_string()),
+        device: Some(device.to_string()),
+    })?;
+    Ok(DbResults {
+        store,
+        run_id: Some(run_id),
+    })
+}
+
+/// Marks the store's run finished or failed, as the command ended.
+pub fn finish_store<T>(db: &mut DbResults, result: &Result<T>) {
+    if let Some(id) = db.run_id {
+        let status = if result.is_ok() {
+            RunStatus::Finished
+        } else {
+            RunStatus::Failed
+        };
+        // The measurements are already stored; a run status that cannot be written is harmless.
+        let _ = db.store.finish_run(id, status);
+    }
 }
