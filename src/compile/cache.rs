@@ -17,12 +17,7 @@ pub struct CacheKey(pub String);
 impl CacheKey {
     pub fn new(source: &KernelSource, compiler_id: &str, target: &Target, name: &str) -> Self {
         let mut h = Sha256::new();
-        for part in [
-            source.text.as_str(),
-            compiler_id,
-            target.arch.as_str(),
-            name,
-        ] {
+        for part in [source.text.as_str(), compiler_id, target.arch.as_str(), name] {
             h.update(part.as_bytes());
             h.update([0u8]);
         }
@@ -81,7 +76,9 @@ impl CompileCache {
     ) -> std::io::Result<()> {
         std::fs::create_dir_all(&self.dir)?;
         let write = |name: String, data: &[u8]| -> std::io::Result<()> {
-            let tmp = self.dir.join(format!(".{name}.{}.tmp", std::process::id()));
+            let tmp = self
+                .dir
+                .join(format!(".{name}.{}.tmp", std::process::id()));
             std::fs::write(&tmp, data)?;
             std::fs::rename(tmp, self.dir.join(name))
         };

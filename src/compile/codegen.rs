@@ -29,13 +29,7 @@ pub struct KernelSource {
 /// Hash of every kernel source file: changes whenever the template changes.
 pub fn template_hash() -> String {
     let mut h = Sha256::new();
-    for part in [
-        ARGS_HEADER,
-        PLATFORM_HEADER,
-        MMA_HEADER,
-        GEMM_TEMPLATE,
-        REFERENCE_KERNEL,
-    ] {
+    for part in [ARGS_HEADER, PLATFORM_HEADER, MMA_HEADER, GEMM_TEMPLATE, REFERENCE_KERNEL] {
         h.update(part.as_bytes());
         h.update([0u8]);
     }

@@ -7,10 +7,10 @@
 //! version, arch and canonical name -> [`pool::compile_batch`] does many at once on all cores.
 //! A compile error is a per-config result (its stderr is kept), never a harness error.
 
-pub mod amd;
 pub mod cache;
 pub mod codegen;
 pub mod nvidia;
+pub mod amd;
 pub mod pool;
 pub mod sim;
 

@@ -26,24 +26,14 @@ pub enum Outcome {
         verification: Verification,
     },
     /// Rejected by the space's constraints before compiling.
-    Invalid {
-        reason: String,
-    },
-    CompileFailed {
-        stderr: String,
-    },
+    Invalid { reason: String },
+    CompileFailed { stderr: String },
     /// The launch or the driver reported an error (illegal address, worker crash, ...).
-    LaunchFailed {
-        message: String,
-    },
+    LaunchFailed { message: String },
     /// No answer within the timeout; the worker was killed.
-    Timeout {
-        after_s: f64,
-    },
+    Timeout { after_s: f64 },
     /// Ran, but the output does not match the reference.
-    WrongResult {
-        verification: Verification,
-    },
+    WrongResult { verification: Verification },
 }
 
 impl Outcome {
@@ -76,12 +66,7 @@ impl Outcome {
 
     /// One line for tables: why a config did not produce a time.
     pub fn reason(&self) -> String {
-        let first_line = |s: &str| {
-            s.lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("")
-                .to_string()
-        };
+        let first_line = |s: &str| s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").to_string();
         match self {
             Outcome::Timed { .. } => String::new(),
             Outcome::Invalid { reason } => reason.clone(),

@@ -32,9 +32,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::str::FromStr;
 
-use super::{
-    Device, DeviceError, DeviceInfo, DeviceSelection, Outcome, TimingOptions, Verification,
-};
+use super::{Device, DeviceError, DeviceInfo, DeviceSelection, Outcome, TimingOptions, Verification};
 use crate::compile::CompiledKernel;
 use crate::hw::HwSpec;
 use crate::problem::GemmProblem;
@@ -119,7 +117,10 @@ impl SimDevice {
     }
 
     fn plant_for(&self, name: &str) -> Option<PlantKind> {
-        self.plants.iter().find(|p| p.matches(name)).map(|p| p.kind)
+        self.plants
+            .iter()
+            .find(|p| p.matches(name))
+            .map(|p| p.kind)
     }
 }
 
@@ -145,8 +146,13 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     let cu_fill = (wgs / hw.compute_units as f64).min(1.0);
 
     // Compute.
-    let padded_flops =
-        2.0 * tiles_m * c.mt0 as f64 * tiles_n * c.mt1 as f64 * p.k as f64 * p.batch as f64;
+    let padded_flops = 2.0
+        * tiles_m
+        * c.mt0 as f64
+        * tiles_n
+        * c.mt1 as f64
+        * p.k as f64
+        * p.batch as f64;
     let [wt0, wt1] = c.wave_tile();
     let reuse = (wt0 as f64 * wt1 as f64 / (wt0 + wt1) as f64 / 32.0).min(1.0);
     let base = if c.uses_matrix_cores() { 0.82 } else { 0.65 };
@@ -160,8 +166,7 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     let occ_eff = (occ * threads / 256.0).clamp(0.5, 1.0);
     let comp_eff = base * (0.35 + 0.65 * reuse) * pipe * plr * banks * occ_eff;
     let peak = hw.peak_tflops_for(p.a_type) * 1e12;
-    let compute_us =
-        padded_flops / (peak * comp_eff * quant_eff.max(0.05) * cu_fill.max(0.02)) * 1e6;
+    let compute_us = padded_flops / (peak * comp_eff * quant_eff.max(0.05) * cu_fill.max(0.02)) * 1e6;
 
     // Memory.
     let ea = p.a_type.bytes() as f64;
@@ -194,9 +199,7 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     }
     let vec_eff = (c.grvw as f64 * ea / 16.0).powf(0.25);
     let in_flight = occ * hw.compute_units as f64 * c.pgr as f64 * lds;
-    let flight_eff = (in_flight / (hw.compute_units as f64 * 48.0 * 1024.0))
-        .min(1.0)
-        .powf(0.3);
+    let flight_eff = (in_flight / (hw.compute_units as f64 * 48.0 * 1024.0)).min(1.0).powf(0.3);
     let stagger = if c.su > 0 { 1.0 } else { 0.97 };
     let bw_eff = 0.93 * vec_eff * flight_eff * stagger * cu_fill.powf(0.5);
     let memory_us = dram / (hw.memory_bandwidth_gbps * 1e9 * bw_eff) * 1e6;

@@ -69,10 +69,7 @@ pub struct HwSpec {
 
 /// The built-in spec files, embedded so the binary works from any directory.
 const BUILTIN: &[(&str, &str)] = &[
-    (
-        "h100_sxm.toml",
-        include_str!("../../hw_specs/h100_sxm.toml"),
-    ),
+    ("h100_sxm.toml", include_str!("../../hw_specs/h100_sxm.toml")),
     ("h200.toml", include_str!("../../hw_specs/h200.toml")),
     ("mi250x.toml", include_str!("../../hw_specs/mi250x.toml")),
     ("mi300x.toml", include_str!("../../hw_specs/mi300x.toml")),
@@ -140,20 +137,11 @@ impl HwSpec {
         }
         for (field, v) in [
             ("compute_units", self.compute_units as f64),
-            (
-                "max_threads_per_workgroup",
-                self.max_threads_per_workgroup as f64,
-            ),
+            ("max_threads_per_workgroup", self.max_threads_per_workgroup as f64),
             ("max_waves_per_cu", self.max_waves_per_cu as f64),
-            (
-                "lds_bytes_per_workgroup",
-                self.lds_bytes_per_workgroup as f64,
-            ),
+            ("lds_bytes_per_workgroup", self.lds_bytes_per_workgroup as f64),
             ("registers_per_cu", self.registers_per_cu as f64),
-            (
-                "max_registers_per_thread",
-                self.max_registers_per_thread as f64,
-            ),
+            ("max_registers_per_thread", self.max_registers_per_thread as f64),
             ("boost_clock_mhz", self.boost_clock_mhz as f64),
             ("memory_bytes", self.memory_bytes as f64),
             ("memory_bandwidth_gbps", self.memory_bandwidth_gbps),
@@ -165,7 +153,7 @@ impl HwSpec {
         }
         if self.lds_bytes_per_workgroup > self.lds_bytes_per_cu {
             return Err(bad(
-                "lds_bytes_per_workgroup exceeds lds_bytes_per_cu".into()
+                "lds_bytes_per_workgroup exceeds lds_bytes_per_cu".into(),
             ));
         }
         if self.max_threads_per_workgroup % self.wave_size != 0 {
@@ -219,7 +207,8 @@ impl HwSpec {
         Self::builtin()
             .into_iter()
             .find(|(file, s)| {
-                s.name.to_ascii_lowercase() == wanted || file.trim_end_matches(".toml") == wanted
+                s.name.to_ascii_lowercase() == wanted
+                    || file.trim_end_matches(".toml") == wanted
             })
             .map(|(_, s)| s)
             .ok_or_else(|| HwSpecError::Unknown(name.to_string()))
@@ -285,9 +274,7 @@ mod tests {
     fn device_name_matching_prefers_longest() {
         assert_eq!(HwSpec::for_device_name("NVIDIA H200").unwrap().name, "H200");
         assert_eq!(
-            HwSpec::for_device_name("NVIDIA H100 80GB HBM3")
-                .unwrap()
-                .name,
+            HwSpec::for_device_name("NVIDIA H100 80GB HBM3").unwrap().name,
             "H100-SXM"
         );
         assert_eq!(
@@ -300,11 +287,8 @@ mod tests {
     #[test]
     fn invalid_specs_are_rejected_with_the_reason() {
         let good = BUILTIN[0].1;
-        let err = HwSpec::from_toml(
-            &good.replace("compute_units = 132", "compute_units = 0"),
-            "x",
-        )
-        .unwrap_err();
+        let err = HwSpec::from_toml(&good.replace("compute_units = 132", "compute_units = 0"), "x")
+            .unwrap_err();
         assert!(err.to_string().contains("compute_units"), "{err}");
         let err = HwSpec::from_toml(&good.replace("arch = \"sm_90\"", "arch = \"gfx942\""), "x")
             .unwrap_err();

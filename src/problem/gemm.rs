@@ -245,7 +245,9 @@ impl GemmProblem {
             .checked_mul((self.batch - 1).max(0) as u64)
             .and_then(|s| s.checked_add(one))
             .ok_or_else(overflow)?;
-        let bytes = elems.checked_mul(ty.bytes() as u64).ok_or_else(overflow)?;
+        let bytes = elems
+            .checked_mul(ty.bytes() as u64)
+            .ok_or_else(overflow)?;
         if bytes > (1u64 << 50) {
             return Err(overflow());
         }
@@ -278,7 +280,8 @@ impl GemmProblem {
             self.k as f64,
             self.batch as f64,
         );
-        let mut bytes = m * k * self.a_type.bytes() as f64 + k * n * self.b_type.bytes() as f64;
+        let mut bytes =
+            m * k * self.a_type.bytes() as f64 + k * n * self.b_type.bytes() as f64;
         if self.beta != 0.0 {
             bytes += m * n * self.c_type.bytes() as f64;
         }
@@ -418,10 +421,7 @@ mod tests {
         p.stride_d = 10;
         assert!(matches!(
             p.validate(),
-            Err(ProblemError::StrideTooSmall {
-                name: "stride_d",
-                ..
-            })
+            Err(ProblemError::StrideTooSmall { name: "stride_d", .. })
         ));
     }
 

@@ -139,15 +139,13 @@ impl KernelConfig {
             let v: Result<Vec<u32>, _> = s.split('x').map(|p| p.parse::<u32>()).collect();
             match v {
                 Ok(v) if v.len() == n => Ok(v),
-                _ => Err(bad(format!(
-                    "`{field}{s}` needs {n} numbers separated by x"
-                ))),
+                _ => Err(bad(format!("`{field}{s}` needs {n} numbers separated by x"))),
             }
         };
         let mut fields: [Option<&str>; 15] = [None; 15];
         const PREFIXES: [&str; 15] = [
-            "MT", "MI", "WG", "PGR", "PLR", "LPA", "LPB", "SW", "GSU", "WGM", "GRVW", "SVW", "SU",
-            "", "",
+            "MT", "MI", "WG", "PGR", "PLR", "LPA", "LPB", "SW", "GSU", "WGM", "GRVW", "SVW",
+            "SU", "", "",
         ];
         for part in name.trim().split('_') {
             // Longest prefix first so that `SVW` is not read as `SW`... and `SU` after `SVW`.

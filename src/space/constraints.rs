@@ -171,10 +171,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
         }
     } else {
         if c.mi != [1, 1, 1] {
-            return fail(
-                "matrix-instruction",
-                "MI must be a valid shape or 1x1x1".into(),
-            );
+            return fail("matrix-instruction", "MI must be a valid shape or 1x1x1".into());
         }
         if !shapes.is_empty() {
             return fail(
@@ -195,10 +192,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
     if p.compute_type != crate::problem::ComputeType::F32 {
         return fail(
             "dtype",
-            format!(
-                "compute type {} is not supported (use c_f32_r)",
-                p.compute_type
-            ),
+            format!("compute type {} is not supported (use c_f32_r)", p.compute_type),
         );
     }
     // Wave tiles must be whole matrix instructions (or whole FMA thread tiles).
@@ -258,10 +252,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
         }
     }
     if c.depth_u % c.grvw != 0 {
-        return fail(
-            "global-read",
-            "DepthU must be a multiple of GlobalReadVectorWidth".into(),
-        );
+        return fail("global-read", "DepthU must be a multiple of GlobalReadVectorWidth".into());
     }
     if p.lda % c.grvw as i64 != 0 || p.ldb % c.grvw as i64 != 0 {
         return fail(
@@ -273,10 +264,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
         );
     }
     if p.batch > 1 && (p.stride_a % c.grvw as i64 != 0 || p.stride_b % c.grvw as i64 != 0) {
-        return fail(
-            "alignment",
-            "batch strides of A and B must be multiples of GlobalReadVectorWidth".into(),
-        );
+        return fail("alignment", "batch strides of A and B must be multiples of GlobalReadVectorWidth".into());
     }
     let ed = p.d_type.bytes() as u32;
     if c.svw * ed > 16 || !c.svw.is_power_of_two() || c.mt0 % c.svw != 0 {
@@ -335,17 +323,8 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
             ),
         );
     }
-    if p.c_type.is_8bit()
-        || p.d_type.is_8bit()
-        || matches!(p.a_type, DataType::F32) && p.d_type != DataType::F32 && p.d_type != p.c_type
-    {
-        return fail(
-            "dtype",
-            format!(
-                "output types c={} d={} are not supported with a={}",
-                p.c_type, p.d_type, p.a_type
-            ),
-        );
+    if p.c_type.is_8bit() || p.d_type.is_8bit() || matches!(p.a_type, DataType::F32) && p.d_type != DataType::F32 && p.d_type != p.c_type {
+        return fail("dtype", format!("output types c={} d={} are not supported with a={}", p.c_type, p.d_type, p.a_type));
     }
     Ok(())
 }

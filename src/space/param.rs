@@ -353,9 +353,7 @@ mod tests {
 
     #[test]
     fn mi_values_pack_and_parse() {
-        let v = ParamId::MatrixInstruction
-            .parse_value("[16, 8, 16]")
-            .unwrap();
+        let v = ParamId::MatrixInstruction.parse_value("[16, 8, 16]").unwrap();
         assert_eq!(unpack_mi(v), [16, 8, 16]);
         assert_eq!(ParamId::MatrixInstruction.format_value(v), "16x8x16");
         assert_eq!(ParamId::DepthU.parse_value("64"), Some(64));

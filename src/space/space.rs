@@ -58,13 +58,7 @@ impl Space {
             Domain::choice(ParamId::MatrixInstruction, mi_values.clone(), mi_values[0]),
             Domain::pow2(ParamId::WavesM, 1, 8, 2),
             Domain::pow2(ParamId::WavesN, 1, 4, if problem.n <= 64 { 1 } else { 2 }),
-            Domain::range(
-                ParamId::PrefetchGlobalRead,
-                1,
-                4,
-                1,
-                if nvidia { 3 } else { 2 },
-            ),
+            Domain::range(ParamId::PrefetchGlobalRead, 1, 4, 1, if nvidia { 3 } else { 2 }),
             Domain::range(ParamId::PrefetchLocalRead, 0, 1, 1, 1),
             Domain::choice(ParamId::LdsPadA, vec![0, 4, 8], 16 / ea),
             Domain::choice(ParamId::LdsPadB, vec![0, 4, 8], 16 / ea),
@@ -104,7 +98,10 @@ impl Space {
     /// Narrows one parameter to the given values (`--fix DepthU=32,64`).
     pub fn fix(&mut self, name: &str, values: &str) -> Result<(), SpaceError> {
         let id = ParamId::from_name(name).ok_or_else(|| {
-            SpaceError::UnknownParam(name.to_string(), ParamId::ALL.map(|p| p.name()).join(", "))
+            SpaceError::UnknownParam(
+                name.to_string(),
+                ParamId::ALL.map(|p| p.name()).join(", "),
+            )
         })?;
         let dom = self.domain(id).clone();
         let allowed = || {
@@ -115,10 +112,7 @@ impl Space {
                 .join(", ")
         };
         let mut keep = Vec::new();
-        for raw in values
-            .split(|c| c == ',' || c == ';')
-            .filter(|s| !s.trim().is_empty())
-        {
+        for raw in values.split(|c| c == ',' || c == ';').filter(|s| !s.trim().is_empty()) {
             match id.parse_value(raw) {
                 Some(v) if dom.contains(v) => keep.push(v),
                 _ => {
@@ -197,12 +191,10 @@ impl Space {
         match self.check(c) {
             Ok(()) => usize::MAX,
             Err(v) if v.rule == "domain" => 0,
-            Err(v) => {
-                1 + constraints::RULE_ORDER
-                    .iter()
-                    .position(|r| *r == v.rule)
-                    .unwrap_or(0)
-            }
+            Err(v) => 1 + constraints::RULE_ORDER
+                .iter()
+                .position(|r| *r == v.rule)
+                .unwrap_or(0),
         }
     }
 
@@ -443,14 +435,8 @@ mod tests {
     #[test]
     fn fix_rejects_unknown_names_and_values() {
         let mut s = space("H200");
-        assert!(matches!(
-            s.fix("Bogus", "1"),
-            Err(SpaceError::UnknownParam(..))
-        ));
-        assert!(matches!(
-            s.fix("DepthU", "48"),
-            Err(SpaceError::BadValue { .. })
-        ));
+        assert!(matches!(s.fix("Bogus", "1"), Err(SpaceError::UnknownParam(..))));
+        assert!(matches!(s.fix("DepthU", "48"), Err(SpaceError::BadValue { .. })));
         s.fix("MI", "16x8x16").unwrap();
     }
 }
