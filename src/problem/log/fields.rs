@@ -277,9 +277,7 @@ impl<'a> RawFields<'a> {
             c_type: dtype(Field::CType)?,
             d_type: dtype(Field::DType)?,
             compute_type: match self.text(Field::ComputeType)? {
-                Some(s) => s
-                    .parse::<ComputeType>()
-                    .map_err(|e| format!("compute_type: {e}"))?,
+                Some(s) => parse_compute(s)?,
                 None => ComputeType::F32,
             },
             alpha: self.float(Field::Alpha)?.unwrap_or(1.0),
@@ -352,7 +350,23 @@ pub(super) fn unquote(v: &str) -> &str {
 }
 
 fn parse_dtype(s: &str) -> Result<DataType, String> {
-    s.parse::<DataType>().map_err(|e| e.to_string())
+    // hipBLASLt writes the canonical names; matching them first skips the general
+    // parser's lowercase copy on every field of every line.
+    match s {
+        "bf16_r" => Ok(DataType::Bf16),
+        "f16_r" => Ok(DataType::F16),
+        "f32_r" => Ok(DataType::F32),
+        _ => s.parse::<DataType>().map_err(|e| e.to_string()),
+    }
+}
+
+fn parse_compute(s: &str) -> Result<ComputeType, String> {
+    match s {
+        "c_f32_r" | "f32_r" => Ok(ComputeType::F32),
+        _ => s
+            .parse::<ComputeType>()
+            .map_err(|e| format!("compute_type: {e}")),
+    }
 }
 
 #[cfg(test)]

@@ -158,6 +158,9 @@ pub struct LogParser {
     index: HashMap<String, usize>,
     /// Keys already warned about, so a key repeated on every line warns once.
     warned: HashSet<String>,
+    /// Lines already merged, with the entries and calls they added: bench logs repeat the
+    /// same command line for every call, and re-parsing it would add nothing.
+    seen_lines: HashMap<String, Vec<(usize, u64)>>,
 }
 
 impl LogParser {
@@ -177,7 +180,15 @@ impl LogParser {
     }
 
     fn line(&mut self, line: &str, number: usize, source: &str) {
-        let trimmed = line.trim_start();
+        let trimmed = line.trim();
+        if let Some(added) = self.seen_lines.get(trimmed) {
+            self.out.gemm_lines += 1;
+            for &(i, calls) in added {
+                let entry = &mut self.out.entries[i];
+                entry.call_count = entry.call_count.saturating_add(calls);
+            }
+            return;
+        }
         let parsed = if yaml::is_entry(trimmed) {
             yaml::parse(trimmed)
         } else if let Some(args) = bench::invocation(trimmed) {
@@ -261,7 +272,7 @@ impl LogParser {
         number: usize,
         source: &str,
         extra: &BTreeMap<String, String>,
-    ) {
+    ) -> usize {
         let key = problem.key();
         if let Some(&i) = self.index.get(&key) {
             let entry = &mut self.out.entries[i];
@@ -269,9 +280,10 @@ impl LogParser {
             for (k, v) in extra {
                 entry.extra.entry(k.clone()).or_insert_with(|| v.clone());
             }
-            return;
+            return i;
         }
-        self.index.insert(key, self.out.entries.len());
+        let i = self.out.entries.len();
+        self.index.insert(key, i);
         self.out.entries.push(LogEntry {
             problem,
             call_count: calls,
@@ -279,6 +291,7 @@ impl LogParser {
             source: source.to_string(),
             extra: extra.clone(),
         });
+        i
     }
 
     fn issue(&mut self, source: &str, line: usize, severity: Severity, message: String) {
@@ -319,6 +332,18 @@ mod tests {
         assert_eq!(log.entries.len(), 1);
         assert_eq!(log.entries[0].call_count, 7);
         assert_eq!((log.lines_read, log.gemm_lines), (4, 3));
+    }
+
+    #[test]
+    fn repeated_lines_count_and_repeated_errors_are_each_reported() {
+        let good = "hipblaslt-bench -m 64 -n 8 -k 32 --transA T";
+        let bad = "hipblaslt-bench -m 64 -n 8 -k 32 --lda 1";
+        let log = parse_str(&[good, bad, good, bad, good].join("\n"), "r");
+        assert_eq!(log.entries.len(), 1);
+        assert_eq!(log.entries[0].call_count, 3);
+        let lines: Vec<_> = log.errors().map(|e| e.line).collect();
+        assert_eq!(lines, vec![2, 4]);
+        assert_eq!(log.gemm_lines, 5);
     }
 
     #[test]
