@@ -11,5 +11,6 @@ pub mod device;
 pub mod hw;
 pub mod problem;
 pub mod report;
+pub mod search;
 pub mod space;
 pub mod store;
