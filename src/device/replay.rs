@@ -67,7 +67,12 @@ pub struct SweepHeader {
 }
 
 impl SweepHeader {
-    pub fn new(problem: GemmProblem, device: DeviceInfo, hw: HwSpec, vendor: Option<Outcome>) -> Self {
+    pub fn new(
+        problem: GemmProblem,
+        device: DeviceInfo,
+        hw: HwSpec,
+        vendor: Option<Outcome>,
+    ) -> Self {
         SweepHeader {
             format: SWEEP_FORMAT.to_string(),
             version: SWEEP_VERSION,
@@ -171,12 +176,11 @@ impl Dataset {
             path: origin.to_string(),
             message: "empty file".into(),
         })?;
-        let header: SweepHeader =
-            serde_json::from_str(first).map_err(|e| ReplayError::Parse {
-                path: origin.to_string(),
-                line: first_no + 1,
-                message: format!("expected the sweep header: {e}"),
-            })?;
+        let header: SweepHeader = serde_json::from_str(first).map_err(|e| ReplayError::Parse {
+            path: origin.to_string(),
+            line: first_no + 1,
+            message: format!("expected the sweep header: {e}"),
+        })?;
         let mut d = Dataset::new(header);
         d.check_header(origin)?;
         for (no, line) in lines {

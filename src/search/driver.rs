@@ -208,7 +208,8 @@ pub fn run_search(
     let mut trace = Vec::new();
     let mut warnings = Vec::new();
     let mut invalid_examples = Vec::new();
-    let (mut evaluations, mut reused, mut invalid, mut duplicates) = (0usize, 0usize, 0usize, 0usize);
+    let (mut evaluations, mut reused, mut invalid, mut duplicates) =
+        (0usize, 0usize, 0usize, 0usize);
     let (mut round, mut stale, mut empty_rounds) = (0usize, 0usize, 0usize);
     let target_us = target_time(space, opts);
 

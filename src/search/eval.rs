@@ -34,7 +34,10 @@ pub struct Contender {
 }
 
 impl Contender {
-    pub fn new(name: &str, make: impl Fn() -> Result<Box<dyn Strategy>, StrategyError> + 'static) -> Self {
+    pub fn new(
+        name: &str,
+        make: impl Fn() -> Result<Box<dyn Strategy>, StrategyError> + 'static,
+    ) -> Self {
         Contender {
             name: name.to_string(),
             make: Box::new(make),
@@ -130,17 +133,29 @@ pub fn eval_strategies(
                 .filter(|e| !e.reused)
                 .map(|e| e.median_us.and_then(|_| dataset.median_us(&e.config)))
                 .collect();
-            evals_to_target.push(truth.iter().position(|t| t.is_some_and(|t| t <= threshold)).map(|i| i + 1));
+            evals_to_target.push(
+                truth
+                    .iter()
+                    .position(|t| t.is_some_and(|t| t <= threshold))
+                    .map(|i| i + 1),
+            );
             for (slot, &b) in per_budget.iter_mut().zip(budgets) {
                 slot.push(truth.iter().take(b).flatten().copied().reduce(f64::min));
             }
         }
-        let as_f64: Vec<Option<f64>> = evals_to_target.iter().map(|e| e.map(|v| v as f64)).collect();
+        let as_f64: Vec<Option<f64>> = evals_to_target
+            .iter()
+            .map(|e| e.map(|v| v as f64))
+            .collect();
         results.push(StrategyEval {
             strategy: contender.name.clone(),
             median_evals_to_target: median_of(&as_f64),
             evals_to_target,
-            best_at_budget: budgets.iter().copied().zip(per_budget.iter().map(|v| median_of(v))).collect(),
+            best_at_budget: budgets
+                .iter()
+                .copied()
+                .zip(per_budget.iter().map(|v| median_of(v)))
+                .collect(),
             invalid_suggestions: invalid,
         });
     }
@@ -163,7 +178,8 @@ fn run_once(
     let compiler = SimCompiler { plants: Vec::new() };
     let mut timing = settings.timing.clone();
     timing.seed = seed;
-    let mut evaluator = DeviceEvaluator::new(&mut device, &compiler, &dataset.header.problem, timing)?;
+    let mut evaluator =
+        DeviceEvaluator::new(&mut device, &compiler, &dataset.header.problem, timing)?;
     evaluator.compile_threads = 1;
     let mut strategy = (contender.make)().map_err(|source| SearchError::Strategy {
         strategy: contender.name.clone(),
@@ -175,7 +191,14 @@ fn run_once(
         retime_top: 0,
         ..SearchOptions::budget_only(budget)
     };
-    run_search(space, strategy.as_mut(), &mut evaluator, &NoKnownResults, &opts, &mut ())
+    run_search(
+        space,
+        strategy.as_mut(),
+        &mut evaluator,
+        &NoKnownResults,
+        &opts,
+        &mut (),
+    )
 }
 
 /// Median of values where `None` counts as larger than everything; `None` if the median
@@ -207,7 +230,12 @@ pub fn record_sweep(
 ) -> Result<Dataset, SearchError> {
     device.set_problem(&space.problem, timing)?;
     let vendor = device.run_vendor(timing);
-    let header = SweepHeader::new(space.problem.clone(), device.info().clone(), device.hw_spec().clone(), Some(vendor));
+    let header = SweepHeader::new(
+        space.problem.clone(),
+        device.info().clone(),
+        device.hw_spec().clone(),
+        Some(vendor),
+    );
     let mut data = Dataset::new(header);
     let mut evaluator = DeviceEvaluator::new(device, compiler, &space.problem, timing.clone())?;
     // Batches keep the parallel compile busy while a crash still loses little.
@@ -223,7 +251,11 @@ pub fn record_sweep(
 }
 
 /// A sweep of every valid config of `space` on the sim model (the space must be small).
-pub fn synthetic_dataset(space: &Space, timing: &TimingOptions, limit: u128) -> Result<Dataset, SearchError> {
+pub fn synthetic_dataset(
+    space: &Space,
+    timing: &TimingOptions,
+    limit: u128,
+) -> Result<Dataset, SearchError> {
     let configs = space.enumerate(limit)?;
     let mut device = SimDevice::new(&DeviceSelection {
         hw_spec: Some(space.hw.clone()),

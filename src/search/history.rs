@@ -31,10 +31,7 @@ pub struct Evaluation {
 
 impl Evaluation {
     pub fn new(index: usize, round: usize, config: KernelConfig, outcome: Outcome) -> Self {
-        let median_us = outcome
-            .samples()
-            .and_then(Stats::of)
-            .map(|s| s.median_us);
+        let median_us = outcome.samples().and_then(Stats::of).map(|s| s.median_us);
         Evaluation {
             index,
             round,
@@ -140,10 +137,11 @@ impl History {
 }
 
 fn best_of<'a>(it: impl Iterator<Item = &'a Evaluation>) -> Option<&'a Evaluation> {
-    it.filter(|e| e.is_timed()).fold(None, |best: Option<&Evaluation>, e| match best {
-        Some(b) if b.median_us <= e.median_us => Some(b),
-        _ => Some(e),
-    })
+    it.filter(|e| e.is_timed())
+        .fold(None, |best: Option<&Evaluation>, e| match best {
+            Some(b) if b.median_us <= e.median_us => Some(b),
+            _ => Some(e),
+        })
 }
 
 #[cfg(test)]

@@ -50,7 +50,10 @@ pub trait LlmPort: Send + Sync {
 pub type SharedLlm = Arc<dyn LlmPort>;
 
 /// Sends a request and measures how long the model took, so the driver can report LLM time.
-pub fn timed_complete(llm: &dyn LlmPort, request: &LlmRequest) -> (Result<String, LlmError>, Duration) {
+pub fn timed_complete(
+    llm: &dyn LlmPort,
+    request: &LlmRequest,
+) -> (Result<String, LlmError>, Duration) {
     let start = std::time::Instant::now();
     let reply = llm.complete(request);
     (reply, start.elapsed())
@@ -120,10 +123,16 @@ mod tests {
 
     #[test]
     fn scripted_plays_back_in_order_then_the_tail() {
-        let llm = ScriptedLlm::new(vec![Ok("a".into()), Err(LlmError::Timeout { after_s: 1.0 })])
-            .then(Ok("z".into()));
+        let llm = ScriptedLlm::new(vec![
+            Ok("a".into()),
+            Err(LlmError::Timeout { after_s: 1.0 }),
+        ])
+        .then(Ok("z".into()));
         assert_eq!(llm.complete(&req("1")), Ok("a".into()));
-        assert_eq!(llm.complete(&req("2")), Err(LlmError::Timeout { after_s: 1.0 }));
+        assert_eq!(
+            llm.complete(&req("2")),
+            Err(LlmError::Timeout { after_s: 1.0 })
+        );
         assert_eq!(llm.complete(&req("3")), Ok("z".into()));
         let seen: Vec<String> = llm.requests().into_iter().map(|r| r.user).collect();
         assert_eq!(seen, ["1", "2", "3"]);
@@ -132,6 +141,9 @@ mod tests {
     #[test]
     fn exhausted_script_is_a_transport_error_by_default() {
         let llm = ScriptedLlm::replying(&[]);
-        assert!(matches!(llm.complete(&req("x")), Err(LlmError::Transport(_))));
+        assert!(matches!(
+            llm.complete(&req("x")),
+            Err(LlmError::Transport(_))
+        ));
     }
 }

@@ -22,7 +22,9 @@ pub mod reply;
 pub mod strategies;
 pub mod strategy;
 
-pub use driver::{run_search, KnownResults, NoKnownResults, SearchOptions, SearchResult, StopReason};
+pub use driver::{
+    run_search, KnownResults, NoKnownResults, SearchOptions, SearchResult, StopReason,
+};
 pub use evaluator::{DeviceEvaluator, EvalResult, Evaluator};
 pub use history::{Evaluation, History};
 pub use llm_port::{LlmError, LlmPort, LlmRequest, ScriptedLlm};

@@ -29,13 +29,26 @@ pub enum Event {
         median_us: Option<f64>,
     },
     /// A config was reused from results already stored.
-    Reused { config: KernelConfig },
+    Reused {
+        config: KernelConfig,
+    },
     /// The best time improved.
-    NewBest { index: usize, config: KernelConfig, median_us: f64 },
-    RoundFinished { round: usize, best_us: Option<f64> },
+    NewBest {
+        index: usize,
+        config: KernelConfig,
+        median_us: f64,
+    },
+    RoundFinished {
+        round: usize,
+        best_us: Option<f64>,
+    },
     /// The final re-timing of the top configs begins.
-    Retiming { configs: usize },
-    Finished { stop: StopReason },
+    Retiming {
+        configs: usize,
+    },
+    Finished {
+        stop: StopReason,
+    },
 }
 
 /// Receives progress events.

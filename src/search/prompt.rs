@@ -53,7 +53,12 @@ impl<'a> PromptBuilder<'a> {
     pub fn terminology(&self) -> String {
         let mut s = String::from("TERMINOLOGY:\n");
         for p in ParamId::ALL {
-            s.push_str(&format!("- {} ({}): {}\n", p.name(), p.short(), p.description()));
+            s.push_str(&format!(
+                "- {} ({}): {}\n",
+                p.name(),
+                p.short(),
+                p.description()
+            ));
         }
         s.push_str("- Kernel names join the parameters: MT<MT0>x<MT1>x<DepthU>_MI<M>x<N>x<K>_WG<WavesM>x<WavesN>_PGR_PLR_LPA_LPB_SW_GSU<n>[A|R]_WGM_GRVW_SVW_SU.\n");
         s
@@ -88,7 +93,11 @@ impl<'a> PromptBuilder<'a> {
         let hw = &self.space.hw;
         let ai = p.arithmetic_intensity();
         let ridge = hw.peak_tflops_for(p.a_type) * 1e12 / (hw.memory_bandwidth_gbps * 1e9);
-        let bound = if ai < ridge { "memory-bound" } else { "compute-bound" };
+        let bound = if ai < ridge {
+            "memory-bound"
+        } else {
+            "compute-bound"
+        };
         format!(
             "PROBLEM (column-major BLAS, D = alpha*op(A)*op(B) + beta*C):\n- M={} N={} K={} batch={}, transA={} transB={} ({})\n- types: A={} B={} C={} D={}, compute {}\n- lda={} ldb={} ldc={} ldd={}, alpha={} beta={}\n- {:.3} GFLOP, {:.1} MB compulsory traffic, arithmetic intensity {:.1} FLOP/byte (ridge point {:.1}): {}\n- roofline lower bound: {:.2} us\n",
             p.m,
@@ -195,7 +204,10 @@ impl<'a> PromptBuilder<'a> {
             ));
         }
         if ranked.len() > rows {
-            s.push_str(&format!("({} slower configs not shown)\n", ranked.len() - rows));
+            s.push_str(&format!(
+                "({} slower configs not shown)\n",
+                ranked.len() - rows
+            ));
         }
         s
     }
@@ -288,7 +300,12 @@ impl<'a> PromptBuilder<'a> {
     }
 
     /// Rounds 2+ of the batch strategy: learn from the history.
-    pub fn refinement_batch(&self, history: &History, rejected: &[Rejected], n: usize) -> LlmRequest {
+    pub fn refinement_batch(
+        &self,
+        history: &History,
+        rejected: &[Rejected],
+        n: usize,
+    ) -> LlmRequest {
         self.request(format!(
             "{}\n{}\nGenerate {n} NEW configurations (not in the history) that might beat the best. \
              Exploit: variations of the top 3. Explore: regions the history has not covered. Escape: if the \
@@ -310,7 +327,11 @@ impl<'a> PromptBuilder<'a> {
                     e.config.name(),
                     e.median_us
                         .map(|m| format!("{m:.2} us"))
-                        .unwrap_or_else(|| format!("{} ({})", e.outcome.status(), e.outcome.reason()))
+                        .unwrap_or_else(|| format!(
+                            "{} ({})",
+                            e.outcome.status(),
+                            e.outcome.reason()
+                        ))
                 )
             })
             .unwrap_or_default();
@@ -349,10 +370,7 @@ impl<'a> PromptBuilder<'a> {
 
     /// Autonomous strategy: new steps after the plan ran out (empty list = done).
     pub fn replan(&self, history: &History, done: &[String]) -> LlmRequest {
-        let done_list = done
-            .iter()
-            .map(|d| format!("- {d}\n"))
-            .collect::<String>();
+        let done_list = done.iter().map(|d| format!("- {d}\n")).collect::<String>();
         self.request(format!(
             "{}\n{}\nSTEPS ALREADY EXECUTED:\n{done_list}\nDecide whether more tuning steps are worth trying. \
              Return new steps, or an empty list if the kernel is tuned.\n\n{}",
@@ -364,7 +382,11 @@ impl<'a> PromptBuilder<'a> {
 
     /// Explicit strategy: is this step worth running from the current best?
     pub fn step_worth(&self, history: &History, step: &str, params: &[ParamId]) -> LlmRequest {
-        let names = params.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ");
+        let names = params
+            .iter()
+            .map(|p| p.name())
+            .collect::<Vec<_>>()
+            .join(", ");
         self.request(format!(
             "{}\n{}\nThe next tuning step is `{step}`: sweep {names} from the best config. Is it likely to \
              improve performance for this problem on this GPU?\n\nReturn JSON: {{\"run\": true|false, \"reason\": \"...\"}}",

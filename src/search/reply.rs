@@ -42,7 +42,11 @@ pub fn extract_json(text: &str) -> Option<Value> {
     let spans: Vec<Value> = balanced_spans(text)
         .into_iter()
         .filter_map(parse_lenient)
-        .filter(|v| v.is_object() || v.as_array().is_some_and(|a| a.iter().any(|x| x.is_object() || x.is_string())))
+        .filter(|v| {
+            v.is_object()
+                || v.as_array()
+                    .is_some_and(|a| a.iter().any(|x| x.is_object() || x.is_string()))
+        })
         .collect();
     if let Some(wrapper) = spans.iter().find(|v| list_field(v).is_some()) {
         return Some(wrapper.clone());
@@ -86,7 +90,10 @@ pub fn parse_configs(text: &str, space: &Space, base: &KernelConfig) -> ParsedRe
                 match space.check(&c) {
                     Ok(()) => {
                         if !out.suggestions.iter().any(|s| s.config == c) {
-                            out.suggestions.push(Suggestion { config: c, reasoning });
+                            out.suggestions.push(Suggestion {
+                                config: c,
+                                reasoning,
+                            });
                         }
                     }
                     Err(v) => out.rejected.push(Rejected {
@@ -136,7 +143,10 @@ pub fn config_from_value(v: &Value, base: &KernelConfig) -> Result<KernelConfig,
             }
             Ok(c)
         }
-        other => Err(format!("`{}` is not a config", abbreviate(&other.to_string()))),
+        other => Err(format!(
+            "`{}` is not a config",
+            abbreviate(&other.to_string())
+        )),
     }
 }
 
@@ -219,7 +229,7 @@ pub fn apply_param(c: &mut KernelConfig, key: &str, val: &Value) -> Result<(), S
         let v: Vec<i64> = match val {
             Value::Array(a) => a.iter().map(|x| x.as_i64()).collect::<Option<_>>()?,
             Value::String(s) => s
-                .trim_matches(|ch| ch == '[' || ch == ']')
+                .trim_matches(['[', ']'])
                 .split(|ch: char| ch == 'x' || ch == 'X' || ch == ',' || ch.is_whitespace())
                 .filter(|p| !p.is_empty())
                 .map(|p| p.parse().ok())
@@ -230,7 +240,8 @@ pub fn apply_param(c: &mut KernelConfig, key: &str, val: &Value) -> Result<(), S
     };
     match k.as_str() {
         "macrotile" | "mt" | "tile" => {
-            let v = ints(3).ok_or_else(|| format!("{key}: expected [MT0, MT1] or [MT0, MT1, DepthU]"))?;
+            let v = ints(3)
+                .ok_or_else(|| format!("{key}: expected [MT0, MT1] or [MT0, MT1, DepthU]"))?;
             ParamId::MacroTile0.set(c, v[0]);
             ParamId::MacroTile1.set(c, v[1]);
             if let Some(du) = v.get(2) {
@@ -258,7 +269,8 @@ pub fn apply_param(c: &mut KernelConfig, key: &str, val: &Value) -> Result<(), S
         Value::Bool(b) => Some(*b as i64),
         Value::Array(a) if id == ParamId::MatrixInstruction => {
             let v: Option<Vec<u32>> = a.iter().map(|x| x.as_u64().map(|u| u as u32)).collect();
-            v.filter(|v| v.len() == 3).map(|v| pack_mi([v[0], v[1], v[2]]))
+            v.filter(|v| v.len() == 3)
+                .map(|v| pack_mi([v[0], v[1], v[2]]))
         }
         _ => None,
     };
@@ -273,10 +285,16 @@ pub fn apply_param(c: &mut KernelConfig, key: &str, val: &Value) -> Result<(), S
 /// The list of configs in a wrapper object (`{"configs": [...]}`), if it is one.
 fn list_field(v: &Value) -> Option<&Vec<Value>> {
     let map = v.as_object()?;
-    ["configs", "configurations", "suggestions", "kernels", "candidates"]
-        .iter()
-        .find_map(|k| get_ci(map, k))
-        .and_then(|x| x.as_array())
+    [
+        "configs",
+        "configurations",
+        "suggestions",
+        "kernels",
+        "candidates",
+    ]
+    .iter()
+    .find_map(|k| get_ci(map, k))
+    .and_then(|x| x.as_array())
 }
 
 fn text_field(v: &Value, keys: &[&str]) -> Option<String> {
@@ -453,7 +471,10 @@ mod tests {
     use crate::problem::GemmProblem;
 
     fn setup() -> (Space, KernelConfig) {
-        let s = Space::for_problem(&GemmProblem::new(4096, 4096, 4096), &HwSpec::by_name("H200").unwrap());
+        let s = Space::for_problem(
+            &GemmProblem::new(4096, 4096, 4096),
+            &HwSpec::by_name("H200").unwrap(),
+        );
         let base = s.default_config().unwrap();
         (s, base)
     }
@@ -476,7 +497,11 @@ mod tests {
     #[test]
     fn single_object_short_names_and_combined_fields() {
         let (s, base) = setup();
-        let r = parse_configs(r#"{"MT": [128, 64], "WG": "2x2", "DU": "64", "MI": [16,8,16], "GSU": 1}"#, &s, &base);
+        let r = parse_configs(
+            r#"{"MT": [128, 64], "WG": "2x2", "DU": "64", "MI": [16,8,16], "GSU": 1}"#,
+            &s,
+            &base,
+        );
         assert_eq!(r.suggestions.len(), 1, "{r:?}");
         let c = r.suggestions[0].config;
         assert_eq!((c.mt0, c.mt1, c.depth_u, c.wg), (128, 64, 64, [2, 2]));
@@ -485,7 +510,11 @@ mod tests {
     #[test]
     fn partial_names_in_prose_and_invalid_values_are_rejected_with_reasons() {
         let (s, base) = setup();
-        let r = parse_configs("Try MT128x128x64_PGR2 and also MT128x128x48_PGR2.", &s, &base);
+        let r = parse_configs(
+            "Try MT128x128x64_PGR2 and also MT128x128x48_PGR2.",
+            &s,
+            &base,
+        );
         assert_eq!(r.suggestions.len(), 1, "{r:?}");
         assert_eq!(r.rejected.len(), 1);
         assert!(r.rejected[0].reason.contains("DepthU"), "{:?}", r.rejected);

@@ -117,7 +117,10 @@ impl StrategyError {
     /// Errors a fallback strategy may take over from: the model was unreachable, slow, or
     /// said nothing usable. Configuration mistakes are not among them.
     pub fn is_llm_failure(&self) -> bool {
-        matches!(self, StrategyError::Llm(_) | StrategyError::NoValidSuggestion { .. })
+        matches!(
+            self,
+            StrategyError::Llm(_) | StrategyError::NoValidSuggestion { .. }
+        )
     }
 }
 

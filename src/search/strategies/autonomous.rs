@@ -61,7 +61,10 @@ impl PlanStep {
                 format!(
                     "{}={}",
                     p.name(),
-                    v.iter().map(|x| p.format_value(*x)).collect::<Vec<_>>().join("|")
+                    v.iter()
+                        .map(|x| p.format_value(*x))
+                        .collect::<Vec<_>>()
+                        .join("|")
                 )
             })
             .collect::<Vec<_>>()
@@ -111,8 +114,16 @@ fn validate_step(item: &Value, space: &Space) -> Result<PlanStep, String> {
     if let Some(Value::Object(ch)) = item.get("changes").or_else(|| item.get("parameters")) {
         raw.extend(ch.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
-    if let Some(p) = item.get("parameter").or_else(|| item.get("param")).and_then(|p| p.as_str()) {
-        let v = item.get("values").or_else(|| item.get("value")).cloned().unwrap_or(Value::Null);
+    if let Some(p) = item
+        .get("parameter")
+        .or_else(|| item.get("param"))
+        .and_then(|p| p.as_str())
+    {
+        let v = item
+            .get("values")
+            .or_else(|| item.get("value"))
+            .cloned()
+            .unwrap_or(Value::Null);
         raw.push((p.to_string(), v));
     }
     if raw.is_empty() {
@@ -153,7 +164,10 @@ fn validate_step(item: &Value, space: &Space) -> Result<PlanStep, String> {
     if changes.is_empty() {
         return Err(format!("`{description}`: {}", problems.join("; ")));
     }
-    Ok(PlanStep { description, changes })
+    Ok(PlanStep {
+        description,
+        changes,
+    })
 }
 
 pub struct Autonomous {
@@ -186,7 +200,12 @@ impl Autonomous {
         &self.done
     }
 
-    fn ask(&self, req: &LlmRequest, space: &Space, p: &mut Proposal) -> Result<Vec<PlanStep>, StrategyError> {
+    fn ask(
+        &self,
+        req: &LlmRequest,
+        space: &Space,
+        p: &mut Proposal,
+    ) -> Result<Vec<PlanStep>, StrategyError> {
         let (reply, t) = timed_complete(self.llm.as_ref(), req);
         p.llm_time += t;
         let (steps, rejected) = parse_steps(&reply?, space);
@@ -227,23 +246,39 @@ impl Strategy for Autonomous {
             }
             if let Some(step) = self.queue.pop_front() {
                 let large = step.changes.len() > 1 || step.combinations() > n;
-                if self.options.breakdown && large && self.breakdowns < self.options.max_breakdowns {
+                if self.options.breakdown && large && self.breakdowns < self.options.max_breakdowns
+                {
                     self.breakdowns += 1;
-                    match self.ask(&pb.breakdown(ctx.history, &step.summary()), ctx.space, &mut p) {
+                    match self.ask(
+                        &pb.breakdown(ctx.history, &step.summary()),
+                        ctx.space,
+                        &mut p,
+                    ) {
                         Ok(sub) if sub.len() > 1 => {
-                            p.notes.push(format!("step `{}` broken into {} steps", step.description, sub.len()));
+                            p.notes.push(format!(
+                                "step `{}` broken into {} steps",
+                                step.description,
+                                sub.len()
+                            ));
                             for s in sub.into_iter().rev() {
                                 self.queue.push_front(s);
                             }
                             continue;
                         }
                         Ok(_) => {}
-                        Err(e) => p.warnings.push(format!("breakdown of `{}`: {e}; executing it whole", step.description)),
+                        Err(e) => p.warnings.push(format!(
+                            "breakdown of `{}`: {e}; executing it whole",
+                            step.description
+                        )),
                     }
                 }
                 let base = ctx.incumbent()?;
                 let configs = sweep(ctx, &base, &step.changes, self.options.max_step_configs);
-                p.notes.push(format!("step: {} -> {} config(s)", step.summary(), configs.len()));
+                p.notes.push(format!(
+                    "step: {} -> {} config(s)",
+                    step.summary(),
+                    configs.len()
+                ));
                 self.done.push(step.summary());
                 self.pending = configs;
                 continue;
@@ -255,12 +290,14 @@ impl Strategy for Autonomous {
             self.replans += 1;
             match self.ask(&pb.replan(ctx.history, &self.done), ctx.space, &mut p) {
                 Ok(steps) if steps.is_empty() => {
-                    p.notes.push("replanning: the LLM proposes no further steps".into());
+                    p.notes
+                        .push("replanning: the LLM proposes no further steps".into());
                     p.exhausted = true;
                     return Ok(p);
                 }
                 Ok(steps) => {
-                    p.notes.push(format!("replan #{}: {} step(s)", self.replans, steps.len()));
+                    p.notes
+                        .push(format!("replan #{}: {} step(s)", self.replans, steps.len()));
                     self.queue.extend(steps);
                 }
                 Err(e) => return Err(e),

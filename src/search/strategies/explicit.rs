@@ -100,7 +100,8 @@ pub fn parse_steps(text: &str, origin: &str) -> Result<Vec<TuningStep>, Strategy
     };
     let file: StepsFile = toml::from_str(text).map_err(|e| bad(e.message().to_string()))?;
     let param = |name: &str, step: &str| {
-        ParamId::from_name(name).ok_or_else(|| bad(format!("step `{step}`: unknown parameter `{name}`")))
+        ParamId::from_name(name)
+            .ok_or_else(|| bad(format!("step `{step}`: unknown parameter `{name}`")))
     };
     let mut steps: Vec<TuningStep> = Vec::new();
     for e in file.step {
@@ -127,7 +128,10 @@ pub fn parse_steps(text: &str, origin: &str) -> Result<Vec<TuningStep>, Strategy
         for (name, vals) in &e.values {
             let id = param(name, &e.id)?;
             if !params.contains(&id) {
-                return Err(bad(format!("step `{}` gives values for {name}, which it does not sweep", e.id)));
+                return Err(bad(format!(
+                    "step `{}` gives values for {name}, which it does not sweep",
+                    e.id
+                )));
             }
             let parsed = vals
                 .iter()
@@ -137,7 +141,12 @@ pub fn parse_steps(text: &str, origin: &str) -> Result<Vec<TuningStep>, Strategy
                     _ => None,
                 })
                 .collect::<Option<Vec<i64>>>()
-                .ok_or_else(|| bad(format!("step `{}`: a value of {name} is not a number or a value string", e.id)))?;
+                .ok_or_else(|| {
+                    bad(format!(
+                        "step `{}`: a value of {name} is not a number or a value string",
+                        e.id
+                    ))
+                })?;
             values.push((id, parsed));
         }
         steps.push(TuningStep {
@@ -207,7 +216,12 @@ impl Explicit {
     }
 
     /// Asks the LLM whether a step is worth running; `None` when it could not answer.
-    fn llm_declines(&self, ctx: &ProposeCtx<'_>, step: &TuningStep, p: &mut Proposal) -> Option<String> {
+    fn llm_declines(
+        &self,
+        ctx: &ProposeCtx<'_>,
+        step: &TuningStep,
+        p: &mut Proposal,
+    ) -> Option<String> {
         let llm = self.llm.as_ref()?;
         let req = PromptBuilder::new(ctx.space).step_worth(ctx.history, &step.id, &step.params);
         let (reply, t) = timed_complete(llm.as_ref(), &req);
@@ -215,12 +229,18 @@ impl Explicit {
         let text = match reply {
             Ok(t) => t,
             Err(e) => {
-                p.warnings.push(format!("step `{}`: {e}; running it without the LLM's opinion", step.id));
+                p.warnings.push(format!(
+                    "step `{}`: {e}; running it without the LLM's opinion",
+                    step.id
+                ));
                 return None;
             }
         };
         let v = extract_json(&text);
-        let run = v.as_ref().and_then(|v| v.get("run")).and_then(|r| r.as_bool());
+        let run = v
+            .as_ref()
+            .and_then(|v| v.get("run"))
+            .and_then(|r| r.as_bool());
         let reason = v
             .as_ref()
             .and_then(|v| v.get("reason"))
@@ -231,7 +251,10 @@ impl Explicit {
             Some(false) => Some(reason),
             Some(true) => None,
             None => {
-                p.warnings.push(format!("step `{}`: the LLM's answer had no `run` field; running the step", step.id));
+                p.warnings.push(format!(
+                    "step `{}`: the LLM's answer had no `run` field; running the step",
+                    step.id
+                ));
                 None
             }
         }
@@ -261,8 +284,22 @@ impl Strategy for Explicit {
                     _ => false,
                 };
                 let id = self.steps[active.step].id.clone();
-                p.notes.push(format!("step `{id}` {}", if gain { "improved the best" } else { "brought no gain" }));
-                self.results.insert(id, if gain { StepResult::Gain } else { StepResult::NoGain });
+                p.notes.push(format!(
+                    "step `{id}` {}",
+                    if gain {
+                        "improved the best"
+                    } else {
+                        "brought no gain"
+                    }
+                ));
+                self.results.insert(
+                    id,
+                    if gain {
+                        StepResult::Gain
+                    } else {
+                        StepResult::NoGain
+                    },
+                );
                 self.active = None;
                 continue;
             }
@@ -276,13 +313,17 @@ impl Strategy for Explicit {
                 .iter()
                 .find(|d| self.results.get(*d) != Some(&StepResult::Gain))
             {
-                p.notes.push(format!("step `{}` skipped: `{dep}` brought no gain", step.id));
+                p.notes.push(format!(
+                    "step `{}` skipped: `{dep}` brought no gain",
+                    step.id
+                ));
                 self.results.insert(step.id.clone(), StepResult::Skipped);
                 continue;
             }
             if !step.skip_evaluation {
                 if let Some(reason) = self.llm_declines(ctx, &step, &mut p) {
-                    p.notes.push(format!("step `{}` skipped by the LLM: {reason}", step.id));
+                    p.notes
+                        .push(format!("step `{}` skipped by the LLM: {reason}", step.id));
                     self.results.insert(step.id.clone(), StepResult::Skipped);
                     continue;
                 }
@@ -302,7 +343,12 @@ impl Strategy for Explicit {
                 })
                 .collect();
             let queue = sweep(ctx, &base, &changes, self.max_sweep);
-            p.notes.push(format!("step `{}`: {} config(s) from {}", step.id, queue.len(), base.name()));
+            p.notes.push(format!(
+                "step `{}`: {} config(s) from {}",
+                step.id,
+                queue.len(),
+                base.name()
+            ));
             self.active = Some(Active {
                 step: self.next - 1,
                 queue,

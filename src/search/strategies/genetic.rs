@@ -85,7 +85,8 @@ impl Strategy for Genetic {
             .map(|e| e.config)
             .collect();
         if pop.len() < 2 {
-            let configs = RandomSearch::sample_fresh(ctx, n.max(self.population.min(ctx.remaining)));
+            let configs =
+                RandomSearch::sample_fresh(ctx, n.max(self.population.min(ctx.remaining)));
             let exhausted = configs.is_empty();
             return Ok(Proposal {
                 configs,
@@ -106,7 +107,12 @@ impl Strategy for Genetic {
         // A converged population breeds only known configs: inject fresh random ones.
         if configs.len() < n {
             let fresh = RandomSearch::sample_fresh(ctx, n - configs.len());
-            configs.extend(fresh.into_iter().filter(|c| !configs.contains(c)).collect::<Vec<_>>());
+            configs.extend(
+                fresh
+                    .into_iter()
+                    .filter(|c| !configs.contains(c))
+                    .collect::<Vec<_>>(),
+            );
         }
         let exhausted = configs.is_empty();
         Ok(Proposal {

@@ -78,8 +78,10 @@ impl Strategy for LlmBatch {
                 parsed.rejected.len()
             ));
         }
-        p.notes.extend(parsed.analysis.map(|a| format!("LLM analysis: {a}")));
-        p.notes.extend(parsed.strategy.map(|s| format!("LLM strategy: {s}")));
+        p.notes
+            .extend(parsed.analysis.map(|a| format!("LLM analysis: {a}")));
+        p.notes
+            .extend(parsed.strategy.map(|s| format!("LLM strategy: {s}")));
         p.rejected = parsed.rejected;
         Ok(p)
     }

@@ -70,17 +70,50 @@ type Builder = fn(&StrategyOptions, Option<SharedLlm>) -> Result<Box<dyn Strateg
 
 /// Name, one-line description, constructor.
 pub const REGISTRY: &[(&str, &str, Builder)] = &[
-    ("random", "uniformly random valid configs", |_, _| Ok(Box::new(RandomSearch))),
-    ("pattern", "neighbourhood search from the best, restarts when stuck", |_, _| Ok(Box::new(PatternSearch::default()))),
-    ("genetic", "genetic algorithm: tournament, per-parameter crossover, mutation, elitism", build_genetic),
-    ("exhaustive", "every valid config of a bounded space", |o, _| Ok(Box::new(Exhaustive::new(o.exhaustive_limit)))),
-    ("explicit", "ordered parameter-group sweeps from the best, with dependencies", build_explicit),
-    ("autonomous", "LLM plans parameter changes, breaks them down, executes, replans", build_autonomous),
-    ("llm", "LLM proposes batches from the history (default with an LLM)", build_llm),
-    ("llm-iterative", "LLM edits the best config, one per round", build_llm_iterative),
+    ("random", "uniformly random valid configs", |_, _| {
+        Ok(Box::new(RandomSearch))
+    }),
+    (
+        "pattern",
+        "neighbourhood search from the best, restarts when stuck",
+        |_, _| Ok(Box::new(PatternSearch::default())),
+    ),
+    (
+        "genetic",
+        "genetic algorithm: tournament, per-parameter crossover, mutation, elitism",
+        build_genetic,
+    ),
+    (
+        "exhaustive",
+        "every valid config of a bounded space",
+        |o, _| Ok(Box::new(Exhaustive::new(o.exhaustive_limit))),
+    ),
+    (
+        "explicit",
+        "ordered parameter-group sweeps from the best, with dependencies",
+        build_explicit,
+    ),
+    (
+        "autonomous",
+        "LLM plans parameter changes, breaks them down, executes, replans",
+        build_autonomous,
+    ),
+    (
+        "llm",
+        "LLM proposes batches from the history (default with an LLM)",
+        build_llm,
+    ),
+    (
+        "llm-iterative",
+        "LLM edits the best config, one per round",
+        build_llm_iterative,
+    ),
 ];
 
-fn build_genetic(o: &StrategyOptions, _: Option<SharedLlm>) -> Result<Box<dyn Strategy>, StrategyError> {
+fn build_genetic(
+    o: &StrategyOptions,
+    _: Option<SharedLlm>,
+) -> Result<Box<dyn Strategy>, StrategyError> {
     Ok(Box::new(Genetic {
         population: o.population.max(2),
         mutation_rate: o.mutation_rate.clamp(0.0, 1.0),
@@ -88,15 +121,24 @@ fn build_genetic(o: &StrategyOptions, _: Option<SharedLlm>) -> Result<Box<dyn St
     }))
 }
 
-fn build_explicit(o: &StrategyOptions, llm: Option<SharedLlm>) -> Result<Box<dyn Strategy>, StrategyError> {
+fn build_explicit(
+    o: &StrategyOptions,
+    llm: Option<SharedLlm>,
+) -> Result<Box<dyn Strategy>, StrategyError> {
     let steps = match &o.steps_file {
         Some(p) => explicit::load_steps(p)?,
         None => explicit::default_steps(),
     };
-    Ok(Box::new(Explicit::new(steps, llm.filter(|_| o.evaluate_steps))))
+    Ok(Box::new(Explicit::new(
+        steps,
+        llm.filter(|_| o.evaluate_steps),
+    )))
 }
 
-fn build_autonomous(o: &StrategyOptions, llm: Option<SharedLlm>) -> Result<Box<dyn Strategy>, StrategyError> {
+fn build_autonomous(
+    o: &StrategyOptions,
+    llm: Option<SharedLlm>,
+) -> Result<Box<dyn Strategy>, StrategyError> {
     let llm = llm.ok_or(StrategyError::NeedsLlm("autonomous"))?;
     Ok(Box::new(Fallback::new(
         Box::new(Autonomous::new(llm, o.autonomous.clone())),
@@ -104,7 +146,10 @@ fn build_autonomous(o: &StrategyOptions, llm: Option<SharedLlm>) -> Result<Box<d
     )))
 }
 
-fn build_llm(o: &StrategyOptions, llm: Option<SharedLlm>) -> Result<Box<dyn Strategy>, StrategyError> {
+fn build_llm(
+    o: &StrategyOptions,
+    llm: Option<SharedLlm>,
+) -> Result<Box<dyn Strategy>, StrategyError> {
     let llm = llm.ok_or(StrategyError::NeedsLlm("llm"))?;
     let mut s = LlmBatch::new(llm);
     s.initial_batch = o.initial_batch.max(1);
@@ -113,7 +158,10 @@ fn build_llm(o: &StrategyOptions, llm: Option<SharedLlm>) -> Result<Box<dyn Stra
     Ok(Box::new(Fallback::new(Box::new(s), o.fallback)))
 }
 
-fn build_llm_iterative(o: &StrategyOptions, llm: Option<SharedLlm>) -> Result<Box<dyn Strategy>, StrategyError> {
+fn build_llm_iterative(
+    o: &StrategyOptions,
+    llm: Option<SharedLlm>,
+) -> Result<Box<dyn Strategy>, StrategyError> {
     let llm = llm.ok_or(StrategyError::NeedsLlm("llm-iterative"))?;
     let mut s = LlmIterative::new(llm);
     s.temperature = o.temperature;
@@ -135,7 +183,11 @@ pub fn default_name(llm_configured: bool) -> &'static str {
 }
 
 /// Builds a strategy by registry name.
-pub fn build(name: &str, options: &StrategyOptions, llm: Option<SharedLlm>) -> Result<Box<dyn Strategy>, StrategyError> {
+pub fn build(
+    name: &str,
+    options: &StrategyOptions,
+    llm: Option<SharedLlm>,
+) -> Result<Box<dyn Strategy>, StrategyError> {
     let want = name.trim().to_ascii_lowercase();
     let (_, _, make) = REGISTRY
         .iter()
