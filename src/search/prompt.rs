@@ -417,3 +417,88 @@ fn value_json(p: ParamId, v: i64) -> Value {
         _ => Value::from(v),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::Verification;
+    use crate::hw::HwSpec;
+    use crate::problem::GemmProblem;
+    use rand::SeedableRng;
+
+    fn timed(us: f64) -> crate::device::Outcome {
+        crate::device::Outcome::Timed {
+            samples_us: vec![us],
+            verification: Verification {
+                max_abs_err: 0.0,
+                max_rel_err: 0.0,
+                rel_l2_err: 0.0,
+                tolerance: 1e-2,
+                passed: true,
+                method: "model".into(),
+            },
+        }
+    }
+
+    #[test]
+    fn refinement_prompt_has_every_section() {
+        let space = Space::for_problem(
+            &GemmProblem::new(16032, 109, 16384),
+            &HwSpec::by_name("MI300X").unwrap(),
+        );
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut h = History::new();
+        for i in 0..40 {
+            let c = space.sample(&mut rng).unwrap();
+            if i == 7 {
+                h.push(
+                    0,
+                    c,
+                    crate::device::Outcome::CompileFailed {
+                        stderr: "\nerror: out of registers\n".into(),
+                    },
+                );
+            } else {
+                h.push(0, c, timed(100.0 + i as f64));
+            }
+        }
+        let rejected = vec![Rejected {
+            suggestion: "MT48x...".into(),
+            reason: "tile-granularity: nope".into(),
+        }];
+        let req = PromptBuilder::new(&space).refinement_batch(&h, &rejected, 15);
+        let u = &req.user;
+        for needle in [
+            "HARDWARE:",
+            "MI300X",
+            "M=16032 N=109 K=16384",
+            "arithmetic intensity",
+            "roofline lower bound",
+            "TERMINOLOGY:",
+            "GlobalSplitU (GSU)",
+            "\"constraints\"",
+            "\"LdsPadA\"",
+            "| 1 | ",
+            "(9 slower configs not shown)",
+            "FAILED CONFIGS (1)",
+            "out of registers",
+            "BROKE THE RULES",
+            "tile-granularity: nope",
+            "OBSERVATIONS",
+            "BEST SO FAR",
+            "Generate 15 NEW configurations",
+            "\"analysis\"",
+        ] {
+            assert!(u.contains(needle), "missing `{needle}`");
+        }
+        assert!(req.json);
+        // The config object written for the best round-trips through the reply parser.
+        let best = h.best().unwrap().config;
+        let back = crate::search::reply::config_from_value(
+            &config_json(&best),
+            &space.default_config().unwrap(),
+        )
+        .unwrap();
+        assert_eq!(back, best);
+    }
+}
