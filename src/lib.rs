@@ -13,5 +13,6 @@ pub mod hw;
 pub mod llm;
 pub mod problem;
 pub mod report;
+pub mod search;
 pub mod space;
 pub mod store;

@@ -11,6 +11,7 @@ pub mod args;
 pub mod cuda;
 pub mod hip;
 mod outcome;
+pub mod replay;
 pub mod sim;
 pub mod worker;
 

@@ -1,0 +1,949 @@
+//! Search layer tests, all without a GPU: every strategy on the sim model and on a replayed
+//! sweep, the driver's guarantees (validation, dedup, budget, convergence, re-timing,
+//! determinism), the fallback wrapper, and the LLM strategies against a scripted model.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use gemmtune::compile::sim::SimCompiler;
+use gemmtune::device::replay::{Dataset, ReplayDevice, SweepHeader, SweepWriter};
+use gemmtune::device::sim::{model_time_us, SimDevice};
+use gemmtune::device::{Device, DeviceSelection, Outcome, TimingOptions, Verification};
+use gemmtune::hw::HwSpec;
+use gemmtune::problem::GemmProblem;
+use gemmtune::search::driver::{
+    run_search, NoKnownResults, SearchOptions, SearchResult, StopReason,
+};
+use gemmtune::search::eval::{
+    eval_strategies, space_for_dataset, synthetic_dataset, Contender, EvalSettings,
+};
+use gemmtune::search::strategies::{self, FallbackMode, StrategyOptions};
+use gemmtune::search::{
+    DeviceEvaluator, EvalResult, Evaluator, LlmError, ScriptedLlm, SearchError, StrategyError,
+};
+use gemmtune::space::{KernelConfig, Space};
+
+fn problem() -> GemmProblem {
+    GemmProblem::new(2048, 256, 4096)
+}
+
+/// A small space: a few hundred points, tens of valid configs.
+fn small_space() -> Space {
+    let hw = HwSpec::by_name("H200").unwrap();
+    let mut s = Space::for_problem(&problem(), &hw);
+    for (p, v) in [
+        ("MT0", "64,128,256"),
+        ("MT1", "64,128"),
+        ("DepthU", "32,64"),
+        ("WG0", "1,2"),
+        ("WG1", "1,2"),
+        ("PGR", "2,3"),
+        ("PLR", "1"),
+        ("LPA", "8"),
+        ("LPB", "8"),
+        ("SW", "0"),
+        ("GSU", "1,2"),
+        ("GSUAlgo", "1"),
+        ("WGM", "8"),
+        ("GRVW", "8"),
+        ("SVW", "4"),
+        ("SU", "0"),
+    ] {
+        s.fix(p, v).unwrap();
+    }
+    s
+}
+
+fn valid_configs(s: &Space) -> Vec<KernelConfig> {
+    s.enumerate(1_000_000).unwrap()
+}
+
+fn true_best(s: &Space) -> f64 {
+    valid_configs(s)
+        .iter()
+        .map(|c| model_time_us(c, &s.problem, &s.hw))
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn timing() -> TimingOptions {
+    TimingOptions {
+        iters: 7,
+        ..Default::default()
+    }
+}
+
+/// Wraps an evaluator and checks what reaches it: only valid configs, never twice.
+struct Checked<'a, E: Evaluator> {
+    inner: E,
+    space: &'a Space,
+    seen: Rc<RefCell<Vec<KernelConfig>>>,
+}
+
+impl<E: Evaluator> Evaluator for Checked<'_, E> {
+    fn evaluate(&mut self, configs: &[KernelConfig]) -> Vec<EvalResult> {
+        let mut seen = self.seen.borrow_mut();
+        for c in configs {
+            self.space.check(c).unwrap_or_else(|v| {
+                panic!("invalid config reached the evaluator: {} ({v})", c.name())
+            });
+            assert!(!seen.contains(c), "{} evaluated twice", c.name());
+            seen.push(*c);
+        }
+        drop(seen);
+        self.inner.evaluate(configs)
+    }
+    fn retime(&mut self, configs: &[KernelConfig]) -> Vec<EvalResult> {
+        self.inner.retime(configs)
+    }
+}
+
+fn run_on_sim(
+    space: &Space,
+    name: &str,
+    opts: &SearchOptions,
+    llm: Option<Arc<ScriptedLlm>>,
+    sopts: &StrategyOptions,
+) -> Result<(SearchResult, Vec<KernelConfig>), SearchError> {
+    let mut device = SimDevice::new(&DeviceSelection {
+        hw_spec: Some(space.hw.clone()),
+        ..Default::default()
+    })
+    .unwrap();
+    let compiler = SimCompiler { plants: vec![] };
+    let ev = DeviceEvaluator::new(&mut device, &compiler, &space.problem, timing()).unwrap();
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let mut checked = Checked {
+        inner: ev,
+        space,
+        seen: seen.clone(),
+    };
+    let llm = llm.map(|l| l as Arc<dyn gemmtune::search::LlmPort>);
+    let mut strategy = strategies::build(name, sopts, llm).unwrap();
+    let r = run_search(
+        space,
+        strategy.as_mut(),
+        &mut checked,
+        &NoKnownResults,
+        opts,
+        &mut (),
+    )?;
+    let seen = seen.borrow().clone();
+    Ok((r, seen))
+}
+
+#[test]
+fn small_space_is_small_and_nontrivial() {
+    let s = small_space();
+    let n = valid_configs(&s).len();
+    assert!((20..=300).contains(&n), "{n} valid configs");
+    println!("{n} valid configs of {}", s.size());
+}
+
+fn budget_opts(max_evals: usize, seed: u64) -> SearchOptions {
+    SearchOptions {
+        batch_size: 8,
+        seed,
+        ..SearchOptions::budget_only(max_evals)
+    }
+}
+
+/// The model time of the search's winner is within 2% of the space's true best.
+fn assert_finds_best(space: &Space, r: &SearchResult, what: &str) {
+    let best = true_best(space);
+    let w = r
+        .winner
+        .as_ref()
+        .unwrap_or_else(|| panic!("{what}: no winner"));
+    let t = model_time_us(&w.config, &space.problem, &space.hw);
+    assert!(
+        t <= best * 1.02,
+        "{what}: winner {} at {t:.2} us vs best {best:.2} us after {} evals",
+        w.config.name(),
+        r.evaluations
+    );
+}
+
+#[test]
+fn every_non_llm_strategy_finds_the_best_on_sim_and_stays_valid() {
+    let s = small_space();
+    let n = valid_configs(&s).len();
+    for name in ["random", "pattern", "genetic", "exhaustive"] {
+        let (r, seen) = run_on_sim(
+            &s,
+            name,
+            &budget_opts(n, 3),
+            None,
+            &StrategyOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(r.invalid_suggestions, 0, "{name}");
+        assert_eq!(seen.len(), r.evaluations, "{name}");
+        assert!(r.evaluations <= n, "{name}");
+        assert_finds_best(&s, &r, name);
+        // The trace never gets worse.
+        assert!(
+            r.trace.windows(2).all(|w| w[1].best_us <= w[0].best_us),
+            "{name}"
+        );
+    }
+    // Explicit sweeps parameter groups once; on this separable space that reaches the best.
+    let (r, _) = run_on_sim(
+        &s,
+        "explicit",
+        &budget_opts(n, 3),
+        None,
+        &StrategyOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(r.stop, StopReason::Exhausted);
+    assert!(
+        r.evaluations < n,
+        "explicit should not need the whole space"
+    );
+    assert_finds_best(&s, &r, "explicit");
+}
+
+#[test]
+fn strategies_are_deterministic_under_a_seed() {
+    let s = small_space();
+    for name in ["random", "pattern", "genetic", "explicit"] {
+        let (a, _) = run_on_sim(
+            &s,
+            name,
+            &budget_opts(40, 11),
+            None,
+            &StrategyOptions::default(),
+        )
+        .unwrap();
+        let (b, _) = run_on_sim(
+            &s,
+            name,
+            &budget_opts(40, 11),
+            None,
+            &StrategyOptions::default(),
+        )
+        .unwrap();
+        let names = |r: &SearchResult| {
+            r.history
+                .iter()
+                .map(|e| e.config.name())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&a), names(&b), "{name}");
+        assert_eq!(
+            a.winner.map(|w| w.config),
+            b.winner.map(|w| w.config),
+            "{name}"
+        );
+    }
+    let (a, _) = run_on_sim(
+        &s,
+        "random",
+        &budget_opts(20, 1),
+        None,
+        &StrategyOptions::default(),
+    )
+    .unwrap();
+    let (b, _) = run_on_sim(
+        &s,
+        "random",
+        &budget_opts(20, 2),
+        None,
+        &StrategyOptions::default(),
+    )
+    .unwrap();
+    assert_ne!(
+        a.history.iter().map(|e| e.config).collect::<Vec<_>>(),
+        b.history.iter().map(|e| e.config).collect::<Vec<_>>()
+    );
+}
+
+fn dataset() -> Dataset {
+    synthetic_dataset(&small_space(), &timing(), 1_000_000).unwrap()
+}
+
+/// Same configs, outcomes and header; samples equal up to float text round-off.
+fn assert_same(a: &Dataset, b: &Dataset) {
+    assert_eq!(a.header.problem, b.header.problem);
+    assert_eq!(a.header.device, b.header.device);
+    assert_eq!(a.header.hw, b.header.hw);
+    assert_eq!(a.len(), b.len());
+    for ((ca, oa), (cb, ob)) in a.records().zip(b.records()) {
+        assert_eq!(ca, cb);
+        assert_eq!(oa.status(), ob.status());
+        let (sa, sb) = (
+            oa.samples().unwrap_or_default(),
+            ob.samples().unwrap_or_default(),
+        );
+        assert_eq!(sa.len(), sb.len());
+        assert!(
+            sa.iter()
+                .zip(sb)
+                .all(|(x, y)| (x - y).abs() <= 1e-12 * x.abs()),
+            "{}",
+            ca.name()
+        );
+    }
+}
+
+#[test]
+fn replay_dataset_round_trips_and_serves_recorded_samples() {
+    let s = small_space();
+    let d = dataset();
+    assert_eq!(d.len(), valid_configs(&s).len());
+    let (best_cfg, best_us) = d.best().unwrap();
+    assert!((best_us - true_best(&s)).abs() / true_best(&s) < 0.05);
+
+    // Document form and JSON lines (as the sweep writer appends them) read back the same.
+    assert_same(&Dataset::parse(&d.to_json(), "doc").unwrap(), &d);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sweep.jsonl");
+    let mut w = SweepWriter::create(&path, &d.header).unwrap();
+    for (c, o) in d.records() {
+        w.append(&c, o).unwrap();
+    }
+    drop(w);
+    assert_same(&Dataset::load(&path).unwrap(), &d);
+    assert!(Dataset::parse("{\"format\": \"other\"}\n", "x").is_err());
+    assert!(Dataset::parse("", "x").is_err());
+
+    let mut dev = ReplayDevice::new(d.clone());
+    let compiler = SimCompiler { plants: vec![] };
+    let mut ev = DeviceEvaluator::new(&mut dev, &compiler, &s.problem, timing()).unwrap();
+    let recorded: Vec<f64> = d.outcome(&best_cfg).unwrap().samples().unwrap().to_vec();
+    let a = ev.evaluate(&[best_cfg]).remove(0);
+    let b = ev.evaluate(&[best_cfg]).remove(0);
+    for r in [&a, &b] {
+        assert!(r
+            .outcome
+            .samples()
+            .unwrap()
+            .iter()
+            .all(|x| recorded.contains(x)));
+    }
+    assert_ne!(a.outcome, b.outcome, "each run draws a fresh resample");
+    // A config the sweep never measured.
+    let mut other = best_cfg;
+    other.wgm = 1;
+    match ev.evaluate(&[other]).remove(0).outcome {
+        Outcome::LaunchFailed { message } => assert!(message.contains("not in the recorded sweep")),
+        o => panic!("{o:?}"),
+    }
+    // A different problem is refused.
+    let mut dev = ReplayDevice::new(d);
+    assert!(dev
+        .set_problem(&GemmProblem::new(64, 64, 64), &timing())
+        .is_err());
+}
+
+#[test]
+fn every_non_llm_strategy_finds_the_best_on_replay() {
+    let d = dataset();
+    let space = space_for_dataset(&d);
+    let n = d.len();
+    let (best_cfg, best_us) = d.best().unwrap();
+    for name in ["random", "pattern", "genetic", "exhaustive"] {
+        let mut dev = ReplayDevice::new(d.clone());
+        let compiler = SimCompiler { plants: vec![] };
+        let ev = DeviceEvaluator::new(&mut dev, &compiler, &space.problem, timing()).unwrap();
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        let mut checked = Checked {
+            inner: ev,
+            space: &space,
+            seen,
+        };
+        let mut st = strategies::build(name, &StrategyOptions::default(), None).unwrap();
+        let r = run_search(
+            &space,
+            st.as_mut(),
+            &mut checked,
+            &NoKnownResults,
+            &budget_opts(n, 5),
+            &mut (),
+        )
+        .unwrap();
+        assert!(
+            r.history.contains(&best_cfg),
+            "{name} never measured the sweep's best"
+        );
+        let w = r.winner.unwrap();
+        assert!(
+            d.median_us(&w.config).unwrap() <= best_us * 1.02,
+            "{name}: {}",
+            w.config.name()
+        );
+    }
+}
+
+#[test]
+fn offline_evaluation_reports_evals_to_target_and_budgets() {
+    let d = dataset();
+    let contenders = vec![
+        Contender::registry("random", StrategyOptions::default(), None),
+        Contender::registry("pattern", StrategyOptions::default(), None),
+    ];
+    let n = d.len();
+    let rep = eval_strategies(
+        &d,
+        &contenders,
+        &[1, 2, 3],
+        &[10, 25, n],
+        &EvalSettings::default(),
+    )
+    .unwrap();
+    assert_eq!(rep.results.len(), 2);
+    for r in &rep.results {
+        assert_eq!(r.evals_to_target.len(), 3);
+        // With a budget of the whole space every run gets there.
+        assert!(
+            r.evals_to_target.iter().all(|e| e.is_some_and(|e| e <= n)),
+            "{r:?}"
+        );
+        let m = r.median_evals_to_target.unwrap();
+        assert!(m >= 1.0 && m <= n as f64);
+        let bests: Vec<f64> = r.best_at_budget.iter().map(|(_, b)| b.unwrap()).collect();
+        assert!(bests.windows(2).all(|w| w[1] <= w[0]), "{bests:?}");
+        assert!(*bests.last().unwrap() <= rep.best_us * 1.02);
+    }
+}
+
+#[test]
+fn driver_reuses_known_results_and_respects_budget() {
+    let s = small_space();
+    let all = valid_configs(&s);
+    let known_cfg = all[0];
+    let fake = Outcome::Timed {
+        samples_us: vec![1.0, 1.0, 1.0],
+        verification: Verification {
+            max_abs_err: 0.0,
+            max_rel_err: 0.0,
+            rel_l2_err: 0.0,
+            tolerance: 1e-2,
+            passed: true,
+            method: "stored".into(),
+        },
+    };
+    let known = move |c: &KernelConfig| (*c == known_cfg).then(|| fake.clone());
+    let mut device = SimDevice::new(&DeviceSelection {
+        hw_spec: Some(s.hw.clone()),
+        ..Default::default()
+    })
+    .unwrap();
+    let compiler = SimCompiler { plants: vec![] };
+    let ev = DeviceEvaluator::new(&mut device, &compiler, &s.problem, timing()).unwrap();
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let mut checked = Checked {
+        inner: ev,
+        space: &s,
+        seen: seen.clone(),
+    };
+    let mut st = strategies::build("exhaustive", &StrategyOptions::default(), None).unwrap();
+    let r = run_search(
+        &s,
+        st.as_mut(),
+        &mut checked,
+        &known,
+        &budget_opts(20, 0),
+        &mut (),
+    )
+    .unwrap();
+    assert_eq!(r.evaluations, 20);
+    assert_eq!(r.stop, StopReason::Budget);
+    assert_eq!(r.reused, 1);
+    assert!(
+        !seen.borrow().contains(&known_cfg),
+        "a stored config was measured again"
+    );
+    // The stored result is the (fake) best; re-timing measures it for real.
+    assert_eq!(r.history.best().unwrap().config, known_cfg);
+    assert_eq!(r.retime_evaluations, 3);
+}
+
+/// A device-less evaluator with scripted times: `lucky` looks fast once, then slow.
+struct Scripted {
+    space: Space,
+    lucky: KernelConfig,
+}
+
+fn timed(us: f64) -> Outcome {
+    Outcome::Timed {
+        samples_us: vec![us; 3],
+        verification: Verification {
+            max_abs_err: 0.0,
+            max_rel_err: 0.0,
+            rel_l2_err: 0.0,
+            tolerance: 1e-2,
+            passed: true,
+            method: "model".into(),
+        },
+    }
+}
+
+impl Evaluator for Scripted {
+    fn evaluate(&mut self, configs: &[KernelConfig]) -> Vec<EvalResult> {
+        configs
+            .iter()
+            .map(|c| {
+                let t = if *c == self.lucky {
+                    1.0
+                } else {
+                    model_time_us(c, &self.space.problem, &self.space.hw)
+                };
+                EvalResult {
+                    config: *c,
+                    outcome: timed(t),
+                    compile_ms: 1.0,
+                    bench_ms: 3.0,
+                }
+            })
+            .collect()
+    }
+    fn retime(&mut self, configs: &[KernelConfig]) -> Vec<EvalResult> {
+        configs
+            .iter()
+            .map(|c| {
+                let t = model_time_us(c, &self.space.problem, &self.space.hw)
+                    * if *c == self.lucky { 10.0 } else { 1.0 };
+                EvalResult {
+                    config: *c,
+                    outcome: timed(t),
+                    compile_ms: 0.0,
+                    bench_ms: 1.0,
+                }
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn final_retiming_ranks_by_the_retimed_median() {
+    let s = small_space();
+    let all = valid_configs(&s);
+    let lucky = all[5];
+    let mut ev = Scripted {
+        space: s.clone(),
+        lucky,
+    };
+    let mut st = strategies::build("exhaustive", &StrategyOptions::default(), None).unwrap();
+    let r = run_search(
+        &s,
+        st.as_mut(),
+        &mut ev,
+        &NoKnownResults,
+        &budget_opts(all.len(), 0),
+        &mut (),
+    )
+    .unwrap();
+    assert_eq!(r.history.best().unwrap().config, lucky);
+    let w = r.winner.unwrap();
+    assert_ne!(w.config, lucky, "the lucky sample must not win");
+    assert_eq!(r.retimed.len(), 3);
+    assert!(r
+        .retimed
+        .windows(2)
+        .all(|p| p[0].retimed_median_us <= p[1].retimed_median_us));
+    assert_eq!(r.retime_evaluations, 3);
+}
+
+#[test]
+fn convergence_rules_stop_the_search() {
+    let s = small_space();
+    // Exhaustive in enumeration order improves rarely: patience stops it.
+    let opts = SearchOptions {
+        batch_size: 4,
+        max_rounds: None,
+        patience: Some(2),
+        ..SearchOptions::default()
+    };
+    let (r, _) = run_on_sim(&s, "exhaustive", &opts, None, &StrategyOptions::default()).unwrap();
+    assert!(
+        matches!(r.stop, StopReason::Converged | StopReason::Budget),
+        "{:?}",
+        r.stop
+    );
+    let opts = SearchOptions {
+        batch_size: 4,
+        patience: None,
+        max_rounds: Some(3),
+        ..SearchOptions::default()
+    };
+    let (r, _) = run_on_sim(&s, "random", &opts, None, &StrategyOptions::default()).unwrap();
+    assert_eq!(
+        (r.stop, r.rounds, r.evaluations),
+        (StopReason::MaxRounds, 3, 12)
+    );
+    // A target every config meets stops after the first round.
+    let opts = SearchOptions {
+        batch_size: 4,
+        target_us: Some(1e9),
+        ..SearchOptions::default()
+    };
+    let (r, _) = run_on_sim(&s, "random", &opts, None, &StrategyOptions::default()).unwrap();
+    assert_eq!((r.stop, r.rounds), (StopReason::TargetReached, 1));
+    let opts = SearchOptions {
+        batch_size: 4,
+        target_tflops: Some(1e-6),
+        ..SearchOptions::default()
+    };
+    let (r, _) = run_on_sim(&s, "random", &opts, None, &StrategyOptions::default()).unwrap();
+    assert_eq!(r.stop, StopReason::TargetReached);
+}
+
+// ---- LLM strategies against the scripted model ----
+
+fn names_json(cfgs: &[KernelConfig]) -> String {
+    let items: Vec<String> = cfgs
+        .iter()
+        .map(|c| {
+            format!(
+                "{{\"reasoning\": \"try it\", \"config\": \"{}\"}}",
+                c.name()
+            )
+        })
+        .collect();
+    format!(
+        "{{\"analysis\": \"ok\", \"configs\": [{}]}}",
+        items.join(", ")
+    )
+}
+
+fn llm_opts(mode: FallbackMode) -> StrategyOptions {
+    StrategyOptions {
+        fallback: mode,
+        initial_batch: 6,
+        refinement_batch: 4,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn llm_batch_evaluates_exactly_the_valid_suggestions() {
+    let s = small_space();
+    let all = valid_configs(&s);
+    let round1 = &all[..6];
+    // Round 2: two valid, one outside the space, one malformed, in a fenced block with prose.
+    let round2 = format!(
+        "Sure!\n```json\n{{\"configs\": [\"{}\", {{\"config\": {{\"MT0\": 96}}}}, {{\"config\": {{\"Bogus\": 1}}}}, \"{}\",]}}\n```",
+        all[10].name(),
+        all[11].name()
+    );
+    let llm = Arc::new(ScriptedLlm::replying(&[&names_json(round1), &round2]));
+    let opts = SearchOptions {
+        batch_size: 8,
+        max_rounds: Some(2),
+        patience: None,
+        ..SearchOptions::default()
+    };
+    let (r, seen) = run_on_sim(
+        &s,
+        "llm",
+        &opts,
+        Some(llm.clone()),
+        &llm_opts(FallbackMode::Error),
+    )
+    .unwrap();
+    let mut want: Vec<KernelConfig> = round1.to_vec();
+    want.extend([all[10], all[11]]);
+    assert_eq!(seen, want);
+    assert_eq!(r.invalid_suggestions, 2);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let reqs = llm.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs.iter().all(|q| q.json));
+    // Round 1 asks for diverse configs; round 2 carries the ranked history and observations.
+    assert!(reqs[0].user.contains("Generate 6 diverse configurations"));
+    assert!(reqs[0].user.contains("DepthU (DU)") && reqs[0].user.contains("roofline lower bound"));
+    assert!(reqs[1].user.contains("| Rank | Kernel |"));
+    assert!(reqs[1].user.contains("OBSERVATIONS"));
+    let best_after_round1 = r.history.entries()[..6]
+        .iter()
+        .min_by(|a, b| a.median_us.partial_cmp(&b.median_us).unwrap())
+        .unwrap();
+    assert!(reqs[1]
+        .user
+        .contains(&format!("BEST SO FAR: {}", best_after_round1.config.name())));
+}
+
+#[test]
+fn fallback_takes_over_on_timeout_and_garbage() {
+    let s = small_space();
+    let llm = Arc::new(
+        ScriptedLlm::new(vec![
+            Err(LlmError::Timeout { after_s: 30.0 }),
+            Ok("I am not sure what a GEMM is. {\"DepthU\": 48}".into()),
+        ])
+        .then(Err(LlmError::Transport("connection refused".into()))),
+    );
+    let opts = SearchOptions {
+        batch_size: 5,
+        max_rounds: Some(3),
+        patience: None,
+        ..SearchOptions::default()
+    };
+    let (r, seen) = run_on_sim(
+        &s,
+        "llm",
+        &opts,
+        Some(llm.clone()),
+        &llm_opts(FallbackMode::Pattern),
+    )
+    .unwrap();
+    assert_eq!(llm.requests().len(), 3);
+    assert_eq!(
+        r.warnings.len(),
+        3,
+        "one warning per fallback round: {:?}",
+        r.warnings
+    );
+    assert!(r.warnings[0].contains("timed out") && r.warnings[0].contains("pattern"));
+    // The garbage round's DepthU=48 suggestion is counted as invalid.
+    assert_eq!(r.invalid_suggestions, 1);
+    assert!(!seen.is_empty() && r.winner.is_some());
+    // Random fallback works too.
+    let llm = Arc::new(ScriptedLlm::replying(&[]));
+    let (r, _) = run_on_sim(&s, "llm", &opts, Some(llm), &llm_opts(FallbackMode::Random)).unwrap();
+    assert_eq!(r.evaluations, 15);
+    // With `error` the first failure ends the search with the LLM's error.
+    let llm = Arc::new(ScriptedLlm::new(vec![Err(LlmError::Timeout {
+        after_s: 1.0,
+    })]));
+    let e = run_on_sim(&s, "llm", &opts, Some(llm), &llm_opts(FallbackMode::Error)).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            SearchError::Strategy {
+                source: StrategyError::Llm(LlmError::Timeout { .. }),
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn llm_strategies_need_an_llm_and_unknown_names_are_errors() {
+    for name in ["llm", "llm-iterative", "autonomous"] {
+        assert!(matches!(
+            strategies::build(name, &StrategyOptions::default(), None),
+            Err(StrategyError::NeedsLlm(_))
+        ));
+    }
+    assert!(matches!(
+        strategies::build("annealing", &StrategyOptions::default(), None),
+        Err(StrategyError::Unknown { .. })
+    ));
+    assert_eq!(strategies::default_name(true), "llm");
+    assert_eq!(strategies::default_name(false), "pattern");
+    assert!("bogus".parse::<FallbackMode>().is_err());
+}
+
+#[test]
+fn llm_iterative_measures_the_start_then_one_edit_per_round() {
+    let s = small_space();
+    let start = s.default_config().unwrap();
+    let all = valid_configs(&s);
+    let edit = all
+        .iter()
+        .find(|c| **c != start && c.pgr != start.pgr)
+        .copied()
+        .unwrap();
+    let reply = format!("{{\"reasoning\": \"deeper pipeline\", \"config\": {{\"PrefetchGlobalRead\": {}, \"MacroTile0\": {}, \"MT1\": {}, \"DU\": {}, \"WG\": [{}, {}], \"GSU\": {}}}}}", edit.pgr, edit.mt0, edit.mt1, edit.depth_u, edit.wg[0], edit.wg[1], edit.gsu);
+    let llm = Arc::new(ScriptedLlm::replying(&[
+        &reply,
+        "{\"config\": {\"PGR\": 9}}",
+    ]));
+    let opts = SearchOptions {
+        max_rounds: Some(3),
+        patience: None,
+        ..SearchOptions::default()
+    };
+    let (r, seen) = run_on_sim(
+        &s,
+        "llm-iterative",
+        &opts,
+        Some(llm.clone()),
+        &llm_opts(FallbackMode::Pattern),
+    )
+    .unwrap();
+    assert_eq!(&seen[..2], &[start, edit]);
+    assert_eq!(llm.requests().len(), 2);
+    assert!(llm.requests()[1].user.contains("LAST TRIED"));
+    // The third round's reply was out of range: counted invalid, pattern took over.
+    assert_eq!(r.invalid_suggestions, 1);
+    assert_eq!(r.warnings.len(), 1);
+    assert!(seen.len() > 2);
+}
+
+#[test]
+fn autonomous_plans_validates_breaks_down_executes_and_replans() {
+    let s = small_space();
+    let plan = r#"{"steps": [
+        {"description": "profile the kernel with a profiler"},
+        {"description": "try deeper pipelines", "changes": {"PrefetchGlobalRead": [2, 3]}},
+        {"description": "bigger tiles and split-K", "changes": {"MT0": [128, 256], "GSU": [1, 2]}},
+        {"description": "odd depth", "changes": {"DepthU": [48]}}
+    ]}"#;
+    let breakdown = r#"[{"description": "bigger tiles", "changes": {"MacroTile0": [128, 256]}},
+                        {"description": "split-K", "changes": {"GlobalSplitU": [2]}}]"#;
+    let replan = r#"{"steps": []}"#;
+    let llm = Arc::new(ScriptedLlm::replying(&[plan, breakdown, replan]));
+    let sopts = StrategyOptions {
+        autonomous: strategies::AutonomousOptions {
+            max_breakdowns: 1,
+            ..Default::default()
+        },
+        ..llm_opts(FallbackMode::Error)
+    };
+    let opts = SearchOptions {
+        batch_size: 8,
+        max_rounds: None,
+        patience: None,
+        ..SearchOptions::default()
+    };
+    let (r, seen) = run_on_sim(&s, "autonomous", &opts, Some(llm.clone()), &sopts).unwrap();
+    assert_eq!(r.stop, StopReason::Exhausted);
+    // The profiling step and the DepthU=48 step are not parameter changes in this space.
+    assert_eq!(r.invalid_suggestions, 2);
+    let reqs = llm.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(reqs[1].user.contains("split it into smaller steps"));
+    assert!(
+        reqs[2].user.contains("STEPS ALREADY EXECUTED") && reqs[2].user.contains("bigger tiles")
+    );
+    assert!(!seen.is_empty());
+    assert!(seen.iter().any(|c| c.gsu == 2));
+
+    // Without breakdown and replanning the plan runs as given and no more requests are made.
+    let llm = Arc::new(ScriptedLlm::replying(&[plan]));
+    let sopts = StrategyOptions {
+        autonomous: strategies::AutonomousOptions {
+            breakdown: false,
+            replanning: false,
+            ..Default::default()
+        },
+        ..llm_opts(FallbackMode::Error)
+    };
+    let (r, _) = run_on_sim(&s, "autonomous", &opts, Some(llm.clone()), &sopts).unwrap();
+    assert_eq!(llm.requests().len(), 1);
+    assert_eq!(r.stop, StopReason::Exhausted);
+}
+
+#[test]
+fn explicit_steps_from_toml_with_dependencies_and_llm_evaluation() {
+    let s = small_space();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("steps.toml");
+    std::fs::write(
+        &path,
+        r#"
+[[step]]
+id = "tile"
+params = ["MT0", "MT1"]
+skip_evaluation = true
+
+[[step]]
+id = "depth"
+params = ["DepthU"]
+values = { DepthU = [32] }
+
+[[step]]
+id = "split"
+params = ["GSU"]
+depends_on = ["depth"]
+skip_evaluation = true
+
+[[step]]
+id = "pipe"
+params = ["PGR"]
+"#,
+    )
+    .unwrap();
+    // The LLM declines `depth`, so `split` (which depends on it) is skipped; `pipe` runs.
+    let llm = Arc::new(ScriptedLlm::replying(&[
+        "```json\n{\"run\": false, \"reason\": \"DepthU is already right\"}\n```",
+        "{\"run\": true}",
+    ]));
+    let sopts = StrategyOptions {
+        steps_file: Some(path.clone()),
+        ..Default::default()
+    };
+    let opts = SearchOptions {
+        batch_size: 8,
+        max_rounds: None,
+        patience: None,
+        ..SearchOptions::default()
+    };
+    let (r, seen) = run_on_sim(&s, "explicit", &opts, Some(llm.clone()), &sopts).unwrap();
+    assert_eq!(r.stop, StopReason::Exhausted);
+    assert_eq!(llm.requests().len(), 2);
+    assert!(llm.requests()[0].user.contains("`depth`"));
+    let start = s.default_config().unwrap();
+    assert!(
+        seen.iter().all(|c| c.gsu == start.gsu),
+        "split step should have been skipped"
+    );
+    assert!(
+        seen.iter().any(|c| c.pgr != start.pgr),
+        "pipe step should have run"
+    );
+    // Bad files are errors that name the problem.
+    std::fs::write(&path, "[[step]]\nid = \"a\"\nparams = [\"Nope\"]\n").unwrap();
+    let e = strategies::build("explicit", &sopts, None).err().unwrap();
+    assert!(e.to_string().contains("Nope"), "{e}");
+    std::fs::write(
+        &path,
+        "[[step]]\nid = \"a\"\nparams = [\"DU\"]\ndepends_on = [\"later\"]\n",
+    )
+    .unwrap();
+    assert!(strategies::build("explicit", &sopts, None).is_err());
+}
+
+#[test]
+fn progress_events_report_the_search() {
+    let s = small_space();
+    let mut device = SimDevice::new(&DeviceSelection {
+        hw_spec: Some(s.hw.clone()),
+        ..Default::default()
+    })
+    .unwrap();
+    let compiler = SimCompiler { plants: vec![] };
+    let mut ev = DeviceEvaluator::new(&mut device, &compiler, &s.problem, timing()).unwrap();
+    let mut st = strategies::build("random", &StrategyOptions::default(), None).unwrap();
+    let mut evaluated = 0;
+    let mut bests = Vec::new();
+    let mut finished = None;
+    let mut progress = |e: &gemmtune::search::Event| match e {
+        gemmtune::search::Event::Evaluated { .. } => evaluated += 1,
+        gemmtune::search::Event::NewBest { median_us, .. } => bests.push(*median_us),
+        gemmtune::search::Event::Finished { stop } => finished = Some(*stop),
+        _ => {}
+    };
+    let r = run_search(
+        &s,
+        st.as_mut(),
+        &mut ev,
+        &NoKnownResults,
+        &budget_opts(16, 4),
+        &mut progress,
+    )
+    .unwrap();
+    assert_eq!(evaluated, 16);
+    assert_eq!(finished, Some(StopReason::Budget));
+    assert!(bests.windows(2).all(|w| w[1] < w[0]));
+    assert_eq!(
+        *bests.last().unwrap(),
+        r.history.best().unwrap().median_us.unwrap()
+    );
+    let distinct: HashSet<_> = r.history.iter().map(|e| e.config).collect();
+    assert_eq!(distinct.len(), 16);
+    let _ = SweepHeader::new(s.problem.clone(), device_info(), s.hw.clone(), None);
+}
+
+fn device_info() -> gemmtune::device::DeviceInfo {
+    SimDevice::new(&DeviceSelection::default())
+        .unwrap()
+        .info()
+        .clone()
+}
