@@ -21,6 +21,15 @@ pub trait ResultStore {
     ) -> Result<(), String>;
 }
 
+impl<T: ResultStore + ?Sized> ResultStore for &mut T {
+    fn lookup(&mut self, key: &ResultKey) -> Option<Outcome> {
+        (**self).lookup(key)
+    }
+    fn record(&mut self, key: &ResultKey, p: &GemmProblem, row: &BenchRow) -> Result<(), String> {
+        (**self).record(key, p, row)
+    }
+}
+
 /// An in-memory store (tests, `--no-db`).
 #[derive(Debug, Default)]
 pub struct MemoryResults {

@@ -72,7 +72,7 @@ pub struct BenchSession<'a> {
     device: &'a mut dyn Device,
     compiler: &'a dyn Compiler,
     cache: Option<&'a CompileCache>,
-    store: &'a mut dyn ResultStore,
+    store: Box<dyn ResultStore + 'a>,
     target: Target,
     problem_set: bool,
     pub times: PhaseTimes,
@@ -93,7 +93,7 @@ impl<'a> BenchSession<'a> {
         device: &'a mut dyn Device,
         compiler: &'a dyn Compiler,
         cache: Option<&'a CompileCache>,
-        store: &'a mut dyn ResultStore,
+        store: Box<dyn ResultStore + 'a>,
     ) -> Result<Self, DeviceError> {
         problem.validate()?;
         let hw = device.hw_spec().clone();
@@ -148,7 +148,7 @@ impl<'a> BenchSession<'a> {
         }
     }
 
-    fn ensure_problem(&mut self) -> Result<(), DeviceError> {
+    pub fn ensure_problem(&mut self) -> Result<(), DeviceError> {
         if !self.problem_set {
             self.device.set_problem(&self.problem, &self.timing)?;
             self.problem_set = true;

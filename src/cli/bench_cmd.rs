@@ -213,7 +213,14 @@ fn measure(
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Measured> {
     let mut session =
-        BenchSession::new(problem.clone(), timing, device, compiler, Some(cache), db)?;
+        BenchSession::new(
+        problem.clone(),
+        timing,
+        device,
+        compiler,
+        Some(cache),
+        Box::new(db),
+    )?;
     session.force = a.force;
     session.compile_threads = a.compile_threads;
     let mut rows = session.measure(configs, on_event)?;

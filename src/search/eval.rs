@@ -179,8 +179,8 @@ fn run_once(
     let mut timing = settings.timing.clone();
     timing.seed = seed;
     let mut evaluator =
-        DeviceEvaluator::new(&mut device, &compiler, &dataset.header.problem, timing)?;
-    evaluator.compile_threads = 1;
+        DeviceEvaluator::new(&mut device, &compiler, &dataset.header.problem, timing)?
+            .with_compile_threads(1);
     let mut strategy = (contender.make)().map_err(|source| SearchError::Strategy {
         strategy: contender.name.clone(),
         source,

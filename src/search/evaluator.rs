@@ -7,10 +7,9 @@
 //! kernel on the device. With `SimDevice` + `SimCompiler` or `ReplayDevice` + `SimCompiler`
 //! it needs no GPU. The bench pipeline provides the evaluator for isolated GPU workers.
 
-use std::time::Instant;
-
-use crate::compile::cache::CompileCache;
-use crate::compile::{pool, CompileError, Compiler, Target};
+use crate::bench::results::MemoryResults;
+use crate::bench::session::BenchSession;
+use crate::compile::Compiler;
 use crate::device::{Device, DeviceError, Outcome, TimingOptions};
 use crate::problem::GemmProblem;
 use crate::space::KernelConfig;
@@ -38,17 +37,11 @@ pub trait Evaluator {
     }
 }
 
-/// Compiles and runs configs in this process on one device.
+/// Compiles and runs configs in this process on one device, through a [`BenchSession`] that
+/// keeps its results in memory (offline evaluation and tests; the CLI evaluates through a
+/// session writing to the results database).
 pub struct DeviceEvaluator<'a> {
-    device: &'a mut dyn Device,
-    compiler: &'a dyn Compiler,
-    cache: Option<CompileCache>,
-    target: Target,
-    problem: GemmProblem,
-    timing: TimingOptions,
-    /// Compile threads (0 = all cores).
-    pub compile_threads: usize,
-    retimes: u64,
+    session: BenchSession<'a>,
 }
 
 impl<'a> DeviceEvaluator<'a> {
@@ -59,77 +52,82 @@ impl<'a> DeviceEvaluator<'a> {
         problem: &GemmProblem,
         timing: TimingOptions,
     ) -> Result<Self, DeviceError> {
-        device.set_problem(problem, &timing)?;
-        let hw = device.hw_spec();
-        let target = Target {
-            vendor: hw.vendor,
-            arch: hw.arch.clone(),
-        };
-        Ok(DeviceEvaluator {
+        let mut session = BenchSession::new(
+            problem.clone(),
+            timing,
             device,
             compiler,
-            cache: None,
-            target,
-            problem: problem.clone(),
-            timing,
-            compile_threads: 0,
-            retimes: 0,
-        })
+            None,
+            Box::new(MemoryResults::default()),
+        )?;
+        // The driver deduplicates; asking twice means measuring twice.
+        session.force = true;
+        session.ensure_problem()?;
+        Ok(DeviceEvaluator { session })
     }
 
-    /// Keeps compiled kernels in a disk cache between runs.
-    pub fn with_cache(mut self, cache: CompileCache) -> Self {
-        self.cache = Some(cache);
+    /// Compile threads (0 = all cores).
+    pub fn with_compile_threads(mut self, threads: usize) -> Self {
+        self.session.compile_threads = threads;
         self
-    }
-
-    fn run(&mut self, configs: &[KernelConfig], timing: &TimingOptions) -> Vec<EvalResult> {
-        let start = Instant::now();
-        let built = pool::compile_batch(
-            self.compiler,
-            configs,
-            &self.problem,
-            &self.target,
-            self.cache.as_ref(),
-            self.compile_threads,
-        );
-        // Compiles run in parallel: charge each config its share of the batch's wall time.
-        let compile_each = start.elapsed().as_secs_f64() * 1e3 / configs.len().max(1) as f64;
-        configs
-            .iter()
-            .zip(built)
-            .map(|(cfg, b)| {
-                let t = Instant::now();
-                let outcome = match b {
-                    Ok(kernel) => self.device.run_kernel(&kernel, timing),
-                    Err(CompileError::Failed { log }) => Outcome::CompileFailed { stderr: log },
-                    Err(CompileError::Unavailable(why)) => Outcome::CompileFailed {
-                        stderr: format!("compiler unavailable: {why}"),
-                    },
-                };
-                EvalResult {
-                    config: *cfg,
-                    outcome,
-                    compile_ms: compile_each,
-                    bench_ms: t.elapsed().as_secs_f64() * 1e3,
-                }
-            })
-            .collect()
     }
 }
 
 impl Evaluator for DeviceEvaluator<'_> {
     fn evaluate(&mut self, configs: &[KernelConfig]) -> Vec<EvalResult> {
-        let timing = self.timing.clone();
-        self.run(configs, &timing)
+        self.session.evaluate(configs)
     }
 
-    /// Re-times with a different data/noise seed each call, so a config that was lucky once
-    /// is not lucky again by construction.
     fn retime(&mut self, configs: &[KernelConfig]) -> Vec<EvalResult> {
-        self.retimes += 1;
-        let mut timing = self.timing.clone();
-        timing.seed = timing.seed.wrapping_add(0x9E37_79B9 * self.retimes);
-        self.run(configs, &timing)
+        Evaluator::retime(&mut self.session, configs)
+    }
+}
+
+impl Evaluator for BenchSession<'_> {
+    fn evaluate(&mut self, configs: &[KernelConfig]) -> Vec<EvalResult> {
+        let before = self.times;
+        let rows = match self.measure(configs, &mut |_| {}) {
+            Ok(rows) => rows,
+            // The device could not even take the problem: every config fails the same way.
+            Err(e) => {
+                return configs
+                    .iter()
+                    .map(|c| EvalResult {
+                        config: *c,
+                        outcome: Outcome::LaunchFailed {
+                            message: e.to_string(),
+                        },
+                        compile_ms: 0.0,
+                        bench_ms: 0.0,
+                    })
+                    .collect()
+            }
+        };
+        // Compiles run in parallel: charge each config its share of the batch's wall time.
+        let n = configs.len().max(1) as f64;
+        let compile_each = (self.times.compile_s - before.compile_s) * 1e3 / n;
+        let bench_each = (self.times.bench_s - before.bench_s) * 1e3 / n;
+        configs
+            .iter()
+            .zip(rows)
+            .map(|(c, row)| EvalResult {
+                config: *c,
+                outcome: row.outcome,
+                compile_ms: compile_each,
+                bench_ms: bench_each,
+            })
+            .collect()
+    }
+
+    /// Re-times with a different data/noise seed and without reusing stored results, so a
+    /// config that was lucky once is not lucky again by construction.
+    fn retime(&mut self, configs: &[KernelConfig]) -> Vec<EvalResult> {
+        let (force, seed) = (self.force, self.timing.seed);
+        self.force = true;
+        self.timing.seed = seed.wrapping_add(0x9E37_79B9);
+        let out = self.evaluate(configs);
+        self.force = force;
+        self.timing.seed = seed;
+        out
     }
 }
