@@ -68,6 +68,8 @@ pub struct GlobalOpts {
 pub enum Command {
     /// Benchmark kernels for one GEMM against the vendor library.
     Bench(BenchArgs),
+    /// Search the kernel space for the fastest kernel of one GEMM.
+    Tune(TuneArgs),
     /// List the hardware spec files and the detected devices.
     Specs,
     /// Parse hipBLASLt logs and list the GEMMs a workload runs.
@@ -77,8 +79,9 @@ pub enum Command {
     Worker,
 }
 
+/// The GEMM, in hipblaslt-bench's vocabulary. Defaults: the seed case (bf16, TN, packed).
 #[derive(Debug, Args, Clone)]
-pub struct BenchArgs {
+pub struct ProblemArgs {
     #[arg(
         short = 'm',
         long = "m",
@@ -140,6 +143,11 @@ pub struct BenchArgs {
     pub alpha: f64,
     #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     pub beta: f64,
+}
+
+/// How each kernel is timed.
+#[derive(Debug, Args, Clone)]
+pub struct TimingArgs {
     /// Timed launches per kernel.
     #[arg(short = 'i', long, default_value_t = 20)]
     pub iters: u32,
@@ -152,6 +160,26 @@ pub struct BenchArgs {
     /// Overwrite a buffer larger than L2 before every timed launch.
     #[arg(long)]
     pub flush: bool,
+    /// Seconds one kernel may take (verification + timing) before it is declared hung.
+    #[arg(long, default_value_t = 60.0)]
+    pub timeout: f64,
+    /// Seed for the input data.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Compile threads (0 = all cores).
+    #[arg(long = "compile-threads", default_value_t = 0)]
+    pub compile_threads: usize,
+    /// Re-measure even if the database has results for this device, problem and kernel.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub problem: ProblemArgs,
+    #[command(flatten)]
+    pub timing: TimingArgs,
     /// Kernel to run, by canonical name (repeatable). Default: a built-in set for the problem.
     #[arg(long = "config", value_name = "NAME")]
     pub configs: Vec<String>,
@@ -167,21 +195,9 @@ pub struct BenchArgs {
     /// With --sweep: at most this many configs (half ranked by the analytic model, half random).
     #[arg(long = "max-configs", default_value_t = 200)]
     pub max_configs: usize,
-    /// Re-measure even if the database has results for this device, problem and kernel.
-    #[arg(long)]
-    pub force: bool,
     /// How many of the fastest kernels to re-time, beside the vendor library, before naming a winner.
     #[arg(long, default_value_t = 3)]
     pub retime: usize,
-    /// Seconds one kernel may take (verification + timing) before it is declared hung.
-    #[arg(long, default_value_t = 60.0)]
-    pub timeout: f64,
-    /// Seed for the input data.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Compile threads (0 = all cores).
-    #[arg(long = "compile-threads", default_value_t = 0)]
-    pub compile_threads: usize,
     /// Do not run the vendor library.
     #[arg(long = "no-vendor")]
     pub no_vendor: bool,
@@ -192,4 +208,82 @@ pub struct LogArgs {
     /// hipBLASLt log files (HIPBLASLT_LOG_MASK=32, 64 or 128 output).
     #[arg(required = true, value_name = "LOG")]
     pub logs: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct TuneArgs {
+    #[command(flatten)]
+    pub problem: ProblemArgs,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    /// Search strategy (default: `llm` when an LLM is configured, else `pattern`).
+    /// One of: random, pattern, genetic, exhaustive, explicit, autonomous, llm, llm-iterative.
+    #[arg(long)]
+    pub strategy: Option<String>,
+    /// Configs measured at most.
+    #[arg(long = "max-evals", default_value_t = 100)]
+    pub max_evals: usize,
+    /// Seconds of searching at most (the final re-timing still runs).
+    #[arg(long = "time-budget", value_name = "SECONDS")]
+    pub time_budget: Option<f64>,
+    /// Rounds at most (default 5; the explicit and llm-iterative strategies default to no limit).
+    #[arg(long = "max-rounds")]
+    pub max_rounds: Option<usize>,
+    /// Stop after this many rounds without an improvement of --min-improvement.
+    #[arg(long, default_value_t = 2)]
+    pub patience: usize,
+    /// Relative gain that counts as an improvement.
+    #[arg(long = "min-improvement", default_value_t = 0.01)]
+    pub min_improvement: f64,
+    /// Stop once a kernel is this fast (microseconds).
+    #[arg(long = "target-us")]
+    pub target_us: Option<f64>,
+    /// Stop once a kernel reaches this rate.
+    #[arg(long = "target-tflops")]
+    pub target_tflops: Option<f64>,
+    /// Configs per round for the non-LLM strategies.
+    #[arg(long = "batch-size", default_value_t = 16)]
+    pub batch_size: usize,
+    /// What replaces an LLM round that fails (timeout, transport error, no valid config).
+    #[arg(long, value_parser = ["random", "pattern", "error"], default_value = "pattern")]
+    pub fallback: String,
+    /// How many of the best kernels to re-time before naming the winner.
+    #[arg(long, default_value_t = 3)]
+    pub retime: usize,
+    /// Strategy seed.
+    #[arg(long = "search-seed", default_value_t = 0)]
+    pub search_seed: u64,
+    /// Tuning steps for the explicit strategy (TOML).
+    #[arg(long = "steps", value_name = "FILE")]
+    pub steps: Option<PathBuf>,
+    /// Explicit strategy: do not ask the LLM whether a step is worth running.
+    #[arg(long = "no-step-evaluation")]
+    pub no_step_evaluation: bool,
+    /// Autonomous strategy: breakdowns of one step at most.
+    #[arg(long = "max-breakdowns", default_value_t = 3)]
+    pub max_breakdowns: usize,
+    /// Autonomous strategy: replans at most.
+    #[arg(long = "max-replanning", default_value_t = 3)]
+    pub max_replanning: usize,
+    /// Autonomous strategy: never break a step down.
+    #[arg(long = "no-breakdown")]
+    pub no_breakdown: bool,
+    /// Autonomous strategy: never replan.
+    #[arg(long = "no-replanning")]
+    pub no_replanning: bool,
+    /// LLM sampling temperature.
+    #[arg(long = "llm-temperature", default_value_t = 0.7)]
+    pub llm_temperature: f32,
+    /// Configs the llm strategy asks for in its first round.
+    #[arg(long = "llm-initial-batch", default_value_t = 25)]
+    pub llm_initial_batch: usize,
+    /// Configs the llm strategy asks for in later rounds.
+    #[arg(long = "llm-batch", default_value_t = 15)]
+    pub llm_batch: usize,
+    /// Directory for this run's files: LLM prompts and replies (no secrets), the convergence
+    /// plot, the result JSON. Default: a new directory under the user cache dir.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub llm: crate::llm::config::LlmOptions,
 }

@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 use std::str::FromStr;
 
-use super::args::{BenchArgs, GlobalOpts};
+use super::args::{BenchArgs, GlobalOpts, ProblemArgs, TimingArgs};
 use super::output::{finish_store, note, open_device, open_store, print, selection};
 use super::UsageError;
 use crate::bench::defaults::default_configs;
@@ -24,7 +24,7 @@ where
 }
 
 /// The problem the bench flags describe, validated.
-pub fn problem_from_args(a: &BenchArgs) -> Result<GemmProblem> {
+pub fn problem_from_args(a: &ProblemArgs) -> Result<GemmProblem> {
     let mut p = GemmProblem::new(a.m, a.n, a.k);
     p.batch = a.batch_count;
     p.trans_a = parse::<Trans>("transA", &a.trans_a)?;
@@ -48,6 +48,18 @@ pub fn problem_from_args(a: &BenchArgs) -> Result<GemmProblem> {
     p.fill_defaults();
     p.validate().map_err(|e| UsageError(e.to_string()))?;
     Ok(p)
+}
+
+/// The timing options the flags describe.
+pub fn timing_from_args(t: &TimingArgs) -> TimingOptions {
+    TimingOptions {
+        iters: t.iters.max(1),
+        cold_iters: t.cold_iters,
+        rotating_mb: t.rotating,
+        flush_l2: t.flush,
+        timeout_s: t.timeout,
+        seed: t.seed,
+    }
 }
 
 /// Kernel names from `--config` and `--configs FILE`.
@@ -76,16 +88,9 @@ fn requested_configs(a: &BenchArgs) -> Result<Vec<KernelConfig>> {
 }
 
 pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
-    let problem = problem_from_args(a)?;
+    let problem = problem_from_args(&a.problem)?;
     let requested = requested_configs(a)?;
-    let timing = TimingOptions {
-        iters: a.iters.max(1),
-        cold_iters: a.cold_iters,
-        rotating_mb: a.rotating,
-        flush_l2: a.flush,
-        timeout_s: a.timeout,
-        seed: a.seed,
-    };
+    let timing = timing_from_args(&a.timing);
     let sel = selection(g)?;
     let mut device = open_device(g, &sel)?;
     let info = device.info().clone();
@@ -124,7 +129,7 @@ pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let s = sweep::sweep_space(&space, &fixes).map_err(|e| UsageError(e.to_string()))?;
-        let swept = sweep::sweep_configs(&s, a.max_configs, a.seed)
+        let swept = sweep::sweep_configs(&s, a.max_configs, a.timing.seed)
             .map_err(|e| UsageError(e.to_string()))?;
         note(g, &format!("gemmtune: sweeping {} configs", swept.len()));
         configs.extend(swept);
@@ -221,8 +226,8 @@ fn measure(
         Some(cache),
         Box::new(db),
     )?;
-    session.force = a.force;
-    session.compile_threads = a.compile_threads;
+    session.force = a.timing.force;
+    session.compile_threads = a.timing.compile_threads;
     let mut rows = session.measure(configs, on_event)?;
     let mut vendor = if a.no_vendor {
         None

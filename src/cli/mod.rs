@@ -8,6 +8,7 @@ mod bench_cmd;
 mod log_cmd;
 mod output;
 mod specs_cmd;
+mod tune_cmd;
 
 use anyhow::Result;
 
@@ -23,6 +24,7 @@ pub struct UsageError(pub String);
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Bench(ref a) => bench_cmd::run(&cli.global, a),
+        Command::Tune(ref a) => tune_cmd::run(&cli.global, a),
         Command::Specs => specs_cmd::run(&cli.global),
         Command::Log(ref a) => log_cmd::run(&cli.global, a),
         Command::Worker => {

@@ -33,6 +33,7 @@ pub mod extract;
 pub mod http;
 pub mod ollama;
 pub mod openai;
+pub mod port;
 pub mod retry;
 pub mod secret;
 

@@ -6,6 +6,7 @@
 //! library, and the verification error.
 
 mod csv;
+pub mod plot;
 mod table;
 
 pub use csv::{csv_escape, write_csv};

@@ -1,0 +1,291 @@
+//! `gemmtune tune`: search the kernel space of one GEMM with a strategy, measuring every batch
+//! on the device (through the same bench session as `bench`, so every measurement lands in the
+//! results database as it happens), then re-time the leaders and the vendor library.
+
+use anyhow::{Context, Result};
+use serde_json::json;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::args::{GlobalOpts, TuneArgs};
+use super::bench_cmd::{problem_from_args, timing_from_args};
+use super::output::{finish_store, note, open_device, open_store, print, selection};
+use super::UsageError;
+use crate::bench::session::{BenchRow, BenchSession};
+use crate::compile::{cache::CompileCache, compiler_for};
+use crate::llm::config::LlmConfig;
+use crate::llm::port::{cli_client, ClientPort};
+use crate::report::plot::{line_plot_svg, Series};
+use crate::search::driver::{run_search, NoKnownResults, SearchOptions, SearchResult};
+use crate::search::llm_port::SharedLlm;
+use crate::search::progress::Event;
+use crate::search::strategies::{self, AutonomousOptions, FallbackMode, StrategyOptions};
+use crate::search::StrategyError;
+use crate::space::Space;
+
+fn run_dir(a: &TuneArgs) -> PathBuf {
+    a.out.clone().unwrap_or_else(|| {
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        dirs::cache_dir()
+            .unwrap_or_else(std::env::temp_dir)
+            .join("gemmtune")
+            .join("runs")
+            .join(format!("tune-{stamp}-{}", std::process::id()))
+    })
+}
+
+fn strategy_options(a: &TuneArgs) -> StrategyOptions {
+    StrategyOptions {
+        fallback: match a.fallback.as_str() {
+            "random" => FallbackMode::Random,
+            "error" => FallbackMode::Error,
+            _ => FallbackMode::Pattern,
+        },
+        initial_batch: a.llm_initial_batch,
+        refinement_batch: a.llm_batch,
+        temperature: a.llm_temperature,
+        steps_file: a.steps.clone(),
+        evaluate_steps: !a.no_step_evaluation,
+        autonomous: AutonomousOptions {
+            breakdown: !a.no_breakdown,
+            replanning: !a.no_replanning,
+            max_breakdowns: a.max_breakdowns,
+            max_replanning: a.max_replanning,
+            ..AutonomousOptions::default()
+        },
+        ..StrategyOptions::default()
+    }
+}
+
+/// Strategies that move one small step per round need more rounds than the default five.
+fn default_rounds(strategy: &str) -> Option<usize> {
+    match strategy {
+        "explicit" | "llm-iterative" | "autonomous" => None,
+        _ => Some(5),
+    }
+}
+
+pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
+    let problem = problem_from_args(&a.problem)?;
+    let timing = timing_from_args(&a.timing);
+    let dir = run_dir(a);
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create run directory {}", dir.display()))?;
+
+    let llm: Option<SharedLlm> = if a.llm.is_set() {
+        let config = LlmConfig::from_options(&a.llm)?;
+        let cache = dirs::cache_dir()
+            .unwrap_or_else(std::env::temp_dir)
+            .join("gemmtune")
+            .join("llm");
+        let client = cli_client(&config, &cache, Some(&dir.join("llm")))?;
+        Some(Arc::new(ClientPort::new(client)))
+    } else {
+        None
+    };
+    let name = a
+        .strategy
+        .clone()
+        .unwrap_or_else(|| strategies::default_name(llm.is_some()).to_string());
+    let mut strategy = match strategies::build(&name, &strategy_options(a), llm.clone()) {
+        Ok(s) => s,
+        Err(e @ StrategyError::NeedsLlm(_)) => {
+            return Err(UsageError(format!(
+                "{e}: configure one with --llm-url/--llm-model (and --llm-provider), or pick another --strategy ({})",
+                strategies::names().join(", ")
+            ))
+            .into())
+        }
+        Err(e) => return Err(UsageError(e.to_string()).into()),
+    };
+
+    let sel = selection(g)?;
+    let mut device = open_device(g, &sel)?;
+    let info = device.info().clone();
+    let hw = device.hw_spec().clone();
+    let compiler = compiler_for(&info, &sel.sim_plants)?;
+    let cache = CompileCache::new(
+        std::env::var_os("GEMMTUNE_CACHE_DIR")
+            .map(Into::into)
+            .unwrap_or_else(CompileCache::default_dir),
+    );
+    let mut db = open_store(g, &name, &format!("{} {}", info.name, info.arch))?;
+    note(
+        g,
+        &format!(
+            "gemmtune: tuning {} on {} with `{name}` (run files in {})",
+            problem.label(),
+            info.name,
+            dir.display()
+        ),
+    );
+    let space = Space::for_problem(&problem, &hw);
+    let opts = SearchOptions {
+        max_evals: a.max_evals,
+        time_budget: a.time_budget.map(std::time::Duration::from_secs_f64),
+        batch_size: a.batch_size.max(1),
+        max_rounds: a.max_rounds.or(default_rounds(&name)),
+        patience: Some(a.patience),
+        min_improvement: a.min_improvement,
+        target_us: a.target_us,
+        target_tflops: a.target_tflops,
+        retime_top: a.retime,
+        seed: a.search_seed,
+        ..SearchOptions::default()
+    };
+    let quiet = g.quiet;
+    let verbose = g.verbose;
+    let mut progress = |e: &Event| match e {
+        Event::RoundStarted {
+            round,
+            to_evaluate,
+            invalid,
+            ..
+        } if !quiet => eprintln!(
+            "gemmtune: round {round}: {to_evaluate} configs ({invalid} invalid suggestions dropped)"
+        ),
+        Event::RoundFinished { round, best_us } if !quiet => eprintln!(
+            "gemmtune: round {round} done, best so far {}",
+            best_us
+                .map(|b| format!("{b:.1} us"))
+                .unwrap_or_else(|| "-".into())
+        ),
+        Event::Warning(w) if !quiet => eprintln!("gemmtune: warning: {w}"),
+        Event::Evaluated {
+            config,
+            outcome,
+            median_us,
+            ..
+        } if verbose => eprintln!(
+            "gemmtune:   {config} {} {}",
+            outcome.status(),
+            median_us.map(|m| format!("{m:.1} us")).unwrap_or_default()
+        ),
+        _ => {}
+    };
+
+    let result = (|| -> Result<(SearchResult, Option<BenchRow>)> {
+        let mut session = BenchSession::new(
+            problem.clone(),
+            timing,
+            device.as_mut(),
+            compiler.as_ref(),
+            Some(&cache),
+            Box::new(&mut db),
+        )?;
+        session.force = a.timing.force;
+        let found = run_search(
+            &space,
+            strategy.as_mut(),
+            &mut session,
+            &NoKnownResults,
+            &opts,
+            &mut progress,
+        )?;
+        // The vendor library, measured now beside the re-timed winner.
+        let vendor = session.vendor(true)?;
+        Ok((found, Some(vendor)))
+    })();
+    finish_store(&mut db, &result);
+    let (found, vendor) = result?;
+    let vendor_us = vendor.as_ref().and_then(|v| v.median_us());
+
+    let trace: Vec<(f64, f64)> = found
+        .trace
+        .iter()
+        .map(|t| (t.evaluations as f64, t.best_us))
+        .collect();
+    let svg = line_plot_svg(
+        &format!("{} on {}: {name}", problem.label(), info.name),
+        "evaluations",
+        "best median (us)",
+        &[Series {
+            label: name.clone(),
+            points: trace,
+        }],
+        vendor_us.map(|v| ("vendor", v)),
+    );
+    std::fs::write(dir.join("convergence.svg"), svg)
+        .with_context(|| format!("cannot write {}", dir.join("convergence.svg").display()))?;
+
+    let winner = found.winner.as_ref();
+    let summary = json!({
+        "problem": problem,
+        "problem_label": problem.label(),
+        "device": info,
+        "strategy": name,
+        "winner": winner.map(|w| w.config.name()),
+        "winner_median_us": winner.map(|w| w.median_us),
+        "vendor_median_us": vendor_us,
+        "speedup_vs_vendor": winner.and_then(|w| vendor_us.map(|v| v / w.median_us)),
+        "evaluations": found.evaluations,
+        "reused": found.reused,
+        "rounds": found.rounds,
+        "stop": found.stop.describe(),
+        "invalid_suggestions": found.invalid_suggestions,
+        "time_s": {
+            "llm": found.time.llm.as_secs_f64(),
+            "compile": found.time.compile.as_secs_f64(),
+            "bench": found.time.bench.as_secs_f64(),
+            "total": found.time.total.as_secs_f64(),
+        },
+        "trace": found.trace.iter().map(|t| json!({"evaluations": t.evaluations, "best_us": t.best_us})).collect::<Vec<_>>(),
+        "warnings": found.warnings,
+        "run_dir": dir,
+    });
+    std::fs::write(
+        dir.join("result.json"),
+        serde_json::to_string_pretty(&summary)?,
+    )
+    .with_context(|| format!("cannot write {}", dir.join("result.json").display()))?;
+
+    if g.json {
+        return print(&format!("{}\n", serde_json::to_string_pretty(&summary)?));
+    }
+    let mut out = String::new();
+    match winner {
+        Some(w) => {
+            out.push_str(&format!("winner: {}\n", w.config.name()));
+            out.push_str(&format!(
+                "  {:.1} us re-timed ({:.1} us in the search)",
+                w.median_us, w.search_median_us
+            ));
+            if let Some(v) = vendor_us {
+                out.push_str(&format!(
+                    ", vendor {v:.1} us: {:.3}x the vendor library",
+                    v / w.median_us
+                ));
+            }
+            out.push('\n');
+        }
+        None => out.push_str("winner: none (no config passed verification)\n"),
+    }
+    out.push_str(&format!(
+        "strategy {name}: {} evaluations ({} reused from the database), {} rounds, stopped: {}\n",
+        found.evaluations,
+        found.reused,
+        found.rounds,
+        found.stop.describe()
+    ));
+    out.push_str(&format!(
+        "time: {:.1} s total = LLM {:.1} s + compile {:.1} s + benchmark {:.1} s (+ other)\n",
+        found.time.total.as_secs_f64(),
+        found.time.llm.as_secs_f64(),
+        found.time.compile.as_secs_f64(),
+        found.time.bench.as_secs_f64()
+    ));
+    if found.invalid_suggestions > 0 {
+        out.push_str(&format!(
+            "invalid suggestions: {}\n",
+            found.invalid_suggestions
+        ));
+    }
+    out.push_str(&format!(
+        "convergence plot: {}\n",
+        dir.join("convergence.svg").display()
+    ));
+    print(&out)
+}
