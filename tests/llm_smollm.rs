@@ -222,3 +222,83 @@ fn smollm2_answers_through_the_openai_client() {
     assert_eq!(first_reply, reply.text);
     drop(server);
 }
+
+/// The whole `gemmtune tune` run with the LLM strategy against the real small model: it must
+/// complete (a 135M model mostly answers with text that is not a valid config, so rounds fall
+/// back to the pattern search), and neither the saved prompts nor anything else in the run
+/// directory may contain the key.
+#[test]
+fn tune_completes_with_smollm2_and_keeps_the_key_out_of_saved_prompts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (server, url) = match start_server(tmp.path()) {
+        Ok(Some(s)) => s,
+        Ok(None) => return,
+        Err(e) => panic!("{e}"),
+    };
+    if let Err(e) = wait_healthy(&url, &server) {
+        panic!("{e}");
+    }
+    let out = tmp.path().join("run");
+    let o = Command::new(env!("CARGO_BIN_EXE_gemmtune"))
+        .args([
+            "tune",
+            "--backend",
+            "sim",
+            "--m",
+            "4096",
+            "--n",
+            "64",
+            "--k",
+            "4096",
+            "--llm-url",
+            &format!("{url}/v1"),
+            "--llm-model",
+            "smollm2-135m",
+            "--llm-key-env",
+            KEY_VAR,
+            "--llm-timeout",
+            "300",
+            "--llm-initial-batch",
+            "4",
+            "--llm-batch",
+            "4",
+            "--max-rounds",
+            "2",
+            "--max-evals",
+            "24",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .env(KEY_VAR, PLANTED_KEY)
+        .env("XDG_CACHE_HOME", tmp.path())
+        .env("GEMMTUNE_CACHE_DIR", tmp.path().join("kernels"))
+        .output()
+        .unwrap();
+    drop(server);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "tune failed: {stderr}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    assert_eq!(r["strategy"], "llm");
+    assert!(r["winner"].is_string(), "{r}");
+    assert!(r["evaluations"].as_u64().unwrap() >= 1, "{r}");
+    // Every round either used the model's valid configs or fell back with a warning.
+    let audit = std::fs::read_dir(out.join("llm")).unwrap().count();
+    assert!(audit >= 2, "prompts and replies are saved ({audit} files)");
+    eprintln!(
+        "smollm2 tune: {} evaluations, {} invalid suggestions, warnings {}",
+        r["evaluations"], r["invalid_suggestions"], r["warnings"]
+    );
+    fn scan(dir: &std::path::Path) -> bool {
+        std::fs::read_dir(dir).unwrap().flatten().any(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                scan(&p)
+            } else {
+                String::from_utf8_lossy(&std::fs::read(&p).unwrap()).contains(PLANTED_KEY)
+            }
+        })
+    }
+    assert!(!scan(&out), "the key leaked into the run directory");
+    assert!(!stderr.contains(PLANTED_KEY));
+}

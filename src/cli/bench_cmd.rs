@@ -217,8 +217,7 @@ fn measure(
     configs: &[KernelConfig],
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Measured> {
-    let mut session =
-        BenchSession::new(
+    let mut session = BenchSession::new(
         problem.clone(),
         timing,
         device,

@@ -13,7 +13,9 @@ const COLORS: [&str; 8] = [
 ];
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// Renders a step plot of `series` (x = evaluations, y = best time in microseconds).
@@ -27,7 +29,10 @@ pub fn line_plot_svg(
     let (w, h, ml, mr, mt, mb) = (720.0, 420.0, 70.0, 170.0, 40.0, 50.0);
     let pw = w - ml - mr;
     let ph = h - mt - mb;
-    let all: Vec<(f64, f64)> = series.iter().flat_map(|s| s.points.iter().copied()).collect();
+    let all: Vec<(f64, f64)> = series
+        .iter()
+        .flat_map(|s| s.points.iter().copied())
+        .collect();
     let xmax = all.iter().map(|p| p.0).fold(1.0, f64::max);
     let mut ymin = all.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
     let mut ymax = all.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);

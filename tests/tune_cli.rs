@@ -1,0 +1,205 @@
+//! End-to-end tests of `gemmtune tune` on the sim backend: a plain strategy, usage errors, and
+//! the LLM strategy against fake OpenAI-compatible servers (garbage replies fall back to the
+//! pattern search or fail with `--fallback error`; partly valid replies are counted; the key
+//! never reaches the saved prompts).
+
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::{Command, Output};
+
+mod common;
+use common::fake_http::*;
+
+const KEY: &str = "sk-tune-test-planted-9f8e7d6c5b4a";
+
+fn gemmtune(args: &[&str], home: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gemmtune"))
+        .args(args)
+        .env("GEMMTUNE_CACHE_DIR", home.join("kernels"))
+        .env("XDG_CACHE_HOME", home)
+        .env("GEMMTUNE_TUNE_TEST_KEY", KEY)
+        .output()
+        .expect("binary runs")
+}
+
+fn result(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap()
+}
+
+fn chat_reply(text: &str) -> Canned {
+    ok(json!({
+        "id": "x", "object": "chat.completion", "model": "fake",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 10}
+    }))
+}
+
+fn files_contain(dir: &Path, needle: &str) -> bool {
+    std::fs::read_dir(dir).unwrap().flatten().any(|e| {
+        let p = e.path();
+        if p.is_dir() {
+            files_contain(&p, needle)
+        } else {
+            std::fs::read(&p)
+                .map(|b| String::from_utf8_lossy(&b).contains(needle))
+                .unwrap_or(false)
+        }
+    })
+}
+
+#[test]
+fn pattern_tune_on_sim_finds_a_verified_winner() {
+    let home = tempfile::tempdir().unwrap();
+    let out = home.path().join("run");
+    let o = gemmtune(
+        &[
+            "tune",
+            "--backend",
+            "sim",
+            "--max-evals",
+            "40",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        home.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = result(&out);
+    assert_eq!(r["strategy"], "pattern");
+    let winner = r["winner"].as_str().unwrap();
+    gemmtune::space::KernelConfig::parse(winner).unwrap();
+    assert!(r["evaluations"].as_u64().unwrap() <= 40);
+    assert!(r["vendor_median_us"].as_f64().unwrap() > 0.0);
+    let svg = std::fs::read_to_string(out.join("convergence.svg")).unwrap();
+    assert!(svg.contains("<polyline"));
+}
+
+#[test]
+fn llm_strategy_without_an_endpoint_is_a_usage_error() {
+    let home = tempfile::tempdir().unwrap();
+    let o = gemmtune(
+        &["tune", "--backend", "sim", "--strategy", "llm"],
+        home.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--llm-url"));
+    let o = gemmtune(
+        &[
+            "tune",
+            "--backend",
+            "sim",
+            "--strategy",
+            "simulated-annealing",
+        ],
+        home.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn garbage_llm_replies_fall_back_and_error_mode_fails() {
+    let home = tempfile::tempdir().unwrap();
+    let server = FakeServer::start(
+        50,
+        Box::new(|_, _| chat_reply("I would simply use bigger tiles, they are faster!")),
+    );
+    let out = home.path().join("run");
+    let url = format!("{}/v1", server.url);
+    let o = gemmtune(
+        &[
+            "tune",
+            "--backend",
+            "sim",
+            "--llm-url",
+            &url,
+            "--llm-model",
+            "fake",
+            "--llm-key-env",
+            "GEMMTUNE_TUNE_TEST_KEY",
+            "--max-evals",
+            "40",
+            "--max-rounds",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        home.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = result(&out);
+    assert_eq!(r["strategy"], "llm");
+    assert!(
+        r["winner"].is_string(),
+        "the fallback still finds a winner: {r}"
+    );
+    let warnings = r["warnings"].to_string();
+    assert!(warnings.contains("fall"), "{warnings}");
+    assert!(server.hits() >= 1);
+    // Prompts were saved for audit, without the key.
+    assert!(out.join("llm").exists());
+    assert!(
+        !files_contain(&out, KEY),
+        "the key leaked into the run directory"
+    );
+
+    let out2 = home.path().join("run2");
+    let o = gemmtune(
+        &[
+            "tune",
+            "--backend",
+            "sim",
+            "--llm-url",
+            &url,
+            "--llm-model",
+            "fake",
+            "--fallback",
+            "error",
+            "--max-evals",
+            "40",
+            "--out",
+            out2.to_str().unwrap(),
+        ],
+        home.path(),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn partly_valid_llm_replies_are_validated_and_counted() {
+    let home = tempfile::tempdir().unwrap();
+    let good = "MT128x112x64_MI16x8x16_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU2R_WGM8_GRVW8_SVW4_SU0";
+    let reply = format!(
+        "Here you go:\n```json\n{{\"configs\": [\"{good}\", \"MT999x1x1_garbage\", {{\"MacroTile0\": 128, \"MatrixInstruction\": \"32x32x8\"}},]}}\n```"
+    );
+    let server = FakeServer::start(50, Box::new(move |_, _| chat_reply(&reply)));
+    let out = home.path().join("run");
+    let url = format!("{}/v1", server.url);
+    let o = gemmtune(
+        &[
+            "tune",
+            "--backend",
+            "sim",
+            "--llm-url",
+            &url,
+            "--llm-model",
+            "fake",
+            "--max-evals",
+            "30",
+            "--max-rounds",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+            "--json",
+        ],
+        home.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = result(&out);
+    assert!(r["invalid_suggestions"].as_u64().unwrap() >= 2, "{r}");
+    assert!(r["evaluations"].as_u64().unwrap() >= 1);
+}
