@@ -47,6 +47,9 @@ pub struct GlobalOpts {
     /// Only results and errors.
     #[arg(short, long, global = true)]
     pub quiet: bool,
+    /// Recorded sweep served by `--backend replay` (written by `gemmtune sweep`).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub dataset: Option<PathBuf>,
     /// Run kernels in this process instead of an isolated worker process (debugging only: a
     /// crashing kernel then ends the run).
     #[arg(long, global = true, hide = true)]
@@ -70,6 +73,11 @@ pub enum Command {
     Bench(BenchArgs),
     /// Search the kernel space for the fastest kernel of one GEMM.
     Tune(TuneArgs),
+    /// Measure every config of a bounded space and write a dataset for `--backend replay`.
+    Sweep(SweepArgs),
+    /// Compare search strategies offline on a recorded sweep.
+    #[command(name = "eval-strategies")]
+    EvalStrategies(EvalArgs),
     /// List the hardware spec files and the detected devices.
     Specs,
     /// Parse hipBLASLt logs and list the GEMMs a workload runs.
@@ -284,6 +292,48 @@ pub struct TuneArgs {
     /// plot, the result JSON. Default: a new directory under the user cache dir.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub llm: crate::llm::config::LlmOptions,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub problem: ProblemArgs,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    /// Set a parameter's values, e.g. `--fix DepthU=32,64 --fix GSU=1,2,4`.
+    #[arg(long = "fix", value_name = "NAME=VALUES")]
+    pub fix: Vec<String>,
+    /// At most this many configs (half ranked by the analytic model, half random).
+    #[arg(long = "max-configs", default_value_t = 200)]
+    pub max_configs: usize,
+    /// Where to write the dataset (JSON lines, one record per config).
+    #[arg(long = "out", value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct EvalArgs {
+    /// A dataset written by `gemmtune sweep`.
+    #[arg(value_name = "DATASET")]
+    pub dataset: PathBuf,
+    /// Strategies to compare (default: every strategy that needs no LLM, plus the LLM ones
+    /// when an LLM is configured).
+    #[arg(long, value_delimiter = ',')]
+    pub strategies: Vec<String>,
+    /// Runs (seeds) per strategy.
+    #[arg(long, default_value_t = 20)]
+    pub seeds: u64,
+    /// Evaluation budgets to report the best reached at.
+    #[arg(long, value_delimiter = ',', default_value = "25,50,100,200")]
+    pub budgets: Vec<usize>,
+    /// Configs per round.
+    #[arg(long = "batch-size", default_value_t = 8)]
+    pub batch_size: usize,
+    /// Write a plot of the best reached against the budget, per strategy (SVG).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
     #[command(flatten)]
     pub llm: crate::llm::config::LlmOptions,
 }

@@ -62,6 +62,24 @@ pub fn timing_from_args(t: &TimingArgs) -> TimingOptions {
     }
 }
 
+/// The configs of a bounded sweep (`--fix NAME=VALUES` narrows it, `max` bounds it).
+pub fn sweep_selection(
+    space: &Space,
+    fix: &[String],
+    max: usize,
+    seed: u64,
+) -> Result<Vec<KernelConfig>> {
+    let fixes = fix
+        .iter()
+        .map(|f| {
+            sweep::parse_fix(f)
+                .ok_or_else(|| UsageError(format!("--fix `{f}` must be NAME=VALUES")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let s = sweep::sweep_space(space, &fixes).map_err(|e| UsageError(e.to_string()))?;
+    Ok(sweep::sweep_configs(&s, max, seed).map_err(|e| UsageError(e.to_string()))?)
+}
+
 /// Kernel names from `--config` and `--configs FILE`.
 fn requested_configs(a: &BenchArgs) -> Result<Vec<KernelConfig>> {
     let mut names: Vec<(String, String)> = a
@@ -120,17 +138,7 @@ pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
     let space = Space::for_problem(&problem, &hw);
     let mut configs = requested;
     if a.sweep {
-        let fixes = a
-            .fix
-            .iter()
-            .map(|f| {
-                sweep::parse_fix(f)
-                    .ok_or_else(|| UsageError(format!("--fix `{f}` must be NAME=VALUES")))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let s = sweep::sweep_space(&space, &fixes).map_err(|e| UsageError(e.to_string()))?;
-        let swept = sweep::sweep_configs(&s, a.max_configs, a.timing.seed)
-            .map_err(|e| UsageError(e.to_string()))?;
+        let swept = sweep_selection(&space, &a.fix, a.max_configs, a.timing.seed)?;
         note(g, &format!("gemmtune: sweeping {} configs", swept.len()));
         configs.extend(swept);
     } else if !a.fix.is_empty() {

@@ -5,9 +5,11 @@
 
 pub mod args;
 mod bench_cmd;
+mod eval_cmd;
 mod log_cmd;
 mod output;
 mod specs_cmd;
+mod sweep_cmd;
 mod tune_cmd;
 
 use anyhow::Result;
@@ -25,6 +27,8 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Bench(ref a) => bench_cmd::run(&cli.global, a),
         Command::Tune(ref a) => tune_cmd::run(&cli.global, a),
+        Command::Sweep(ref a) => sweep_cmd::run(&cli.global, a),
+        Command::EvalStrategies(ref a) => eval_cmd::run(&cli.global, a),
         Command::Specs => specs_cmd::run(&cli.global),
         Command::Log(ref a) => log_cmd::run(&cli.global, a),
         Command::Worker => {

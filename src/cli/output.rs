@@ -44,6 +44,7 @@ pub fn selection(g: &GlobalOpts) -> Result<DeviceSelection> {
         index: g.device,
         hw_spec,
         sim_plants,
+        dataset: g.dataset.clone(),
     })
 }
 

@@ -196,7 +196,8 @@ pub fn compiler_for(
     plants: &[crate::device::sim::Plant],
 ) -> Result<Box<dyn Compiler>, CompileError> {
     match info.backend.as_str() {
-        "sim" => Ok(Box::new(sim::SimCompiler {
+        // Replayed measurements need no machine code either.
+        "sim" | "replay" => Ok(Box::new(sim::SimCompiler {
             plants: plants.to_vec(),
         })),
         other => Err(CompileError::Unavailable(format!(

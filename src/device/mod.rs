@@ -59,6 +59,8 @@ pub enum BackendKind {
     Cuda,
     Hip,
     Sim,
+    /// Measurements recorded by `gemmtune sweep` (`--dataset FILE`), served without a GPU.
+    Replay,
 }
 
 impl BackendKind {
@@ -68,6 +70,7 @@ impl BackendKind {
             BackendKind::Cuda => "cuda",
             BackendKind::Hip => "hip",
             BackendKind::Sim => "sim",
+            BackendKind::Replay => "replay",
         }
     }
 }
@@ -166,12 +169,28 @@ pub struct DeviceSelection {
     pub hw_spec: Option<HwSpec>,
     /// Sim backend only: configs planted to fail, for testing the harness.
     pub sim_plants: Vec<sim::Plant>,
+    /// Replay backend only: the recorded sweep to serve.
+    pub dataset: Option<std::path::PathBuf>,
 }
 
 /// Opens a device in this process (no worker isolation).
 pub fn open_in_process(sel: &DeviceSelection) -> Result<Box<dyn Device>, DeviceError> {
     match sel.backend.unwrap_or(BackendKind::Auto) {
         BackendKind::Sim => Ok(Box::new(sim::SimDevice::new(sel)?)),
+        BackendKind::Replay => {
+            let path = sel
+                .dataset
+                .as_ref()
+                .ok_or_else(|| DeviceError::NotAvailable {
+                    backend: "replay",
+                    reason: "no recorded sweep given (--dataset FILE)".into(),
+                })?;
+            let data = replay::Dataset::load(path).map_err(|e| DeviceError::NotAvailable {
+                backend: "replay",
+                reason: e.to_string(),
+            })?;
+            Ok(Box::new(replay::ReplayDevice::new(data)))
+        }
         BackendKind::Cuda => Ok(Box::new(cuda::CudaDevice::open(sel)?)),
         BackendKind::Hip => Ok(Box::new(hip::HipDevice::open(sel)?)),
         BackendKind::Auto => Ok(Box::new(resolve_auto(sel)?)),
