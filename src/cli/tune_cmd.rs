@@ -122,7 +122,13 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
             dir.display()
         ),
     );
-    let space = Space::for_problem(&problem, &hw);
+    // A recorded sweep covers only part of the space: search the part it measured.
+    let space = match &sel.dataset {
+        Some(path) if g.backend == crate::device::BackendKind::Replay => {
+            crate::search::eval::space_for_dataset(&crate::device::replay::Dataset::load(path)?)
+        }
+        _ => Space::for_problem(&problem, &hw),
+    };
     let opts = SearchOptions {
         max_evals: a.max_evals,
         time_budget: a.time_budget.map(std::time::Duration::from_secs_f64),

@@ -2,16 +2,21 @@
 //!
 //! Each round proposes the untried one-step neighbours (`Space::neighbors`: one parameter
 //! moved to an adjacent value) of the best configs of the current basin — the best first,
-//! then the runners-up (a small beam), each neighbourhood in seeded random order. When every
-//! neighbour of the beam has been tried the basin is a local optimum: the search restarts
-//! from fresh random configs, and only results since the restart form the new basin (the
-//! driver keeps the global best regardless).
+//! then the runners-up (a small beam), each neighbourhood in seeded random order. When those
+//! are all tried, the wider neighbourhood follows: one parameter moved to any value of its
+//! domain, and moves that are only valid together with an adjacent step of a second
+//! parameter (a larger MacroTile0 often needs more waves along M, a deeper DepthU fewer
+//! pipeline stages). Parameters are coupled through the constraints, so single steps alone
+//! stall in local optima that one coupled move escapes. When the wider neighbourhood of the
+//! beam is exhausted too, the basin is a local optimum: the search restarts from fresh random
+//! configs, and only results since the restart form the new basin (the driver keeps the
+//! global best regardless).
 
 use rand::seq::SliceRandom;
 
 use super::random::RandomSearch;
 use crate::search::strategy::{Proposal, ProposeCtx, Strategy, StrategyError};
-use crate::space::KernelConfig;
+use crate::space::{KernelConfig, Space};
 
 pub struct PatternSearch {
     /// How many of the basin's best configs have their neighbourhoods explored.
@@ -31,9 +36,54 @@ impl Default for PatternSearch {
     }
 }
 
+/// Valid configs reached from `c` by moving one parameter to any value of its domain, or by
+/// such a move plus one adjacent step of another parameter that makes it valid.
+fn wide_neighbors(space: &Space, c: &KernelConfig) -> Vec<KernelConfig> {
+    let mut out = Vec::new();
+    for d in &space.domains {
+        let v0 = d.id.get(c);
+        for &v in d.values.iter().filter(|&&v| v != v0) {
+            let mut moved = *c;
+            d.id.set(&mut moved, v);
+            let moved = moved.canonical();
+            if space.is_valid(&moved) {
+                out.push(moved);
+                continue;
+            }
+            for e in space.domains.iter().filter(|e| e.id != d.id) {
+                for w in e.neighbors(e.id.get(&moved)) {
+                    let mut both = moved;
+                    e.id.set(&mut both, w);
+                    let both = both.canonical();
+                    if space.is_valid(&both) {
+                        out.push(both);
+                    }
+                }
+            }
+        }
+    }
+    out.sort_by_key(|x| x.name());
+    out.dedup();
+    out
+}
+
 impl PatternSearch {
-    /// Untried neighbours of the basin's beam, best parent first.
+    /// Untried neighbours of the basin's beam, best parent first: adjacent steps first, then
+    /// the wider neighbourhood.
     fn candidates(&self, ctx: &mut ProposeCtx<'_>, n: usize) -> Vec<KernelConfig> {
+        let near = self.collect(ctx, n, |s, c| s.neighbors(c));
+        if !near.is_empty() {
+            return near;
+        }
+        self.collect(ctx, n, wide_neighbors)
+    }
+
+    fn collect(
+        &self,
+        ctx: &mut ProposeCtx<'_>,
+        n: usize,
+        around: fn(&Space, &KernelConfig) -> Vec<KernelConfig>,
+    ) -> Vec<KernelConfig> {
         let parents: Vec<KernelConfig> = ctx
             .history
             .ranked()
@@ -44,7 +94,7 @@ impl PatternSearch {
             .collect();
         let mut out: Vec<KernelConfig> = Vec::new();
         for p in parents {
-            let mut ns = ctx.space.neighbors(&p);
+            let mut ns = around(ctx.space, &p);
             ns.shuffle(ctx.rng);
             for c in ns {
                 if out.len() >= n {
