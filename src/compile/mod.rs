@@ -11,6 +11,7 @@ pub mod cache;
 pub mod codegen;
 pub mod nvidia;
 pub mod amd;
+pub mod aot;
 pub mod pool;
 pub mod sim;
 
