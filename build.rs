@@ -47,7 +47,7 @@ fn parse_blocks(text: &str) -> Vec<Block> {
 fn find_tool(exe: &str, roots: &[&str]) -> Option<PathBuf> {
     let from_roots = roots
         .iter()
-        .filter_map(|v| std::env::var_os(v))
+        .filter_map(std::env::var_os)
         .map(|r| PathBuf::from(r).join("bin"));
     let from_path = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
@@ -75,7 +75,10 @@ fn ptxas_info(log: &str, symbol: &str) -> (Option<u32>, Option<u32>) {
             line[..i].split_whitespace().last()?.parse().ok()
         };
         if line.contains("spill stores") {
-            spills = Some(before(" bytes spill stores").unwrap_or(0) + before(" bytes spill loads").unwrap_or(0));
+            spills = Some(
+                before(" bytes spill stores").unwrap_or(0)
+                    + before(" bytes spill loads").unwrap_or(0),
+            );
         }
         if let Some(r) = line.split("Used ").nth(1) {
             regs = r.split_whitespace().next().and_then(|n| n.parse().ok());
@@ -93,31 +96,61 @@ struct Built {
     spills: Option<u32>,
 }
 
-fn compile(tool: &Path, vendor: &str, arch: &str, src: &Path, out: &Path, kernels: &Path) -> Result<String, String> {
+fn compile(
+    tool: &Path,
+    vendor: &str,
+    arch: &str,
+    src: &Path,
+    out: &Path,
+    kernels: &Path,
+) -> Result<String, String> {
     let mut cmd = Command::new(tool);
     if vendor == "nvidia" {
         cmd.args(["-x", "cu", "-cubin", "-std=c++17", "-Xptxas", "-v"])
-            .arg(format!("-gencode=arch={},code={arch}", arch.replacen("sm_", "compute_", 1)));
+            .arg(format!(
+                "-gencode=arch={},code={arch}",
+                arch.replacen("sm_", "compute_", 1)
+            ));
     } else {
         cmd.args(["--genco", "-O3", "-std=c++17"])
             .arg(format!("--offload-arch={arch}"));
     }
     cmd.arg("-I").arg(kernels).arg("-o").arg(out).arg(src);
-    let r = cmd.output().map_err(|e| format!("{}: {e}", tool.display()))?;
-    let log = format!("{}{}", String::from_utf8_lossy(&r.stdout), String::from_utf8_lossy(&r.stderr));
+    let r = cmd
+        .output()
+        .map_err(|e| format!("{}: {e}", tool.display()))?;
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&r.stdout),
+        String::from_utf8_lossy(&r.stderr)
+    );
     if r.status.success() {
         Ok(log)
     } else {
-        Err(log.lines().filter(|l| l.contains("error")).take(3).collect::<Vec<_>>().join(" | "))
+        Err(log
+            .lines()
+            .filter(|l| l.contains("error"))
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" | "))
     }
 }
 
 fn main() {
-    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let manifest =
+        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let kernels = manifest.join("kernels");
     println!("cargo:rerun-if-changed=kernels");
-    for v in ["GEMMTUNE_ARCHS", "GEMMTUNE_REQUIRE_TOOLCHAIN", "CUDA_PATH", "CUDA_HOME", "ROCM_PATH", "HIP_PATH", "PATH"] {
+    for v in [
+        "GEMMTUNE_ARCHS",
+        "GEMMTUNE_REQUIRE_TOOLCHAIN",
+        "CUDA_PATH",
+        "CUDA_HOME",
+        "ROCM_PATH",
+        "HIP_PATH",
+        "PATH",
+    ] {
         println!("cargo:rerun-if-env-changed={v}");
     }
     let require = std::env::var("GEMMTUNE_REQUIRE_TOOLCHAIN").as_deref() == Ok("1");
@@ -163,9 +196,10 @@ fn main() {
                 .output()
                 .ok()
                 .and_then(|o| {
-                    String::from_utf8_lossy(&o.stdout)
-                        .lines()
-                        .find_map(|l| l.rsplit_once(", V").map(|(_, v)| format!("nvcc-{}", v.trim())))
+                    String::from_utf8_lossy(&o.stdout).lines().find_map(|l| {
+                        l.rsplit_once(", V")
+                            .map(|(_, v)| format!("nvcc-{}", v.trim()))
+                    })
                 });
         }
         let ext = if vendor == "nvidia" { "cubin" } else { "hsaco" };
@@ -174,7 +208,10 @@ fn main() {
         let ref_out = aot.join(format!("reference_{arch}.{ext}"));
         let _ = std::fs::write(
             &ref_src,
-            format!("#define GT_VENDOR_AMD {}\n#include \"reference.hip\"\n", u8::from(vendor == "amd")),
+            format!(
+                "#define GT_VENDOR_AMD {}\n#include \"reference.hip\"\n",
+                u8::from(vendor == "amd")
+            ),
         );
         match compile(tool, vendor, arch, &ref_src, &ref_out, &kernels) {
             Ok(_) => reference.push((arch.clone(), ref_out)),
@@ -184,7 +221,10 @@ fn main() {
             }
         }
         // Kernels of this arch, two compiler processes at a time.
-        let mine: Vec<&Block> = blocks.iter().filter(|b| &b.arch == arch && b.vendor == vendor).collect();
+        let mine: Vec<&Block> = blocks
+            .iter()
+            .filter(|b| &b.arch == arch && b.vendor == vendor)
+            .collect();
         for pair in mine.chunks(2) {
             let results: Vec<_> = std::thread::scope(|s| {
                 let handles: Vec<_> = pair
@@ -194,8 +234,15 @@ fn main() {
                         let out = aot.join(format!("{}_{arch}.{ext}", b.name));
                         let kernels = &kernels;
                         s.spawn(move || {
-                            let _ = std::fs::write(&src, format!("{}#include \"gemm.hip\"\n", b.defines));
-                            (b, out.clone(), compile(tool, vendor, arch, &src, &out, kernels))
+                            let _ = std::fs::write(
+                                &src,
+                                format!("{}#include \"gemm.hip\"\n", b.defines),
+                            );
+                            (
+                                b,
+                                out.clone(),
+                                compile(tool, vendor, arch, &src, &out, kernels),
+                            )
                         })
                     })
                     .collect();
@@ -214,15 +261,24 @@ fn main() {
                             spills,
                         });
                     }
-                    Err(e) => problem(format!("default kernel {} for {arch} failed to compile: {e}", b.name)),
+                    Err(e) => problem(format!(
+                        "default kernel {} for {arch} failed to compile: {e}",
+                        b.name
+                    )),
                 }
             }
         }
     }
 
-    let opt = |v: Option<u32>| v.map(|x| format!("Some({x})")).unwrap_or_else(|| "None".into());
+    let opt = |v: Option<u32>| {
+        v.map(|x| format!("Some({x})"))
+            .unwrap_or_else(|| "None".into())
+    };
     let mut rs = String::from("// Generated by build.rs from kernels/default_set.txt.\n");
-    rs.push_str(&format!("pub static AOT_COMPILER: Option<&str> = {:?};\n", compiler_id));
+    rs.push_str(&format!(
+        "pub static AOT_COMPILER: Option<&str> = {:?};\n",
+        compiler_id
+    ));
     rs.push_str("pub static AOT_KERNELS: &[AotKernel] = &[\n");
     for b in &built {
         rs.push_str(&format!(
@@ -237,7 +293,10 @@ fn main() {
     }
     rs.push_str("];\npub static AOT_REFERENCE: &[(&str, &[u8])] = &[\n");
     for (arch, file) in &reference {
-        rs.push_str(&format!("    ({arch:?}, include_bytes!({:?})),\n", file.display().to_string()));
+        rs.push_str(&format!(
+            "    ({arch:?}, include_bytes!({:?})),\n",
+            file.display().to_string()
+        ));
     }
     rs.push_str("];\n");
     std::fs::write(out_dir.join("aot_kernels.rs"), rs).expect("OUT_DIR is writable");

@@ -109,7 +109,9 @@ GT_DEVICE void gt_load_tile(typename Tile::Elem* lds, const typename Tile::Elem*
     constexpr int TOTAL = ROWS * VPR;
     static_assert(COLS % VEC == 0, "a tile row must hold whole vectors");
     static_assert(TOTAL % THREADS == 0, "every thread must load the same number of vectors");
-#pragma unroll
+    // Partly unrolled: narrow vectors mean many loads per thread, and fully unrolling them
+    // would keep every address live in registers at once.
+#pragma unroll 4
     for (int i = 0; i < TOTAL / THREADS; ++i) {
         const int v = tid + i * THREADS;
         const int r = v / VPR;
@@ -278,7 +280,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
     const int kt_count = (ktiles - kt_begin) < per_split ? (ktiles - kt_begin > 0 ? ktiles - kt_begin : 0)
                                                           : per_split;
     const int kt_start = (GT_SU > 0 && kt_count > 0) ? int((gt_i64)blockIdx.x * GT_SU % kt_count) : 0;
-    const bool mn_inside = m0 + MT0 <= M && n0 + MT1 <= N;
+    const bool m_inside = m0 + MT0 <= M, n_inside = n0 + MT1 <= N;
 
     auto load_stage = [&](int slot, int local) {
         int kt = kt_start + local;
@@ -293,11 +295,17 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
         const gt_i64 brl = TRANS_B ? K : N, bcl = TRANS_B ? N : K;
         constexpr int AR = TRANS_A ? MT0 : DU, AC = TRANS_A ? DU : MT0;
         constexpr int BR = TRANS_B ? DU : MT1, BC = TRANS_B ? MT1 : DU;
-        if (mn_inside && k0 + DU <= K) {
+        // Each operand takes the bounds-free path when its own tile is inside the matrix (a
+        // partial N tile must not slow down the A stream, and vice versa).
+        const bool k_inside = k0 + DU <= K;
+        if (m_inside && k_inside) {
             gt_load_tile<TileA, AR, AC, GT_GRVW, false>(la, A, args.lda, ar0, ac0, arl, acl, tid);
-            gt_load_tile<TileB, BR, BC, GT_GRVW, false>(lb, B, args.ldb, br0, bc0, brl, bcl, tid);
         } else {
             gt_load_tile<TileA, AR, AC, GT_GRVW, true>(la, A, args.lda, ar0, ac0, arl, acl, tid);
+        }
+        if (n_inside && k_inside) {
+            gt_load_tile<TileB, BR, BC, GT_GRVW, false>(lb, B, args.ldb, br0, bc0, brl, bcl, tid);
+        } else {
             gt_load_tile<TileB, BR, BC, GT_GRVW, true>(lb, B, args.ldb, br0, bc0, brl, bcl, tid);
         }
     };

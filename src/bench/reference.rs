@@ -118,16 +118,24 @@ mod tests {
                 p.fill_defaults();
                 let mut a = vec![0.0; (p.lda * p.a_cols()) as usize];
                 let mut b = vec![0.0; (p.ldb * p.b_cols()) as usize];
-                for i in 0..2 {
-                    for l in 0..3 {
-                        let at = if ta.is_t() { i * p.lda as usize + l } else { l * p.lda as usize + i };
-                        a[at] = opa[i][l];
+                for (i, row) in opa.iter().enumerate() {
+                    for (l, &v) in row.iter().enumerate() {
+                        let at = if ta.is_t() {
+                            i * p.lda as usize + l
+                        } else {
+                            l * p.lda as usize + i
+                        };
+                        a[at] = v;
                     }
                 }
-                for l in 0..3 {
-                    for j in 0..2 {
-                        let bt = if tb.is_t() { l * p.ldb as usize + j } else { j * p.ldb as usize + l };
-                        b[bt] = opb[l][j];
+                for (l, row) in opb.iter().enumerate() {
+                    for (j, &v) in row.iter().enumerate() {
+                        let bt = if tb.is_t() {
+                            l * p.ldb as usize + j
+                        } else {
+                            j * p.ldb as usize + l
+                        };
+                        b[bt] = v;
                     }
                 }
                 p.beta = 0.5;

@@ -124,8 +124,14 @@ pub fn parse_default_set(text: &str) -> Result<Vec<DefaultEntry>, String> {
             if layout.len() != 2 {
                 return Err(bad("layout must be two letters"));
             }
-            p.trans_a = layout[0].to_string().parse().map_err(|_| bad("bad layout"))?;
-            p.trans_b = layout[1].to_string().parse().map_err(|_| bad("bad layout"))?;
+            p.trans_a = layout[0]
+                .to_string()
+                .parse()
+                .map_err(|_| bad("bad layout"))?;
+            p.trans_b = layout[1]
+                .to_string()
+                .parse()
+                .map_err(|_| bad("bad layout"))?;
             let t: crate::problem::DataType = f[6].parse().map_err(|_| bad("bad dtype"))?;
             (p.a_type, p.b_type, p.c_type, p.d_type) = (t, t, t, t);
             p.beta = f[7].parse().map_err(|_| bad("bad beta"))?;
@@ -145,7 +151,10 @@ pub fn parse_default_set(text: &str) -> Result<Vec<DefaultEntry>, String> {
             e.defines.push_str(t);
             e.defines.push('\n');
         } else {
-            return Err(format!("default_set.txt:{}: text before the first header", no + 1));
+            return Err(format!(
+                "default_set.txt:{}: text before the first header",
+                no + 1
+            ));
         }
     }
     Ok(out)
@@ -220,8 +229,11 @@ mod tests {
         for (vendor, arch, spec) in default_problems() {
             let entry = parse_default_set(&format!("@ {vendor} {arch} {spec} MT16x16x16_MI1x1x1_WG1x1_PGR1_PLR0_LPA0_LPB0_SW0_GSU1_WGM1_GRVW1_SVW1_SU0\n")).unwrap();
             let p = &entry[0].problem;
-            let hw = crate::hw::HwSpec::by_name(if vendor == "nvidia" { "H200" } else { "MI300X" }).unwrap();
-            let cfg = crate::space::Space::for_problem(p, &hw).default_config().unwrap();
+            let hw = crate::hw::HwSpec::by_name(if vendor == "nvidia" { "H200" } else { "MI300X" })
+                .unwrap();
+            let cfg = crate::space::Space::for_problem(p, &hw)
+                .default_config()
+                .unwrap();
             let target = Target {
                 vendor: hw.vendor,
                 arch: arch.to_string(),
@@ -229,7 +241,11 @@ mod tests {
             text.push_str(&format!("\n@ {vendor} {arch} {spec} {}\n", cfg.name()));
             text.push_str(&codegen::defines(&cfg, p, &target));
         }
-        std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/default_set.txt"), text).unwrap();
+        std::fs::write(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/default_set.txt"),
+            text,
+        )
+        .unwrap();
     }
 
     #[test]

@@ -7,11 +7,11 @@
 //! version, arch and canonical name -> [`pool::compile_batch`] does many at once on all cores.
 //! A compile error is a per-config result (its stderr is kept), never a harness error.
 
+pub mod amd;
+pub mod aot;
 pub mod cache;
 pub mod codegen;
 pub mod nvidia;
-pub mod amd;
-pub mod aot;
 pub mod pool;
 pub mod sim;
 

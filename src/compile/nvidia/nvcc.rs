@@ -22,7 +22,7 @@ pub fn find_nvcc() -> Option<PathBuf> {
     let exe = if cfg!(windows) { "nvcc.exe" } else { "nvcc" };
     let roots = ["CUDA_PATH", "CUDA_HOME"]
         .iter()
-        .filter_map(|v| std::env::var_os(v))
+        .filter_map(std::env::var_os)
         .map(|r| PathBuf::from(r).join("bin"));
     let path_dirs = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
@@ -53,7 +53,10 @@ impl NvccCompiler {
             .lines()
             .find_map(|l| l.rsplit_once(", V").map(|(_, v)| v.trim().to_string()))
             .ok_or_else(|| {
-                CompileError::Unavailable(format!("{}: unrecognised --version output", path.display()))
+                CompileError::Unavailable(format!(
+                    "{}: unrecognised --version output",
+                    path.display()
+                ))
             })?;
         Ok(NvccCompiler {
             path: path.to_path_buf(),

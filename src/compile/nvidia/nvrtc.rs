@@ -123,3 +123,46 @@ fn c_chars_to_string(raw: &[c_char]) -> String {
         .collect();
     String::from_utf8_lossy(&bytes).into_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hw::{HwSpec, Vendor};
+    use crate::problem::GemmProblem;
+    use crate::space::{KernelConfig, Space};
+
+    /// Compiles configs with NVRTC and checks the ptxas report is read; skipped (with a
+    /// notice) where libnvrtc cannot be loaded.
+    #[test]
+    fn nvrtc_compiles_and_reports_resources() {
+        let Ok(nvrtc) = NvrtcCompiler::new() else {
+            eprintln!("NOTICE: libnvrtc not found, NVRTC compile test skipped");
+            return;
+        };
+        let mut p = GemmProblem::new(1000, 520, 1100);
+        p.fill_defaults();
+        let hw = HwSpec::by_name("H200").unwrap();
+        let target = Target {
+            vendor: Vendor::Nvidia,
+            arch: "sm_90a".into(),
+        };
+        let mut cfg = Space::for_problem(&p, &hw).default_config().unwrap();
+        cfg.grvw = 1;
+        let named = KernelConfig::parse(
+            "MT128x128x64_MI16x8x16_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU1_WGM8_GRVW1_SVW4_SU0",
+        )
+        .unwrap();
+        for c in [cfg, KernelConfig { grvw: 8, ..cfg }, named] {
+            let src = crate::compile::codegen::generate(&c, &p, &target);
+            let (code, res) = nvrtc.compile(&src, &target).unwrap();
+            if res.registers.is_none() {
+                let (_, log) = nvrtc
+                    .compile_source(&src.text, &src.name, "sm_90a")
+                    .unwrap();
+                eprintln!("LOG for {}:\n{log}", c.name());
+            }
+            assert_eq!(code.format, CodeFormat::Cubin);
+            assert!(res.registers.is_some(), "{}: {res:?}", c.name());
+        }
+    }
+}

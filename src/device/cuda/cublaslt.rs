@@ -70,8 +70,14 @@ impl LtPlan {
         )
         .map_err(|e| err("cublasLtMatmulDescCreate", e))?;
         for (attr, t) in [
-            (sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA, p.trans_a),
-            (sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSB, p.trans_b),
+            (
+                sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA,
+                p.trans_a,
+            ),
+            (
+                sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSB,
+                p.trans_b,
+            ),
         ] {
             // cublasOperation_t: 0 = N, 1 = T.
             let op: i32 = i32::from(t.is_t());
@@ -124,7 +130,8 @@ impl LtPlan {
                 .map_err(|e| err("cublasLtMatrixLayoutSetAttribute", e))?;
             }
         }
-        let pref = lt::create_matmul_pref().map_err(|e| err("cublasLtMatmulPreferenceCreate", e))?;
+        let pref =
+            lt::create_matmul_pref().map_err(|e| err("cublasLtMatmulPreferenceCreate", e))?;
         let ws = max_workspace as u64;
         // SAFETY: live preference; the value is a u64 byte count.
         let heuristic = unsafe {

@@ -87,7 +87,11 @@ impl Module {
         let mut aligned = vec![0u64; image.len().div_ceil(8)];
         // SAFETY: `aligned` has at least image.len() bytes.
         unsafe {
-            std::ptr::copy_nonoverlapping(image.as_ptr(), aligned.as_mut_ptr() as *mut u8, image.len())
+            std::ptr::copy_nonoverlapping(
+                image.as_ptr(),
+                aligned.as_mut_ptr() as *mut u8,
+                image.len(),
+            )
         };
         // SAFETY: the image is a complete CUBIN produced by our compilers.
         let handle = unsafe { result::module::load_data(aligned.as_ptr() as *const c_void) }?;
@@ -95,7 +99,8 @@ impl Module {
     }
 
     pub fn function(&self, name: &str) -> Result<sys::CUfunction, DriverError> {
-        let c = CString::new(name).map_err(|_| DriverError(sys::cudaError_enum::CUDA_ERROR_INVALID_VALUE))?;
+        let c = CString::new(name)
+            .map_err(|_| DriverError(sys::cudaError_enum::CUDA_ERROR_INVALID_VALUE))?;
         // SAFETY: the module is loaded and outlives the returned handle's uses (owned by self).
         unsafe { result::module::get_function(self.handle, c) }
     }

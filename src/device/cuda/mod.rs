@@ -71,7 +71,11 @@ impl ProblemState {
         if bytes == 0 {
             return Ok(0);
         }
-        if self.workspace.as_ref().is_none_or(|w| (w.bytes as u64) < bytes) {
+        if self
+            .workspace
+            .as_ref()
+            .is_none_or(|w| (w.bytes as u64) < bytes)
+        {
             self.workspace = None;
             self.workspace = Some(DeviceBuffer::new(bytes as usize)?);
         }
@@ -119,7 +123,9 @@ impl CudaDevice {
     pub fn open(sel: &DeviceSelection) -> Result<Self, DeviceError> {
         // SAFETY: probes whether libcuda can be opened; nothing else is called without it.
         if !unsafe { sys::is_culib_present() } {
-            return Err(not_available("libcuda not found (no NVIDIA driver installed)".into()));
+            return Err(not_available(
+                "libcuda not found (no NVIDIA driver installed)".into(),
+            ));
         }
         cu::init().map_err(|e| not_available(describe(&e)))?;
         let count = cu::device::get_count().map_err(|e| not_available(describe(&e)))?;
@@ -265,13 +271,14 @@ impl CudaDevice {
             return self.driver_failed("kernel execution", e);
         }
         let args = state.args(0, 0);
-        let verification = match self
-            .refs
-            .compare(&p, &args, state.reference.ptr, &state.stats, stream)
-        {
-            Ok(v) => v,
-            Err(e) => return self.failed("verification", e, false),
-        };
+        let verification =
+            match self
+                .refs
+                .compare(&p, &args, state.reference.ptr, &state.stats, stream)
+            {
+                Ok(v) => v,
+                Err(e) => return self.failed("verification", e, false),
+            };
         if !verification.passed {
             return Outcome::WrongResult { verification };
         }
@@ -328,12 +335,17 @@ impl CudaDevice {
         }
     }
 
-    fn allocate(&mut self, p: &GemmProblem, timing: &TimingOptions) -> Result<ProblemState, DeviceError> {
+    fn allocate(
+        &mut self,
+        p: &GemmProblem,
+        timing: &TimingOptions,
+    ) -> Result<ProblemState, DeviceError> {
         let drv = |e: DriverError| DeviceError::Driver(describe(&e));
         let copies = timing.rotating_copies(p);
         let (free, _) = cu::mem_get_info().map_err(drv)?;
         p.check_fits(free as u64, copies)?;
-        let bytes = |w: &'static str| -> Result<usize, DeviceError> { Ok(p.buffer_bytes(w)? as usize) };
+        let bytes =
+            |w: &'static str| -> Result<usize, DeviceError> { Ok(p.buffer_bytes(w)? as usize) };
         let mut inputs = Vec::new();
         for _ in 0..copies {
             inputs.push(InputSet {
@@ -365,10 +377,19 @@ impl CudaDevice {
         let p = &state.problem;
         let drv = |e: DriverError| DeviceError::Driver(describe(&e));
         let set = &state.inputs[0];
-        let a = decode(&set.a.copy_to_host::<u8>(set.a.bytes).map_err(drv)?, p.a_type);
-        let b = decode(&set.b.copy_to_host::<u8>(set.b.bytes).map_err(drv)?, p.b_type);
+        let a = decode(
+            &set.a.copy_to_host::<u8>(set.a.bytes).map_err(drv)?,
+            p.a_type,
+        );
+        let b = decode(
+            &set.b.copy_to_host::<u8>(set.b.bytes).map_err(drv)?,
+            p.b_type,
+        );
         let c = match &set.c {
-            Some(c) => Some(decode(&c.copy_to_host::<u8>(c.bytes).map_err(drv)?, p.c_type)),
+            Some(c) => Some(decode(
+                &c.copy_to_host::<u8>(c.bytes).map_err(drv)?,
+                p.c_type,
+            )),
             None => None,
         };
         let cpu = gemm(p, &a, &b, c.as_deref());
@@ -383,8 +404,12 @@ impl CudaDevice {
             r2 += c * c;
         }
         // The GPU reference sums in f64 too and rounds once to f32.
-        let rel = if r2 > 0.0 { (d2 / r2).sqrt() } else { d2.sqrt() };
-        if !(rel <= 1e-6) {
+        let rel = if r2 > 0.0 {
+            (d2 / r2).sqrt()
+        } else {
+            d2.sqrt()
+        };
+        if rel.is_nan() || rel > 1e-6 {
             return Err(DeviceError::Driver(format!(
                 "the GPU reference GEMM disagrees with the CPU reference (relative L2 error {rel:.3e})"
             )));
@@ -418,7 +443,9 @@ impl Device for CudaDevice {
     fn set_problem(&mut self, p: &GemmProblem, timing: &TimingOptions) -> Result<(), DeviceError> {
         p.validate()?;
         if self.poisoned {
-            return Err(DeviceError::Driver("the CUDA context is poisoned by an earlier fault".into()));
+            return Err(DeviceError::Driver(
+                "the CUDA context is poisoned by an earlier fault".into(),
+            ));
         }
         self.state = None;
         let state = self.allocate(p, timing)?;
@@ -426,15 +453,32 @@ impl Device for CudaDevice {
         let elems = |bytes: usize, t: crate::problem::DataType| (bytes / t.bytes()) as u64;
         for (i, set) in state.inputs.iter().enumerate() {
             // Distinct, reproducible data per copy and operand.
-            let seed = timing.seed.wrapping_mul(1_000_003).wrapping_add(3 * i as u64);
+            let seed = timing
+                .seed
+                .wrapping_mul(1_000_003)
+                .wrapping_add(3 * i as u64);
             self.refs
-                .fill(set.a.ptr, elems(set.a.bytes, p.a_type), p.a_type, seed, stream)
+                .fill(
+                    set.a.ptr,
+                    elems(set.a.bytes, p.a_type),
+                    p.a_type,
+                    seed,
+                    stream,
+                )
                 .and_then(|_| {
-                    self.refs
-                        .fill(set.b.ptr, elems(set.b.bytes, p.b_type), p.b_type, seed + 1, stream)
+                    self.refs.fill(
+                        set.b.ptr,
+                        elems(set.b.bytes, p.b_type),
+                        p.b_type,
+                        seed + 1,
+                        stream,
+                    )
                 })
                 .and_then(|_| match &set.c {
-                    Some(c) => self.refs.fill(c.ptr, elems(c.bytes, p.c_type), p.c_type, seed + 2, stream),
+                    Some(c) => {
+                        self.refs
+                            .fill(c.ptr, elems(c.bytes, p.c_type), p.c_type, seed + 2, stream)
+                    }
                     None => Ok(()),
                 })
                 .map_err(DeviceError::Driver)?;
@@ -481,25 +525,38 @@ impl Device for CudaDevice {
             },
             None => None,
         };
-        let mut launch = |state: &mut ProblemState, copy: usize, stream: sys::CUstream| -> Result<(), String> {
-            let ws = state.workspace(plan.workspace_bytes).map_err(|e| describe(&e))?;
-            if plan.zero_workspace {
-                // SAFETY: the workspace holds at least workspace_bytes.
-                unsafe { cu::memset_d8_async(ws, 0, plan.workspace_bytes as usize, stream) }
+        let mut launch =
+            |state: &mut ProblemState, copy: usize, stream: sys::CUstream| -> Result<(), String> {
+                let ws = state
+                    .workspace(plan.workspace_bytes)
                     .map_err(|e| describe(&e))?;
-            }
-            let mut args = state.args(copy, ws);
-            let mut params = [&mut args as *mut GemmArgs as *mut c_void];
-            // SAFETY: every generated kernel takes one GtGemmArgs by value; the buffers it
-            // names belong to `state` and outlive the launch (synchronised before release).
-            unsafe { driver::launch(main, plan.grid, plan.block, plan.shared_bytes, stream, &mut params) }
+                if plan.zero_workspace {
+                    // SAFETY: the workspace holds at least workspace_bytes.
+                    unsafe { cu::memset_d8_async(ws, 0, plan.workspace_bytes as usize, stream) }
+                        .map_err(|e| describe(&e))?;
+                }
+                let mut args = state.args(copy, ws);
+                let mut params = [&mut args as *mut GemmArgs as *mut c_void];
+                // SAFETY: every generated kernel takes one GtGemmArgs by value; the buffers it
+                // names belong to `state` and outlive the launch (synchronised before release).
+                unsafe {
+                    driver::launch(
+                        main,
+                        plan.grid,
+                        plan.block,
+                        plan.shared_bytes,
+                        stream,
+                        &mut params,
+                    )
+                }
                 .map_err(|e| describe(&e))?;
-            if let Some((f, grid, block)) = epilogue {
-                // SAFETY: as above; the epilogue has the same signature.
-                unsafe { driver::launch(f, grid, block, 0, stream, &mut params) }.map_err(|e| describe(&e))?;
-            }
-            Ok(())
-        };
+                if let Some((f, grid, block)) = epilogue {
+                    // SAFETY: as above; the epilogue has the same signature.
+                    unsafe { driver::launch(f, grid, block, 0, stream, &mut params) }
+                        .map_err(|e| describe(&e))?;
+                }
+                Ok(())
+            };
         let outcome = self.verify_and_time(timing, &mut launch);
         drop(module);
         outcome
@@ -533,15 +590,18 @@ impl Device for CudaDevice {
             }
             None => 0,
         };
-        let mut launch = |state: &mut ProblemState, copy: usize, stream: sys::CUstream| -> Result<(), String> {
-            let ws = state.workspace(ws_bytes).map_err(|e| describe(&e))?;
-            let args = state.args(copy, ws);
-            match &state.vendor {
-                // SAFETY: the plan was built for this problem; buffers and workspace fit it.
-                Some(Ok(plan)) => unsafe { plan.launch(args.a, args.b, args.c, args.d, ws, stream) },
-                _ => Err("no cuBLASLt plan".into()),
-            }
-        };
+        let mut launch =
+            |state: &mut ProblemState, copy: usize, stream: sys::CUstream| -> Result<(), String> {
+                let ws = state.workspace(ws_bytes).map_err(|e| describe(&e))?;
+                let args = state.args(copy, ws);
+                match &state.vendor {
+                    // SAFETY: the plan was built for this problem; buffers and workspace fit it.
+                    Some(Ok(plan)) => unsafe {
+                        plan.launch(args.a, args.b, args.c, args.d, ws, stream)
+                    },
+                    _ => Err("no cuBLASLt plan".into()),
+                }
+            };
         self.verify_and_time(timing, &mut launch)
     }
 

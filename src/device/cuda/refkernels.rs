@@ -57,7 +57,8 @@ impl RefKernels {
                 origin: "aot".into(),
             });
         }
-        let nvrtc = nvrtc.ok_or("the reference kernels need NVRTC (no ahead-of-time object for this arch)")?;
+        let nvrtc = nvrtc
+            .ok_or("the reference kernels need NVRTC (no ahead-of-time object for this arch)")?;
         let target = Target {
             vendor: Vendor::Nvidia,
             arch: arch.to_string(),
@@ -80,7 +81,14 @@ impl RefKernels {
     }
 
     /// Fills `count` elements of type `t` at `ptr` with uniform [-1, 1) values from `seed`.
-    pub fn fill(&self, ptr: u64, count: u64, t: DataType, seed: u64, stream: CUstream) -> Result<(), String> {
+    pub fn fill(
+        &self,
+        ptr: u64,
+        count: u64,
+        t: DataType,
+        seed: u64,
+        stream: CUstream,
+    ) -> Result<(), String> {
         let f = self.function(&format!("gt_fill_{}", tag(t)?))?;
         let (mut p, mut c, mut s) = (ptr, count, seed);
         let mut params = [
@@ -89,14 +97,33 @@ impl RefKernels {
             &mut s as *mut u64 as *mut c_void,
         ];
         // SAFETY: (T*, u64, u64) matches gt_fill_<t>; the buffer holds `count` elements.
-        unsafe { driver::launch(f, [grid_for(count), 1, 1], [BLOCK, 1, 1], 0, stream, &mut params) }
-            .map_err(|e| describe(&e))
+        unsafe {
+            driver::launch(
+                f,
+                [grid_for(count), 1, 1],
+                [BLOCK, 1, 1],
+                0,
+                stream,
+                &mut params,
+            )
+        }
+        .map_err(|e| describe(&e))
     }
 
     /// Overwrites `count` elements of type `t` with NaN.
-    pub fn poison(&self, ptr: u64, count: u64, t: DataType, stream: CUstream) -> Result<(), String> {
+    pub fn poison(
+        &self,
+        ptr: u64,
+        count: u64,
+        t: DataType,
+        stream: CUstream,
+    ) -> Result<(), String> {
         let (bits, width) = nan_bits(t);
-        let f = self.function(if width == 2 { "gt_fill_bits16" } else { "gt_fill_bits32" })?;
+        let f = self.function(if width == 2 {
+            "gt_fill_bits16"
+        } else {
+            "gt_fill_bits32"
+        })?;
         let (mut p, mut c, mut b) = (ptr, count, bits);
         let mut params = [
             &mut p as *mut u64 as *mut c_void,
@@ -104,12 +131,27 @@ impl RefKernels {
             &mut b as *mut u32 as *mut c_void,
         ];
         // SAFETY: (u16*/u32*, u64, u32) matches gt_fill_bits16/32.
-        unsafe { driver::launch(f, [grid_for(count), 1, 1], [BLOCK, 1, 1], 0, stream, &mut params) }
-            .map_err(|e| describe(&e))
+        unsafe {
+            driver::launch(
+                f,
+                [grid_for(count), 1, 1],
+                [BLOCK, 1, 1],
+                0,
+                stream,
+                &mut params,
+            )
+        }
+        .map_err(|e| describe(&e))
     }
 
     /// Computes the reference output of `args` into `out` (f32, packed [batch][N][M]).
-    pub fn reference(&self, p: &GemmProblem, args: &GemmArgs, out: u64, stream: CUstream) -> Result<(), String> {
+    pub fn reference(
+        &self,
+        p: &GemmProblem,
+        args: &GemmArgs,
+        out: u64,
+        stream: CUstream,
+    ) -> Result<(), String> {
         let name = format!(
             "gt_ref_gemm_{}_{}_{}",
             tag(p.a_type)?,
@@ -129,7 +171,8 @@ impl RefKernels {
             p.batch as u32,
         ];
         // SAFETY: (GtGemmArgs, float*) matches gt_ref_gemm_*; `out` holds batch*M*N floats.
-        unsafe { driver::launch(f, grid, [16, 16, 1], 0, stream, &mut params) }.map_err(|e| describe(&e))
+        unsafe { driver::launch(f, grid, [16, 16, 1], 0, stream, &mut params) }
+            .map_err(|e| describe(&e))
     }
 
     /// Compares the output described by `args` (D pointer, ldd, stride_d) with `reference`.
@@ -152,8 +195,21 @@ impl RefKernels {
         ];
         let total = (p.m * p.n * p.batch) as u64;
         // SAFETY: (T*, float*, GtGemmArgs, double*) matches gt_compare_<t>; stats holds 5 doubles.
-        unsafe { driver::launch(f, [grid_for(total).min(4096), 1, 1], [BLOCK, 1, 1], 0, stream, &mut params) }
-            .map_err(|e| describe(&e))?;
+        unsafe {
+            driver::launch(
+                f,
+                [grid_for(total).min(4096), 1, 1],
+                [BLOCK, 1, 1],
+                0,
+                stream,
+                &mut params,
+            )
+        }
+        .map_err(|e| describe(&e))?;
+        // The copy below runs on the legacy default stream, which does not wait for our
+        // non-blocking stream: finish the comparison first.
+        // SAFETY: the stream belongs to the current context.
+        unsafe { cudarc::driver::result::stream::synchronize(stream) }.map_err(|e| describe(&e))?;
         let v: Vec<f64> = stats.copy_to_host(5).map_err(|e| describe(&e))?;
         Ok(verification_from_stats(&v, p))
     }
@@ -164,7 +220,11 @@ impl RefKernels {
 pub fn verification_from_stats(v: &[f64], p: &GemmProblem) -> Verification {
     let tol = crate::bench::verify::tolerance(p);
     let nan = v[4] > 0.0;
-    let rel_l2 = if v[1] > 0.0 { (v[0] / v[1]).sqrt() } else { v[0].sqrt() };
+    let rel_l2 = if v[1] > 0.0 {
+        (v[0] / v[1]).sqrt()
+    } else {
+        v[0].sqrt()
+    };
     Verification {
         max_abs_err: if nan { f64::NAN } else { v[2] },
         max_rel_err: v[3],
