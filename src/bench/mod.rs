@@ -1,7 +1,9 @@
 //! Benchmarking: the bench session (validate, compile, verify, time, record), the default
-//! config set, timing statistics, verification rules and the results-store interface.
+//! config set, bounded sweeps, timing statistics, verification rules, the CPU reference and
+//! the results-store interface.
 
 pub mod defaults;
+pub mod reference;
 pub mod results;
 pub mod session;
 pub mod stats;

@@ -8,6 +8,7 @@
 //! A compile error is a per-config result (its stderr is kept), never a harness error.
 
 pub mod amd;
+pub mod aot;
 pub mod cache;
 pub mod codegen;
 pub mod nvidia;

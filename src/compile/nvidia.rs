@@ -1,1 +1,0 @@
-//! PLACEHOLDER: NVRTC / nvcc drivers.

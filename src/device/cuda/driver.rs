@@ -1,0 +1,180 @@
+//! Thin owners of CUDA driver objects (device memory, modules, events) over cudarc's `result`
+//! layer, and the translation of driver status codes into messages and "sticky" faults.
+//!
+//! Raw device pointers are used instead of typed slices because every buffer here is an untyped
+//! matrix whose element type is only known at run time, and kernels take them by address.
+
+use std::ffi::{c_void, CString};
+
+use cudarc::driver::result::{self, DriverError};
+use cudarc::driver::sys;
+
+/// A driver error as text: `CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access ...`.
+pub fn describe(e: &DriverError) -> String {
+    let name = e
+        .error_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| format!("{:?}", e.0));
+    let text = e
+        .error_string()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("{name}: {text}")
+}
+
+/// Errors after which the context is unusable (every later call fails the same way).
+pub fn is_sticky(e: &DriverError) -> bool {
+    use sys::cudaError_enum as E;
+    matches!(
+        e.0,
+        E::CUDA_ERROR_ILLEGAL_ADDRESS
+            | E::CUDA_ERROR_HARDWARE_STACK_ERROR
+            | E::CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | E::CUDA_ERROR_MISALIGNED_ADDRESS
+            | E::CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | E::CUDA_ERROR_INVALID_PC
+            | E::CUDA_ERROR_LAUNCH_FAILED
+            | E::CUDA_ERROR_ASSERT
+    )
+}
+
+/// Device memory, freed on drop.
+#[derive(Debug)]
+pub struct DeviceBuffer {
+    pub ptr: sys::CUdeviceptr,
+    pub bytes: usize,
+}
+
+impl DeviceBuffer {
+    pub fn new(bytes: usize) -> Result<Self, DriverError> {
+        // SAFETY: plain allocation in the current context; at least 1 byte so the pointer is real.
+        let ptr = unsafe { result::malloc_sync(bytes.max(1)) }?;
+        Ok(DeviceBuffer { ptr, bytes })
+    }
+
+    pub fn memset_zero(&self, stream: sys::CUstream) -> Result<(), DriverError> {
+        // SAFETY: the range is inside this allocation.
+        unsafe { result::memset_d8_async(self.ptr, 0, self.bytes, stream) }
+    }
+
+    pub fn copy_to_host<T: Copy + Default>(&self, count: usize) -> Result<Vec<T>, DriverError> {
+        let mut out = vec![T::default(); count];
+        debug_assert!(count * std::mem::size_of::<T>() <= self.bytes);
+        // SAFETY: `out` holds `count` elements and the device range is inside the allocation.
+        unsafe { result::memcpy_dtoh_sync(&mut out, self.ptr) }?;
+        Ok(out)
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        // SAFETY: allocated by malloc_sync and freed once; a failure here (poisoned context)
+        // cannot be acted upon.
+        let _ = unsafe { result::free_sync(self.ptr) };
+    }
+}
+
+/// A loaded code object (CUBIN), unloaded on drop.
+#[derive(Debug)]
+pub struct Module {
+    handle: sys::CUmodule,
+}
+
+impl Module {
+    pub fn load(image: &[u8]) -> Result<Self, DriverError> {
+        // cuModuleLoadData reads an ELF image from memory; the buffer only needs to live for
+        // the call, but it must be properly aligned, so copy into an 8-byte aligned one.
+        let mut aligned = vec![0u64; image.len().div_ceil(8)];
+        // SAFETY: `aligned` has at least image.len() bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                image.as_ptr(),
+                aligned.as_mut_ptr() as *mut u8,
+                image.len(),
+            )
+        };
+        // SAFETY: the image is a complete CUBIN produced by our compilers.
+        let handle = unsafe { result::module::load_data(aligned.as_ptr() as *const c_void) }?;
+        Ok(Module { handle })
+    }
+
+    pub fn function(&self, name: &str) -> Result<sys::CUfunction, DriverError> {
+        let c = CString::new(name)
+            .map_err(|_| DriverError(sys::cudaError_enum::CUDA_ERROR_INVALID_VALUE))?;
+        // SAFETY: the module is loaded and outlives the returned handle's uses (owned by self).
+        unsafe { result::module::get_function(self.handle, c) }
+    }
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        // SAFETY: loaded once, unloaded once.
+        let _ = unsafe { result::module::unload(self.handle) };
+    }
+}
+
+/// A CUDA event for timing, destroyed on drop.
+#[derive(Debug)]
+pub struct Event {
+    pub handle: sys::CUevent,
+}
+
+impl Event {
+    pub fn new() -> Result<Self, DriverError> {
+        let handle = result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)?;
+        Ok(Event { handle })
+    }
+
+    pub fn record(&self, stream: sys::CUstream) -> Result<(), DriverError> {
+        // SAFETY: both handles are live.
+        unsafe { result::event::record(self.handle, stream) }
+    }
+
+    /// Milliseconds from `self` to `end` (both recorded and completed).
+    pub fn elapsed_ms(&self, end: &Event) -> Result<f32, DriverError> {
+        // SAFETY: both events are live.
+        unsafe { result::event::elapsed(self.handle, end.handle) }
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        // SAFETY: created once, destroyed once.
+        let _ = unsafe { result::event::destroy(self.handle) };
+    }
+}
+
+/// Launches `f` with arguments given as pointers to their values (the driver copies them).
+///
+/// # Safety
+/// `params` must match the kernel's parameter list exactly, and every device address inside
+/// them must stay valid until the launch completes.
+pub unsafe fn launch(
+    f: sys::CUfunction,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: u32,
+    stream: sys::CUstream,
+    params: &mut [*mut c_void],
+) -> Result<(), DriverError> {
+    result::launch_kernel(
+        f,
+        (grid[0], grid[1], grid[2]),
+        (block[0], block[1], block[2]),
+        shared,
+        stream,
+        params,
+    )
+}
+
+/// Allows `f` to use `bytes` of dynamic shared memory (needed above 48 KiB).
+pub fn allow_shared(f: sys::CUfunction, bytes: u32) -> Result<(), DriverError> {
+    // SAFETY: `f` is a live function handle.
+    unsafe {
+        result::function::set_function_attribute(
+            f,
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            bytes as i32,
+        )
+    }
+}
