@@ -1,1 +1,428 @@
-// TODO placeholder replaced by the kernel work
+// gemm.hip: the parameterised GEMM template, D = alpha * op(A) * op(B) + beta * C, column-major.
+//
+// codegen (src/compile/codegen.rs) specialises it with `#define GT_*` lines; the constraints in
+// src/space/constraints.rs say which combinations are valid, and every valid one must compile
+// and be correct. One workgroup computes one MT0 x MT1 tile of D (of one batch, blockIdx.z) over
+// its share of K (blockIdx.y of GSU splits):
+//
+//   global --(GRVW-element vectors; cp.async on sm_80+)--> LDS ring of PGR stages
+//          --(atom fragments: ldmatrix + mma.sync / MFMA, or f32 FMA for MI 1x1x1)--> registers
+//          --(f32 tile staged through LDS)--> SVW-element stores of D (GSU = 1)
+//                                          or f32 partials in the workspace (GSU > 1), which
+//                                             <name>_epilogue turns into D.
+//
+// Operand tiles are kept in LDS in their global orientation (rows along the operand's strided
+// dimension, each row contiguous along the stored leading dimension, plus LPA/LPB elements of
+// padding or an XOR swizzle of 16-byte chunks), so a global vector is one contiguous LDS write;
+// the atoms read transposed when they need to (ldmatrix .trans). Elements outside the matrix
+// are zero-filled while loading, so the compute loop never tests bounds; tiles entirely inside
+// the matrix take a load path without any bounds test.
+#include "gt_args.h"
+#include "gt_platform.h"
+#include "gt_mma.h"
+
+typedef GT_TYPE_A TA;
+typedef GT_TYPE_B TB;
+typedef GT_TYPE_C TC;
+typedef GT_TYPE_D TD;
+
+constexpr int MT0 = GT_MT0, MT1 = GT_MT1, DU = GT_DU;
+constexpr int WG0 = GT_WG0, WG1 = GT_WG1;
+constexpr int WAVE = GT_VENDOR_AMD ? 64 : 32;
+constexpr int THREADS = GT_THREADS;
+constexpr int STAGES = GT_PGR;
+constexpr int WT0 = MT0 / WG0, WT1 = MT1 / WG1;
+constexpr bool USE_MMA = GT_MI_M > 1;
+constexpr bool TRANS_A = GT_TRANS_A, TRANS_B = GT_TRANS_B;
+constexpr bool SWIZZLE = GT_SWIZZLE;
+
+static_assert(THREADS == WG0 * WG1 * WAVE, "GT_THREADS must equal WG0 * WG1 * wave size");
+static_assert(MT0 % WG0 == 0 && MT1 % WG1 == 0, "waves must split the macro tile evenly");
+static_assert(STAGES >= 1 && STAGES <= 4, "PrefetchGlobalRead is 1..4");
+
+// Compile-time helpers, usable in device code (nvcc needs __host__ __device__ for that).
+__host__ __device__ constexpr int gt_min(int a, int b) { return a < b ? a : b; }
+__host__ __device__ constexpr int gt_abs(int a) { return a < 0 ? -a : a; }
+// Largest power of two dividing x (x > 0).
+__host__ __device__ constexpr int gt_pow2_factor(int x) { return x & -x; }
+
+// ---- LDS layout of one operand tile ----------------------------------------------------------
+// ROWS rows of COLS contiguous elements (+ PAD). With SWZ, the 16-byte chunks of row r are
+// permuted by XOR with r modulo SPAN (the largest power of two <= 8 that divides the chunks per
+// row), which spreads the rows an ldmatrix reads together over distinct banks.
+template <class T, int ROWS, int COLS, int PAD, bool SWZ> struct GtLdsTile {
+    typedef T Elem;
+    static constexpr int LD = COLS + PAD;
+    static constexpr int ELEMS = ROWS * LD;
+    static constexpr int BYTES = ELEMS * int(sizeof(T));
+    static constexpr int ROW_BYTES = LD * int(sizeof(T));
+    static constexpr int CHUNKS = COLS * int(sizeof(T)) / 16;
+    static constexpr int SPAN = SWZ ? gt_min(gt_pow2_factor(CHUNKS > 0 ? CHUNKS : 1), 8) : 1;
+    static_assert(!SWZ || (PAD == 0 && COLS * sizeof(T) % 16 == 0),
+                  "the LDS swizzle needs unpadded rows of whole 16-byte chunks");
+    static_assert(BYTES % 16 == 0, "every LDS tile must keep the next one 16-byte aligned");
+
+    GT_DEVICE static int off(int row, int col) {
+        if (SWZ) {
+            const int byte = col * int(sizeof(T));
+            const int chunk = (byte >> 4) ^ (row & (SPAN - 1));
+            return row * LD + ((chunk << 4) | (byte & 15)) / int(sizeof(T));
+        }
+        return row * LD + col;
+    }
+};
+
+// The view of an operand tile the atoms and the FMA loop read: element (mn, k), where mn is
+// m for A and n for B, whatever the LDS orientation.
+template <class Tile, bool KC> struct GtView {
+    typedef typename Tile::Elem T;
+    static constexpr bool K_CONTIG = KC;
+    static constexpr bool ROWS_16B = sizeof(T) == 2 && Tile::ROW_BYTES % 16 == 0;
+    const T* base;
+    GT_DEVICE const T* ptr(int mn, int k) const {
+        return base + (KC ? Tile::off(mn, k) : Tile::off(k, mn));
+    }
+    GT_DEVICE T at(int mn, int k) const { return *ptr(mn, k); }
+};
+
+// A: K-contiguous rows of m when transA = T, else M-contiguous rows of k (same for B with n).
+typedef GtLdsTile<TA, TRANS_A ? MT0 : DU, TRANS_A ? DU : MT0, GT_LPA, SWIZZLE> TileA;
+typedef GtLdsTile<TB, TRANS_B ? DU : MT1, TRANS_B ? MT1 : DU, GT_LPB, SWIZZLE> TileB;
+typedef GtView<TileA, TRANS_A> ViewA;
+typedef GtView<TileB, !TRANS_B> ViewB;
+constexpr int STAGE_BYTES = TileA::BYTES + TileB::BYTES;
+
+// ---- global -> LDS tile loads ----------------------------------------------------------------
+// Each thread moves TOTAL / THREADS vectors of VEC elements. A vector lands in LDS as pieces of
+// PIECE bytes: the largest power of two dividing both the vector and the LDS row pitch, so every
+// piece is aligned whatever the padding (a 16-byte vector into rows padded by 8 bytes moves as
+// two 8-byte pieces). Pieces of 4+ bytes use cp.async on sm_80+.
+template <class Tile, int ROWS, int COLS, int VEC, bool GUARD>
+GT_DEVICE void gt_load_tile(typename Tile::Elem* lds, const typename Tile::Elem* g, gt_i64 ld,
+                            int row0, int col0, gt_i64 row_lim, gt_i64 col_lim, int tid) {
+    typedef typename Tile::Elem T;
+    constexpr int ES = int(sizeof(T));
+    constexpr int VEC_BYTES = VEC * ES;
+    constexpr int PIECE = gt_min(gt_pow2_factor(VEC_BYTES), gt_pow2_factor(Tile::ROW_BYTES));
+    constexpr int PIECES = VEC_BYTES / PIECE;
+    constexpr int VPR = COLS / VEC;
+    constexpr int TOTAL = ROWS * VPR;
+    static_assert(COLS % VEC == 0, "a tile row must hold whole vectors");
+    static_assert(TOTAL % THREADS == 0, "every thread must load the same number of vectors");
+#pragma unroll
+    for (int i = 0; i < TOTAL / THREADS; ++i) {
+        const int v = tid + i * THREADS;
+        const int r = v / VPR;
+        const int c = (v % VPR) * VEC;
+        const T* src = g + (gt_i64)(row0 + r) * ld + (col0 + c);
+        int valid = VEC_BYTES;
+        if (GUARD) {
+            const gt_i64 left = col_lim - (gt_i64)(col0 + c);
+            valid = (row0 + r < row_lim && left > 0)
+                        ? int(left < VEC ? left : VEC) * ES
+                        : 0;
+            if (valid == 0) src = g;  // nothing is read; keep the address inside the buffer
+        }
+#pragma unroll
+        for (int p = 0; p < PIECES; ++p) {
+            T* dst = lds + Tile::off(r, c + p * PIECE / ES);
+            const char* s = reinterpret_cast<const char*>(src) + (valid > p * PIECE ? p * PIECE : 0);
+            const int left = valid - p * PIECE;
+            const int sb = left <= 0 ? 0 : (left >= PIECE ? PIECE : left);
+            gt_copy_async<PIECE>(dst, s, sb);
+        }
+    }
+}
+
+// ---- the per-wave compute of one LDS stage ---------------------------------------------------
+#if GT_MI_M > 1
+constexpr int TM = WT0 / GtAtom::M, TN = WT1 / GtAtom::N, KSTEPS = DU / GtAtom::K;
+static_assert(WT0 % GtAtom::M == 0 && WT1 % GtAtom::N == 0 && DU % GtAtom::K == 0,
+              "wave tile and DepthU must be whole matrix instructions");
+constexpr int ACC = TM * TN * GtAtom::C_REGS;
+
+GT_DEVICE void gt_load_frags(GtAtom::FragA (&fa)[TM], GtAtom::FragB (&fb)[TN], const ViewA& va,
+                             const ViewB& vb, int wm0, int wn0, int kk, int lane) {
+#pragma unroll
+    for (int i = 0; i < TM; ++i) GtAtom::load_a(fa[i], va, wm0 + i * GtAtom::M, kk * GtAtom::K, lane);
+#pragma unroll
+    for (int j = 0; j < TN; ++j) GtAtom::load_b(fb[j], vb, kk * GtAtom::K, wn0 + j * GtAtom::N, lane);
+}
+
+GT_DEVICE void gt_mma_tile(float (&acc)[ACC], const GtAtom::FragA (&fa)[TM],
+                           const GtAtom::FragB (&fb)[TN]) {
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j)
+            GtAtom::mma(*reinterpret_cast<float(*)[GtAtom::C_REGS]>(&acc[(i * TN + j) * GtAtom::C_REGS]),
+                        fa[i], fb[j]);
+}
+
+GT_DEVICE void gt_compute_stage(float (&acc)[ACC], const ViewA& va, const ViewB& vb, int wm0,
+                                int wn0, int lane) {
+#if GT_PLR
+    // PrefetchLocalRead: the fragments of step kk+1 are read while step kk multiplies.
+    GtAtom::FragA fa[2][TM];
+    GtAtom::FragB fb[2][TN];
+    gt_load_frags(fa[0], fb[0], va, vb, wm0, wn0, 0, lane);
+#pragma unroll
+    for (int kk = 0; kk < KSTEPS; ++kk) {
+        if (kk + 1 < KSTEPS) gt_load_frags(fa[(kk + 1) & 1], fb[(kk + 1) & 1], va, vb, wm0, wn0, kk + 1, lane);
+        gt_mma_tile(acc, fa[kk & 1], fb[kk & 1]);
+    }
+#else
+#pragma unroll
+    for (int kk = 0; kk < KSTEPS; ++kk) {
+        GtAtom::FragA fa[TM];
+        GtAtom::FragB fb[TN];
+        gt_load_frags(fa, fb, va, vb, wm0, wn0, kk, lane);
+        gt_mma_tile(acc, fa, fb);
+    }
+#endif
+}
+
+// Accumulator register `idx` of this lane -> (m, n) inside the wave tile.
+GT_DEVICE void gt_acc_coord(int lane, int idx, int& m, int& n) {
+    const int tile = idx / GtAtom::C_REGS, r = idx % GtAtom::C_REGS;
+    GtAtom::c_coord(lane, r, m, n);
+    m += (tile / TN) * GtAtom::M;
+    n += (tile % TN) * GtAtom::N;
+}
+#else
+// FMA path: the wave tile is split over a LM x LN grid of lanes, each owning an FM x FN
+// sub-tile of rows lm + i*LM and columns ln + j*LN (strided, so neighbouring lanes read
+// neighbouring LDS words). LM is the power of two that makes the sub-tile squarest.
+__host__ __device__ constexpr int gt_fma_lm() {
+    int best = 0, best_score = 1 << 30;
+    for (int lm = 1; lm <= WAVE; lm *= 2) {
+        const int ln = WAVE / lm;
+        if (WT0 % lm != 0 || WT1 % ln != 0) continue;
+        const int score = gt_abs(WT0 / lm - WT1 / ln);
+        if (score < best_score) { best = lm; best_score = score; }
+    }
+    return best;
+}
+constexpr int LM = gt_fma_lm();
+static_assert(LM > 0, "FMA wave tile must give every lane a whole sub-tile");
+constexpr int LN = WAVE / LM, FM = WT0 / LM, FN = WT1 / LN;
+constexpr int ACC = FM * FN;
+
+GT_DEVICE void gt_compute_stage(float (&acc)[ACC], const ViewA& va, const ViewB& vb, int wm0,
+                                int wn0, int lane) {
+    const int lm = lane % LM, ln = lane / LM;
+#pragma unroll 4
+    for (int k = 0; k < DU; ++k) {
+        float a[FM], b[FN];
+#pragma unroll
+        for (int i = 0; i < FM; ++i) a[i] = gt_to_f32(va.at(wm0 + lm + i * LM, k));
+#pragma unroll
+        for (int j = 0; j < FN; ++j) b[j] = gt_to_f32(vb.at(wn0 + ln + j * LN, k));
+#pragma unroll
+        for (int i = 0; i < FM; ++i)
+#pragma unroll
+            for (int j = 0; j < FN; ++j) acc[i * FN + j] = fmaf(a[i], b[j], acc[i * FN + j]);
+    }
+}
+
+GT_DEVICE void gt_acc_coord(int lane, int idx, int& m, int& n) {
+    m = lane % LM + (idx / FN) * LM;
+    n = lane / LM + (idx % FN) * LN;
+}
+#endif
+
+// ---- epilogue staging tile: f32 [MT1][MT0], m XOR-permuted in groups of 8 by n so the MMA
+// lanes that write one column group hit different banks; groups of 8 stay contiguous, so an
+// SVW-wide read (SVW <= 8) is one contiguous run.
+constexpr int EPI_MASK = gt_min(MT0 / 8, 4) - 1;
+GT_DEVICE int gt_epi_off(int m, int n) { return n * MT0 + (m ^ ((n & EPI_MASK) << 3)); }
+static_assert(GT_SVW <= 8 && MT0 % GT_SVW == 0, "StoreVectorWidth must divide MT0, at most 8");
+
+template <class T> GT_DEVICE bool gt_aligned(const T* p, int bytes) {
+    return (reinterpret_cast<gt_u64>(p) & gt_u64(bytes - 1)) == 0;
+}
+
+// ---- workgroup -> tile mapping ---------------------------------------------------------------
+// WorkGroupMapping: consecutive workgroups walk down a group of WGM tile rows (along M) before
+// moving to the next tile column, so the B columns they share stay in L2.
+GT_DEVICE void gt_tile_of(int id, int tiles_m, int tiles_n, int& tm, int& tn) {
+    const int per_group = GT_WGM * tiles_n;
+    const int group = id / per_group;
+    const int first_m = group * GT_WGM;
+    const int rows = (tiles_m - first_m) < GT_WGM ? (tiles_m - first_m) : GT_WGM;
+    const int in_group = id - group * per_group;
+    tm = first_m + in_group % rows;
+    tn = in_group / rows;
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs args) {
+    extern __shared__ __align__(16) unsigned char gt_smem[];
+
+    const int tid = threadIdx.x;
+    const int lane = tid % WAVE, wave = tid / WAVE;
+    const int wm0 = (wave % WG0) * WT0, wn0 = (wave / WG0) * WT1;
+    const gt_i64 M = args.m, N = args.n, K = args.k;
+    const int tiles_m = int((M + MT0 - 1) / MT0), tiles_n = int((N + MT1 - 1) / MT1);
+    int tm, tn;
+    gt_tile_of(blockIdx.x, tiles_m, tiles_n, tm, tn);
+    const int m0 = tm * MT0, n0 = tn * MT1;
+    const int split = blockIdx.y, batch = blockIdx.z;
+
+    const TA* A = reinterpret_cast<const TA*>(args.a) + (gt_i64)batch * args.stride_a;
+    const TB* B = reinterpret_cast<const TB*>(args.b) + (gt_i64)batch * args.stride_b;
+
+    // This split's K tiles, visited from a staggered start (StaggerU) and wrapping around.
+    const int ktiles = int((K + DU - 1) / DU);
+    const int per_split = (ktiles + GT_GSU - 1) / GT_GSU;
+    const int kt_begin = split * per_split;
+    const int kt_count = (ktiles - kt_begin) < per_split ? (ktiles - kt_begin > 0 ? ktiles - kt_begin : 0)
+                                                          : per_split;
+    const int kt_start = (GT_SU > 0 && kt_count > 0) ? int((gt_i64)blockIdx.x * GT_SU % kt_count) : 0;
+    const bool mn_inside = m0 + MT0 <= M && n0 + MT1 <= N;
+
+    auto load_stage = [&](int slot, int local) {
+        int kt = kt_start + local;
+        if (kt >= kt_count) kt -= kt_count;
+        const int k0 = (kt_begin + kt) * DU;
+        TA* la = reinterpret_cast<TA*>(gt_smem + slot * STAGE_BYTES);
+        TB* lb = reinterpret_cast<TB*>(gt_smem + slot * STAGE_BYTES + TileA::BYTES);
+        // Stored orientation: (row, col) of A is (m, k) for transA = T and (k, m) otherwise.
+        const int ar0 = TRANS_A ? m0 : k0, ac0 = TRANS_A ? k0 : m0;
+        const gt_i64 arl = TRANS_A ? M : K, acl = TRANS_A ? K : M;
+        const int br0 = TRANS_B ? k0 : n0, bc0 = TRANS_B ? n0 : k0;
+        const gt_i64 brl = TRANS_B ? K : N, bcl = TRANS_B ? N : K;
+        constexpr int AR = TRANS_A ? MT0 : DU, AC = TRANS_A ? DU : MT0;
+        constexpr int BR = TRANS_B ? DU : MT1, BC = TRANS_B ? MT1 : DU;
+        if (mn_inside && k0 + DU <= K) {
+            gt_load_tile<TileA, AR, AC, GT_GRVW, false>(la, A, args.lda, ar0, ac0, arl, acl, tid);
+            gt_load_tile<TileB, BR, BC, GT_GRVW, false>(lb, B, args.ldb, br0, bc0, brl, bcl, tid);
+        } else {
+            gt_load_tile<TileA, AR, AC, GT_GRVW, true>(la, A, args.lda, ar0, ac0, arl, acl, tid);
+            gt_load_tile<TileB, BR, BC, GT_GRVW, true>(lb, B, args.ldb, br0, bc0, brl, bcl, tid);
+        }
+    };
+    auto compute_stage = [&](float(&acc)[ACC], int slot) {
+        const ViewA va{reinterpret_cast<const TA*>(gt_smem + slot * STAGE_BYTES)};
+        const ViewB vb{reinterpret_cast<const TB*>(gt_smem + slot * STAGE_BYTES + TileA::BYTES)};
+        gt_compute_stage(acc, va, vb, wm0, wn0, lane);
+    };
+
+    float acc[ACC];
+#pragma unroll
+    for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
+
+    if (STAGES == 1) {
+        for (int t = 0; t < kt_count; ++t) {
+            gt_barrier();  // the previous tile's readers are done with the single slot
+            load_stage(0, t);
+            gt_copy_commit();
+            gt_copy_wait<0>();
+            gt_barrier();
+            compute_stage(acc, 0);
+        }
+    } else {
+        // Ring of STAGES slots: STAGES-1 tiles in flight while one is multiplied. One commit
+        // per step (possibly empty) keeps "tile t has landed" == "at most STAGES-2 pending".
+#pragma unroll
+        for (int s = 0; s < STAGES - 1; ++s) {
+            if (s < kt_count) load_stage(s, s);
+            gt_copy_commit();
+        }
+        for (int t = 0; t < kt_count; ++t) {
+            gt_copy_wait<(STAGES >= 2 ? STAGES - 2 : 0)>();
+            gt_barrier();  // tile t visible to all; slot (t-1) % STAGES free for reuse
+            const int next = t + STAGES - 1;
+            if (next < kt_count) load_stage(next % STAGES, next);
+            gt_copy_commit();
+            compute_stage(acc, t % STAGES);
+        }
+    }
+    gt_copy_wait<0>();
+    gt_barrier();  // all reads of the operand tiles are done: the LDS becomes the output tile
+
+    float* ctile = reinterpret_cast<float*>(gt_smem);
+#pragma unroll
+    for (int i = 0; i < ACC; ++i) {
+        int m, n;
+        gt_acc_coord(lane, i, m, n);
+        ctile[gt_epi_off(wm0 + m, wn0 + n)] = acc[i];
+    }
+    gt_barrier();
+
+    constexpr int SVW = GT_SVW;
+    constexpr int VPC = MT0 / SVW;
+    for (int v = tid; v < MT1 * VPC; v += THREADS) {
+        const int n = v / VPC, m = (v % VPC) * SVW;
+        const gt_i64 gm = m0 + m, gn = n0 + n;
+        if (gn >= N || gm >= M) continue;
+        const int count = (M - gm) < SVW ? int(M - gm) : SVW;
+        float x[SVW];
+#pragma unroll
+        for (int e = 0; e < SVW; ++e) x[e] = ctile[gt_epi_off(m + e, n)];
+#if GT_GSU > 1
+        float* ws = args.workspace;
+        const gt_i64 total = M * N * args.batch;
+        const gt_i64 at = (gt_i64)batch * M * N + gn * M + gm;
+#if GT_GSU_ATOMIC
+#pragma unroll
+        for (int e = 0; e < SVW; ++e)
+            if (e < count) gt_atomic_add_f32(ws + at + e, x[e]);
+#else
+#pragma unroll
+        for (int e = 0; e < SVW; ++e)
+            if (e < count) ws[(gt_i64)split * total + at + e] = x[e];
+#endif
+#else
+        TD* D = reinterpret_cast<TD*>(args.d) + (gt_i64)batch * args.stride_d + gn * args.ldd + gm;
+        float y[SVW];
+#pragma unroll
+        for (int e = 0; e < SVW; ++e) y[e] = args.alpha * x[e];
+#if !GT_BETA_ZERO
+        const TC* C = reinterpret_cast<const TC*>(args.c) + (gt_i64)batch * args.stride_c + gn * args.ldc + gm;
+#pragma unroll
+        for (int e = 0; e < SVW; ++e)
+            if (e < count) y[e] += args.beta * gt_to_f32(C[e]);
+#endif
+        constexpr int VB = SVW * int(sizeof(TD));
+        if (count == SVW && gt_aligned(D, VB)) {
+            typename GtVec<VB>::type pack;
+            TD* t = reinterpret_cast<TD*>(&pack);
+#pragma unroll
+            for (int e = 0; e < SVW; ++e) t[e] = gt_from_f32<TD>(y[e]);
+            *reinterpret_cast<typename GtVec<VB>::type*>(D) = pack;
+        } else {
+#pragma unroll
+            for (int e = 0; e < SVW; ++e)
+                if (e < count) D[e] = gt_from_f32<TD>(y[e]);
+        }
+#endif
+    }
+}
+
+#if GT_GSU > 1
+// Split-K epilogue: one thread per element of D (all batches): sums the split partials (atomic:
+// one pre-summed slice; reduce: GSU slices in split order, so the result is deterministic),
+// then applies alpha/beta and converts to D's type.
+extern "C" __global__ void __launch_bounds__(256) GT_CAT(GT_KERNEL_NAME, _epilogue)(GtGemmArgs args) {
+    const gt_i64 M = args.m, N = args.n;
+    const gt_i64 mn = M * N, total = mn * args.batch;
+    const float* ws = args.workspace;
+    for (gt_i64 idx = (gt_i64)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
+         idx += (gt_i64)gridDim.x * blockDim.x) {
+        const gt_i64 b = idx / mn, r = idx - b * mn;
+        const gt_i64 n = r / M, m = r - n * M;
+#if GT_GSU_ATOMIC
+        float s = ws[idx];
+#else
+        float s = 0.0f;
+#pragma unroll
+        for (int sp = 0; sp < GT_GSU; ++sp) s += ws[sp * total + idx];
+#endif
+        float y = args.alpha * s;
+#if !GT_BETA_ZERO
+        y += args.beta * gt_to_f32(reinterpret_cast<const TC*>(args.c)[b * args.stride_c + n * args.ldc + m]);
+#endif
+        reinterpret_cast<TD*>(args.d)[b * args.stride_d + n * args.ldd + m] = gt_from_f32<TD>(y);
+    }
+}
+#endif

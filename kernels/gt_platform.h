@@ -1,1 +1,178 @@
-// TODO placeholder replaced by the kernel work
+// gt_platform.h: the device-side portability layer every gemmtune kernel is written against.
+//
+// The same HIP C++ source compiles with NVRTC/nvcc (GT_VENDOR_AMD = 0) and with hipcc/hiprtc
+// (GT_VENDOR_AMD = 1). This header supplies what differs: the runtime header (none on NVIDIA:
+// NVRTC and nvcc know __global__, threadIdx and __syncthreads themselves), fixed-width integers
+// without <stdint.h>, 16-bit float storage types with conversions, vector types for 2..16-byte
+// memory operations, a float atomic add, and global->LDS asynchronous copies (cp.async on
+// sm_80+, an ordinary load + store elsewhere, so the pipeline code has one shape everywhere).
+#pragma once
+
+#ifndef GT_VENDOR_AMD
+#define GT_VENDOR_AMD 0
+#endif
+
+#if GT_VENDOR_AMD
+#include <hip/hip_runtime.h>
+#endif
+
+typedef unsigned short gt_u16;
+typedef unsigned int gt_u32;
+typedef unsigned long long gt_u64;
+typedef long long gt_i64;
+
+#define GT_CAT2(a, b) a##b
+#define GT_CAT(a, b) GT_CAT2(a, b)
+#define GT_DEVICE __device__ __forceinline__
+
+// cp.async exists from sm_80 on; __CUDA_ARCH__ is only defined in device compilation passes.
+#if !GT_VENDOR_AMD && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define GT_HAS_CP_ASYNC 1
+#else
+#define GT_HAS_CP_ASYNC 0
+#endif
+
+// ---- 16-bit floating-point storage types ---------------------------------------------------
+// Plain structs rather than the vendor types: the vendor headers differ between CUDA and ROCm
+// releases (and HIP's NVIDIA headers do not build against CUDA 13). Arithmetic happens in f32.
+struct __align__(2) gt_bf16 { gt_u16 bits; };
+struct __align__(2) gt_f16 { gt_u16 bits; };
+
+GT_DEVICE float gt_bits_to_f32(gt_u32 u) { return __uint_as_float(u); }
+GT_DEVICE gt_u32 gt_f32_to_bits(float f) { return __float_as_uint(f); }
+
+GT_DEVICE float gt_to_f32(float x) { return x; }
+GT_DEVICE float gt_to_f32(gt_bf16 x) { return gt_bits_to_f32(gt_u32(x.bits) << 16); }
+GT_DEVICE float gt_to_f32(gt_f16 x) {
+#if GT_VENDOR_AMD
+    _Float16 h;
+    __builtin_memcpy(&h, &x.bits, 2);
+    return float(h);
+#else
+    float f;
+    asm("{ .reg .b16 h; mov.b16 h, %1; cvt.f32.f16 %0, h; }" : "=f"(f) : "h"(x.bits));
+    return f;
+#endif
+}
+
+// Round to nearest even; NaN stays NaN (a quiet one), so a poisoned output is never hidden.
+GT_DEVICE gt_bf16 gt_f32_to_bf16(float f) {
+    gt_u32 u = gt_f32_to_bits(f);
+    gt_bf16 r;
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+        r.bits = gt_u16((u >> 16) | 0x40u);
+    } else {
+        r.bits = gt_u16((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    }
+    return r;
+}
+
+GT_DEVICE gt_f16 gt_f32_to_f16(float f) {
+    gt_f16 r;
+#if GT_VENDOR_AMD
+    _Float16 h = (_Float16)f;
+    __builtin_memcpy(&r.bits, &h, 2);
+#else
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r.bits) : "f"(f));
+#endif
+    return r;
+}
+
+// gt_from_f32<T>(x): an f32 value converted to the storage type T.
+template <class T> struct GtFromF32;
+template <> struct GtFromF32<float> { GT_DEVICE static float conv(float x) { return x; } };
+template <> struct GtFromF32<gt_bf16> {
+    GT_DEVICE static gt_bf16 conv(float x) { return gt_f32_to_bf16(x); }
+};
+template <> struct GtFromF32<gt_f16> {
+    GT_DEVICE static gt_f16 conv(float x) { return gt_f32_to_f16(x); }
+};
+template <class T> GT_DEVICE T gt_from_f32(float x) { return GtFromF32<T>::conv(x); }
+
+// Value-initialisation zeroes every member of these plain types.
+template <class T> GT_DEVICE T gt_zero() { return T(); }
+
+// ---- vector types for memory operations of 2, 4, 8 and 16 bytes ----------------------------
+template <int BYTES> struct GtVec;
+template <> struct GtVec<2> { typedef gt_u16 type; };
+template <> struct GtVec<4> { typedef gt_u32 type; };
+template <> struct GtVec<8> { struct __align__(8) type { gt_u32 x, y; }; };
+template <> struct GtVec<16> { struct __align__(16) type { gt_u32 x, y, z, w; }; };
+
+template <int BYTES> GT_DEVICE typename GtVec<BYTES>::type gt_vec_zero() {
+    return gt_zero<typename GtVec<BYTES>::type>();
+}
+
+// ---- float atomic add (split-K accumulation) -----------------------------------------------
+GT_DEVICE void gt_atomic_add_f32(float* p, float v) {
+#if GT_VENDOR_AMD
+    atomicAdd(p, v);
+#else
+    asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
+#endif
+}
+
+// ---- global -> LDS copies --------------------------------------------------------------------
+// gt_copy_async<BYTES>(dst_lds, src_global, src_bytes) copies BYTES bytes, of which only the
+// first src_bytes are read (the rest are zero-filled: that is how tile edges are handled).
+// src_bytes == 0 reads nothing, so `src` may then point anywhere. On sm_80+ this is cp.async
+// (complete it with gt_copy_commit + gt_copy_wait<N>); elsewhere it is a synchronous copy.
+GT_DEVICE gt_u32 gt_lds_addr(const void* p) {
+#if GT_HAS_CP_ASYNC
+    gt_u32 a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+#else
+    return 0;
+#endif
+}
+
+template <int BYTES>
+GT_DEVICE void gt_copy_sync(void* dst, const void* src, int src_bytes) {
+    typedef typename GtVec<BYTES>::type V;
+    if (src_bytes >= BYTES) {
+        *reinterpret_cast<V*>(dst) = *reinterpret_cast<const V*>(src);
+    } else {
+        // Partial vector at a matrix edge: byte-exact copy of the valid 16-bit elements.
+        V v = gt_vec_zero<BYTES>();
+        const gt_u16* s = reinterpret_cast<const gt_u16*>(src);
+        gt_u16* t = reinterpret_cast<gt_u16*>(&v);
+        for (int i = 0; i < src_bytes / 2; ++i) t[i] = s[i];
+        *reinterpret_cast<V*>(dst) = v;
+    }
+}
+
+template <int BYTES>
+GT_DEVICE void gt_copy_async(void* dst, const void* src, int src_bytes) {
+#if GT_HAS_CP_ASYNC
+    if constexpr (BYTES >= 4) {
+        gt_u32 d = gt_lds_addr(dst);
+        if constexpr (BYTES == 16) {
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
+                         "r"(src_bytes)
+                         : "memory");
+        } else {
+            asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(d), "l"(src),
+                         "n"(BYTES), "r"(src_bytes)
+                         : "memory");
+        }
+        return;
+    }
+#endif
+    gt_copy_sync<BYTES>(dst, src, src_bytes);
+}
+
+GT_DEVICE void gt_copy_commit() {
+#if GT_HAS_CP_ASYNC
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+// Waits until at most N committed copy groups of this thread are still in flight.
+template <int N> GT_DEVICE void gt_copy_wait() {
+#if GT_HAS_CP_ASYNC
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
+
+GT_DEVICE void gt_barrier() { __syncthreads(); }

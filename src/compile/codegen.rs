@@ -1,8 +1,11 @@
 //! Source generation: a [`KernelConfig`] and a problem become one HIP C++ translation unit
 //! (the template in `kernels/` specialised by `#define`s) plus the [`LaunchPlan`] to run it.
 //!
-//! The template is included textually so a runtime compiler (NVRTC, hiprtc) needs no include
-//! path; its hash is part of every cache and database key ([`template_hash`]).
+//! The kernel files are embedded at build time and their quoted `#include`s are expanded here
+//! ([`expand_includes`]), so a runtime compiler (NVRTC, hiprtc) needs no include path, while
+//! nvcc/hipcc can compile the same files from disk with `-I kernels`. Their hash is part of
+//! every cache and database key ([`template_hash`]). [`defines`] is the specialisation alone:
+//! build.rs compiles the default kernel set from those blocks (`kernels/default_set.txt`).
 
 use sha2::{Digest, Sha256};
 
@@ -15,13 +18,61 @@ use crate::space::{GsuAlgo, KernelConfig};
 pub const ARGS_HEADER: &str = include_str!("../../kernels/gt_args.h");
 pub const PLATFORM_HEADER: &str = include_str!("../../kernels/gt_platform.h");
 pub const MMA_HEADER: &str = include_str!("../../kernels/gt_mma.h");
+pub const MMA_NVIDIA_HEADER: &str = include_str!("../../kernels/gt_mma_nvidia.h");
 pub const GEMM_TEMPLATE: &str = include_str!("../../kernels/gemm.hip");
 pub const REFERENCE_KERNEL: &str = include_str!("../../kernels/reference.hip");
+
+/// Kernel files a quoted `#include` may name, by file name. A file missing here (the AMD atoms
+/// when they are not part of this build) is left as an `#include` line: fine inside a branch
+/// the preprocessor skips, a clear compiler error otherwise.
+pub const KERNEL_FILES: &[(&str, &str)] = &[
+    ("gt_args.h", ARGS_HEADER),
+    ("gt_platform.h", PLATFORM_HEADER),
+    ("gt_mma.h", MMA_HEADER),
+    ("gt_mma_nvidia.h", MMA_NVIDIA_HEADER),
+    ("gemm.hip", GEMM_TEMPLATE),
+    ("reference.hip", REFERENCE_KERNEL),
+];
+
+/// Expands `#include "file"` lines naming [`KERNEL_FILES`] recursively, each file once (they
+/// all start with `#pragma once`, which is dropped: it is meaningless in a single buffer).
+pub fn expand_includes(root: &str) -> String {
+    fn walk(text: &str, seen: &mut Vec<&'static str>, out: &mut String) {
+        for line in text.lines() {
+            let t = line.trim();
+            if t == "#pragma once" {
+                continue;
+            }
+            let quoted = t
+                .strip_prefix("#include")
+                .map(str::trim)
+                .and_then(|r| r.strip_prefix('"'))
+                .and_then(|r| r.split('"').next());
+            if let Some(name) = quoted {
+                if let Some((file, body)) = KERNEL_FILES.iter().find(|(f, _)| *f == name) {
+                    if !seen.contains(file) {
+                        seen.push(file);
+                        walk(body, seen, out);
+                    }
+                    continue;
+                }
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    let mut out = String::new();
+    walk(root, &mut Vec::new(), &mut out);
+    out
+}
 
 /// Generated source ready for a compiler.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelSource {
     pub name: String,
+    /// The `#define GT_*` block alone (what distinguishes this kernel from another).
+    pub defines: String,
+    /// The whole translation unit: defines followed by the expanded template.
     pub text: String,
     pub launch: LaunchPlan,
 }
@@ -29,7 +80,7 @@ pub struct KernelSource {
 /// Hash of every kernel source file: changes whenever the template changes.
 pub fn template_hash() -> String {
     let mut h = Sha256::new();
-    for part in [ARGS_HEADER, PLATFORM_HEADER, MMA_HEADER, GEMM_TEMPLATE, REFERENCE_KERNEL] {
+    for (_, part) in KERNEL_FILES {
         h.update(part.as_bytes());
         h.update([0u8]);
     }
@@ -81,9 +132,15 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
     }
 }
 
-/// Specialises the template for one config and problem.
-pub fn generate(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> KernelSource {
-    let launch = launch_plan(cfg, p, target);
+/// The `#define GT_*` lines that specialise the template for one config and problem. They
+/// depend on the problem's layout, types and `beta == 0`, never on M, N or K (those are
+/// arguments), so one compiled kernel serves every shape with the same layout and types.
+pub fn defines(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> String {
+    let cfg = cfg.canonical();
+    let wave = match target.vendor {
+        Vendor::Nvidia => 32,
+        Vendor::Amd => 64,
+    };
     let mut defs = String::new();
     let mut def = |k: &str, v: String| defs.push_str(&format!("#define {k} {v}\n"));
     def("GT_KERNEL_NAME", cfg.name());
@@ -106,7 +163,7 @@ pub fn generate(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> KernelS
     def("GT_MI_K", cfg.mi[2].to_string());
     def("GT_WG0", cfg.wg[0].to_string());
     def("GT_WG1", cfg.wg[1].to_string());
-    def("GT_THREADS", launch.block[0].to_string());
+    def("GT_THREADS", cfg.threads(wave).to_string());
     def("GT_PGR", cfg.pgr.to_string());
     def("GT_PLR", cfg.plr.to_string());
     def("GT_LPA", cfg.lpa.to_string());
@@ -122,13 +179,31 @@ pub fn generate(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> KernelS
     def("GT_SVW", cfg.svw.to_string());
     def("GT_SU", cfg.su.to_string());
     def("GT_BETA_ZERO", u8::from(p.beta == 0.0).to_string());
+    defs
+}
+
+/// Specialises the template for one config and problem.
+pub fn generate(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> KernelSource {
+    let launch = launch_plan(cfg, p, target);
+    let defines = defines(cfg, p, target);
     let text = format!(
-        "// generated by gemmtune for {}\n{defs}\n{ARGS_HEADER}\n{PLATFORM_HEADER}\n{MMA_HEADER}\n{GEMM_TEMPLATE}\n",
-        p.label()
+        "// generated by gemmtune for {}\n{defines}\n{}",
+        p.label(),
+        expand_includes(GEMM_TEMPLATE)
     );
     KernelSource {
         name: cfg.name(),
+        defines,
         text,
         launch,
     }
+}
+
+/// The reference, random-fill and comparison kernels as one translation unit.
+pub fn reference_source(target: &Target) -> String {
+    format!(
+        "#define GT_VENDOR_AMD {}\n{}",
+        u8::from(target.vendor == Vendor::Amd),
+        expand_includes(REFERENCE_KERNEL)
+    )
 }
