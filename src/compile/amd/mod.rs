@@ -190,7 +190,7 @@ impl HipccCompiler {
 fn find_hipcc() -> Option<PathBuf> {
     let mut cands: Vec<PathBuf> = ["ROCM_PATH", "HIP_PATH"]
         .iter()
-        .filter_map(|v| std::env::var_os(v))
+        .filter_map(std::env::var_os)
         .map(|root| PathBuf::from(root).join("bin").join("hipcc"))
         .collect();
     cands.push(PathBuf::from("/opt/rocm/bin/hipcc"));
