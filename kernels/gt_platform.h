@@ -137,7 +137,10 @@ GT_DEVICE void gt_copy_sync(void* dst, const void* src, int src_bytes) {
         V v = gt_vec_zero<BYTES>();
         const gt_u16* s = reinterpret_cast<const gt_u16*>(src);
         gt_u16* t = reinterpret_cast<gt_u16*>(&v);
-        for (int i = 0; i < src_bytes / 2; ++i) t[i] = s[i];
+        // Fixed trip count with constant indices: a variable index into `v` would put it in
+        // scratch memory on AMD (hipcc reports 32 bytes/lane of scratch otherwise).
+#pragma unroll
+        for (int i = 0; i < BYTES / 2; ++i) t[i] = i < src_bytes / 2 ? s[i] : gt_u16(0);
         *reinterpret_cast<V*>(dst) = v;
     }
 }

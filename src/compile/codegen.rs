@@ -19,6 +19,7 @@ pub const ARGS_HEADER: &str = include_str!("../../kernels/gt_args.h");
 pub const PLATFORM_HEADER: &str = include_str!("../../kernels/gt_platform.h");
 pub const MMA_HEADER: &str = include_str!("../../kernels/gt_mma.h");
 pub const MMA_NVIDIA_HEADER: &str = include_str!("../../kernels/gt_mma_nvidia.h");
+pub const MMA_AMD_HEADER: &str = include_str!("../../kernels/gt_mma_amd.h");
 pub const GEMM_TEMPLATE: &str = include_str!("../../kernels/gemm.hip");
 pub const REFERENCE_KERNEL: &str = include_str!("../../kernels/reference.hip");
 
@@ -30,6 +31,7 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
     ("gt_platform.h", PLATFORM_HEADER),
     ("gt_mma.h", MMA_HEADER),
     ("gt_mma_nvidia.h", MMA_NVIDIA_HEADER),
+    ("gt_mma_amd.h", MMA_AMD_HEADER),
     ("gemm.hip", GEMM_TEMPLATE),
     ("reference.hip", REFERENCE_KERNEL),
 ];

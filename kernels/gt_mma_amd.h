@@ -1,0 +1,222 @@
+// gt_mma_amd.h: AMD matrix-core (MFMA) atoms for wave64 CDNA GPUs, implementing the atom
+// interface described in gt_mma.h (M, N, K, WAVE, C_REGS, FragA/FragB, load_a/load_b, mma,
+// a_coord/b_coord/c_coord).
+//
+// Instructions (all f32 accumulate, one wave of 64 lanes, cbsz = abid = blgp = 0):
+//   shape      bf16                                   f16                          archs
+//   32x32x8    v_mfma_f32_32x32x8bf16_1k              v_mfma_f32_32x32x8f16        gfx90a gfx94x gfx950
+//   16x16x16   v_mfma_f32_16x16x16bf16_1k             v_mfma_f32_16x16x16f16       gfx90a gfx94x gfx950
+//   32x32x16   v_mfma_f32_32x32x16_bf16               v_mfma_f32_32x32x16_f16      gfx950
+//   16x16x32   v_mfma_f32_16x16x32_bf16               v_mfma_f32_16x16x32_f16      gfx950
+// (gfx908 has the 16-bit f16 shapes but only the older two-pass bf16 "non-_1k" forms; it is
+// not a target here.)
+//
+// Operand fragment layouts (CDNA3 ISA "Matrix fused multiply-add" register layouts; the same
+// the AMD matrix instruction calculator prints). With lane = 0..63, KPL = K * M / 64 input
+// elements per lane (4 for the K=8/16 shapes, 8 for the gfx950 double-K shapes) and
+// G = 64 / M lane groups:
+//   A (M x K): lane holds row m = lane % M, columns k = (lane / M) * KPL + i, i = 0..KPL-1
+//              (KPL consecutive K values of one row: one 8- or 16-byte vector register pair)
+//   B (K x N): lane holds column n = lane % N, rows k = (lane / N) * KPL + i (the mirror of A)
+//   C (M x N): lane holds column n = lane % N and
+//              32x32: C_REGS = 16, register i is row m = (i / 4) * 8 + (lane / 32) * 4 + i % 4
+//              16x16: C_REGS = 4,  register i is row m = (lane / 16) * 4 + i
+// So a wave's lanes cover the K extent in G slices, each lane a contiguous run of KPL values:
+// when the LDS view stores K contiguously (A with transA=T, B with transB=N) a fragment is one
+// aligned 8- or 16-byte LDS read (ds_read_b64 / ds_read_b128); otherwise it is gathered
+// element by element through the view.
+//
+// Registers: the accumulators (16 or 4 floats per atom) are placed by the compiler in AGPRs
+// or VGPRs (gfx90a+ accept both as the C/D operand); gfx90a/gfx942 have 512 registers per lane
+// in total (256 VGPR + 256 AGPR), which the space's register estimate assumes.
+#pragma once
+
+#if GT_VENDOR_AMD
+
+// Operand / accumulator vector types the builtins take. The _1k bf16 builtins take the bits
+// as 16-bit integers; the gfx950 bf16 builtins take __bf16 vectors (clang 19+).
+typedef short gt_amd_i16x4 __attribute__((ext_vector_type(4)));
+typedef _Float16 gt_amd_f16x4 __attribute__((ext_vector_type(4)));
+typedef _Float16 gt_amd_f16x8 __attribute__((ext_vector_type(8)));
+typedef float gt_amd_f32x4 __attribute__((ext_vector_type(4)));
+typedef float gt_amd_f32x16 __attribute__((ext_vector_type(16)));
+#if defined(__gfx950__)
+typedef __bf16 gt_amd_bf16x8 __attribute__((ext_vector_type(8)));
+#endif
+
+// gfx950's double-K MFMA exists only when compiling for gfx950 (the arch macro is defined in
+// device passes only; host passes never call an atom).
+#if defined(__gfx950__)
+#define GT_AMD_HAS_MFMA_DOUBLE_K 1
+#else
+#define GT_AMD_HAS_MFMA_DOUBLE_K 0
+#endif
+
+// One MFMA instruction for element type ELEM and shape MxNxK on KPL-element fragments held as
+// raw 16-bit patterns. Only supported combinations are specialised; the primary template
+// stops compilation with the combination's name.
+template <class ELEM, int M, int N, int K> struct GtMfmaOp {
+    static_assert(sizeof(ELEM) == 0,
+                  "no AMD MFMA instruction for this element type and GT_MI shape: valid are "
+                  "bf16/f16 with 32x32x8, 16x16x16 (gfx90a, gfx94x, gfx950) and 32x32x16, "
+                  "16x16x32 (gfx950)");
+};
+
+// Packs raw 16-bit patterns into the builtin's operand vector (a no-op at the ISA level: the
+// fragment already lives in consecutive 32-bit registers).
+template <class V, int COUNT> GT_DEVICE V gt_amd_pack(const gt_u16 (&e)[COUNT]) {
+    static_assert(sizeof(V) == COUNT * 2, "fragment and operand vector sizes differ");
+    V v;
+    __builtin_memcpy(&v, e, sizeof(V));
+    return v;
+}
+
+template <class V, int COUNT> GT_DEVICE V gt_amd_acc_in(const float (&c)[COUNT]) {
+    V v;
+    __builtin_memcpy(&v, c, sizeof(V));
+    return v;
+}
+
+template <class V, int COUNT> GT_DEVICE void gt_amd_acc_out(float (&c)[COUNT], const V& v) {
+    __builtin_memcpy(c, &v, sizeof(V));
+}
+
+template <> struct GtMfmaOp<gt_bf16, 32, 32, 8> {
+    GT_DEVICE static void run(float (&c)[16], const gt_u16 (&a)[4], const gt_u16 (&b)[4]) {
+        gt_amd_acc_out(c, __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(
+                              gt_amd_pack<gt_amd_i16x4>(a), gt_amd_pack<gt_amd_i16x4>(b),
+                              gt_amd_acc_in<gt_amd_f32x16>(c), 0, 0, 0));
+    }
+};
+template <> struct GtMfmaOp<gt_bf16, 16, 16, 16> {
+    GT_DEVICE static void run(float (&c)[4], const gt_u16 (&a)[4], const gt_u16 (&b)[4]) {
+        gt_amd_acc_out(c, __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(
+                              gt_amd_pack<gt_amd_i16x4>(a), gt_amd_pack<gt_amd_i16x4>(b),
+                              gt_amd_acc_in<gt_amd_f32x4>(c), 0, 0, 0));
+    }
+};
+template <> struct GtMfmaOp<gt_f16, 32, 32, 8> {
+    GT_DEVICE static void run(float (&c)[16], const gt_u16 (&a)[4], const gt_u16 (&b)[4]) {
+        gt_amd_acc_out(c, __builtin_amdgcn_mfma_f32_32x32x8f16(
+                              gt_amd_pack<gt_amd_f16x4>(a), gt_amd_pack<gt_amd_f16x4>(b),
+                              gt_amd_acc_in<gt_amd_f32x16>(c), 0, 0, 0));
+    }
+};
+template <> struct GtMfmaOp<gt_f16, 16, 16, 16> {
+    GT_DEVICE static void run(float (&c)[4], const gt_u16 (&a)[4], const gt_u16 (&b)[4]) {
+        gt_amd_acc_out(c, __builtin_amdgcn_mfma_f32_16x16x16f16(
+                              gt_amd_pack<gt_amd_f16x4>(a), gt_amd_pack<gt_amd_f16x4>(b),
+                              gt_amd_acc_in<gt_amd_f32x4>(c), 0, 0, 0));
+    }
+};
+
+#if GT_AMD_HAS_MFMA_DOUBLE_K
+template <> struct GtMfmaOp<gt_bf16, 32, 32, 16> {
+    GT_DEVICE static void run(float (&c)[16], const gt_u16 (&a)[8], const gt_u16 (&b)[8]) {
+        gt_amd_acc_out(c, __builtin_amdgcn_mfma_f32_32x32x16_bf16(
+                              gt_amd_pack<gt_amd_bf16x8>(a), gt_amd_pack<gt_amd_bf16x8>(b),
+                              gt_amd_acc_in<gt_amd_f32x16>(c), 0, 0, 0));
+    }
+};
+template <> struct GtMfmaOp<gt_bf16, 16, 16, 32> {
+    GT_DEVICE static void run(float (&c)[4], const gt_u16 (&a)[8], const gt_u16 (&b)[8]) {
+        gt_amd_acc_out(c, __builtin_amdgcn_mfma_f32_16x16x32_bf16(
+                              gt_amd_pack<gt_amd_bf16x8>(a), gt_amd_pack<gt_amd_bf16x8>(b),
+                              gt_amd_acc_in<gt_amd_f32x4>(c), 0, 0, 0));
+    }
+};
+template <> struct GtMfmaOp<gt_f16, 32, 32, 16> {
+    GT_DEVICE static void run(float (&c)[16], const gt_u16 (&a)[8], const gt_u16 (&b)[8]) {
+        gt_amd_acc_out(c, __builtin_amdgcn_mfma_f32_32x32x16_f16(
+                              gt_amd_pack<gt_amd_f16x8>(a), gt_amd_pack<gt_amd_f16x8>(b),
+                              gt_amd_acc_in<gt_amd_f32x16>(c), 0, 0, 0));
+    }
+};
+template <> struct GtMfmaOp<gt_f16, 16, 16, 32> {
+    GT_DEVICE static void run(float (&c)[4], const gt_u16 (&a)[8], const gt_u16 (&b)[8]) {
+        gt_amd_acc_out(c, __builtin_amdgcn_mfma_f32_16x16x32_f16(
+                              gt_amd_pack<gt_amd_f16x8>(a), gt_amd_pack<gt_amd_f16x8>(b),
+                              gt_amd_acc_in<gt_amd_f32x4>(c), 0, 0, 0));
+    }
+};
+#endif
+
+// The atom: MFMA shape MxNxK on element type ELEM (gt_bf16 or gt_f16), wave64.
+template <class ELEM, int M_, int N_, int K_> struct GtAtomMfma {
+    static constexpr int M = M_, N = N_, K = K_, WAVE = 64;
+    static constexpr int C_REGS = M * N / WAVE;
+    // Input elements per lane (KPL) and lane groups along K (G); see the layout table above.
+    static constexpr int KPL = M * K / WAVE;
+    static constexpr int GROUPS = WAVE / M;
+    static_assert(M == N && (M == 32 || M == 16), "MFMA atoms are square in M x N");
+    static_assert(KPL == 4 || KPL == 8, "4 or 8 operand elements per lane");
+
+    struct FragA { gt_u16 e[KPL]; };
+    struct FragB { gt_u16 e[KPL]; };
+
+    GT_DEVICE static void a_coord(int lane, int i, int& m, int& k) {
+        m = lane % M;
+        k = (lane / M) * KPL + i;
+    }
+    GT_DEVICE static void b_coord(int lane, int i, int& k, int& n) {
+        n = lane % N;
+        k = (lane / N) * KPL + i;
+    }
+    GT_DEVICE static void c_coord(int lane, int i, int& m, int& n) {
+        n = lane % N;
+        if (M == 32) {
+            m = (i / 4) * 8 + (lane / 32) * 4 + (i % 4);
+        } else {
+            m = (lane / 16) * 4 + i;
+        }
+    }
+
+    template <class View>
+    GT_DEVICE static void load_a(FragA& f, const View& v, int m0, int k0, int lane) {
+        load(f.e, v, m0 + lane % M, k0 + (lane / M) * KPL);
+    }
+    template <class View>
+    GT_DEVICE static void load_b(FragB& f, const View& v, int k0, int n0, int lane) {
+        load(f.e, v, n0 + lane % N, k0 + (lane / N) * KPL);
+    }
+
+    GT_DEVICE static void mma(float (&c)[C_REGS], const FragA& a, const FragB& b) {
+        GtMfmaOp<ELEM, M, N, K>::run(c, a.e, b.e);
+    }
+
+  private:
+    // KPL consecutive K values of row/column `mn` starting at `k`. With K contiguous in LDS
+    // and 16-byte row chunks, the run starts at a multiple of KPL (k0 is a multiple of K), so
+    // it is one aligned vector read; otherwise gather element by element.
+    template <class View>
+    GT_DEVICE static void load(gt_u16 (&e)[KPL], const View& v, int mn, int k) {
+        if (View::K_CONTIG && View::ROWS_16B) {
+            typedef typename GtVec<KPL * 2>::type V;
+            V x = *reinterpret_cast<const V*>(v.ptr(mn, k));
+            __builtin_memcpy(e, &x, sizeof(V));
+        } else {
+#pragma unroll
+            for (int i = 0; i < KPL; ++i) e[i] = v.at(mn, k + i).bits;
+        }
+    }
+};
+
+// Dispatch (see gt_mma.h): GtAtom for the configured GT_MI_* and GT_TYPE_A.
+#if GT_MI_M > 1
+#if (GT_MI_M == 32 && GT_MI_N == 32 && GT_MI_K == 8) ||   \
+    (GT_MI_M == 16 && GT_MI_N == 16 && GT_MI_K == 16) ||  \
+    (GT_MI_M == 32 && GT_MI_N == 32 && GT_MI_K == 16) ||  \
+    (GT_MI_M == 16 && GT_MI_N == 16 && GT_MI_K == 32)
+typedef GtAtomMfma<GT_TYPE_A, GT_MI_M, GT_MI_N, GT_MI_K> GtAtom;
+#if defined(__HIP_DEVICE_COMPILE__) && !GT_AMD_HAS_MFMA_DOUBLE_K
+static_assert(GT_MI_K * GT_MI_M != 512,
+              "MFMA 32x32x16 / 16x16x32 (16-bit inputs) exist on gfx950 only");
+#endif
+#else
+static_assert(GT_MI_M == 0,
+              "AMD kernels support the matrix instructions 32x32x8, 16x16x16 (gfx90a/gfx94x/"
+              "gfx950) and 32x32x16, 16x16x32 (gfx950) only");
+#endif
+#endif
+
+#endif  // GT_VENDOR_AMD

@@ -1,1 +1,0 @@
-//! PLACEHOLDER: hipcc / hiprtc drivers.
