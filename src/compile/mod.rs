@@ -191,18 +191,36 @@ pub fn target_for(info: &crate::device::DeviceInfo) -> Target {
     }
 }
 
-/// The compiler that serves a device's backend.
+/// The compiler that serves a device's backend: the embedded ahead-of-time kernels first,
+/// then the run-time compiler (NVRTC on NVIDIA; hiprtc on AMD, or hipcc where hiprtc is
+/// missing). `GEMMTUNE_COMPILER=nvcc|hipcc` picks the compiler binary instead.
 pub fn compiler_for(
     info: &crate::device::DeviceInfo,
     plants: &[crate::device::sim::Plant],
 ) -> Result<Box<dyn Compiler>, CompileError> {
+    let wanted = std::env::var("GEMMTUNE_COMPILER").unwrap_or_default();
     match info.backend.as_str() {
-        // Replayed measurements need no machine code either.
+        // Simulated and replayed devices need no machine code.
         "sim" | "replay" => Ok(Box::new(sim::SimCompiler {
             plants: plants.to_vec(),
         })),
+        "cuda" if wanted == "nvcc" => Ok(Box::new(aot::AotFirst {
+            inner: nvidia::NvccCompiler::find()?,
+        })),
+        "cuda" => Ok(Box::new(aot::AotFirst {
+            inner: nvidia::NvrtcCompiler::new()?,
+        })),
+        "hip" if wanted == "hipcc" => Ok(Box::new(aot::AotFirst {
+            inner: amd::HipccCompiler::find()?,
+        })),
+        "hip" => match amd::HiprtcCompiler::load() {
+            Ok(rtc) => Ok(Box::new(aot::AotFirst { inner: rtc })),
+            Err(_) => Ok(Box::new(aot::AotFirst {
+                inner: amd::HipccCompiler::find()?,
+            })),
+        },
         other => Err(CompileError::Unavailable(format!(
-            "no compiler for the {other} backend in this build"
+            "no compiler for the {other} backend"
         ))),
     }
 }
