@@ -112,7 +112,10 @@ fn compile(
                 arch.replacen("sm_", "compute_", 1)
             ));
     } else {
-        cmd.args(["--genco", "-O3", "-std=c++17"])
+        // hipcc picks its platform from the environment; a CUDA_PATH in it (set for nvcc)
+        // would make it compile for NVIDIA, so the AMD platform is named explicitly.
+        cmd.env("HIP_PLATFORM", "amd")
+            .args(["--genco", "-O3", "-std=c++17"])
             .arg(format!("--offload-arch={arch}"));
     }
     cmd.arg("-I").arg(kernels).arg("-o").arg(out).arg(src);

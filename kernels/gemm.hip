@@ -21,6 +21,11 @@
 #include "gt_platform.h"
 #include "gt_mma.h"
 
+// Failures planted on purpose (`gemmtune --plant`), to test that the harness isolates them.
+#ifdef GT_PLANT_COMPILE_ERROR
+#error "planted compile failure (gemmtune --plant)"
+#endif
+
 typedef GT_TYPE_A TA;
 typedef GT_TYPE_B TB;
 typedef GT_TYPE_C TC;
@@ -261,6 +266,17 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
     extern __shared__ __align__(16) unsigned char gt_smem[];
 
     const int tid = threadIdx.x;
+#ifdef GT_PLANT_HANG
+    {
+        volatile int spin = 1;
+        while (spin) {
+        }
+    }
+#endif
+#ifdef GT_PLANT_OOB
+    // Far outside any allocation: an illegal address the driver reports as sticky.
+    if (tid == 0 && blockIdx.x == 0) reinterpret_cast<volatile float*>(args.d)[1ll << 40] = 1.0f;
+#endif
     const int lane = tid % WAVE, wave = tid / WAVE;
     const int wm0 = (wave % WG0) * WT0, wn0 = (wave / WG0) * WT1;
     const gt_i64 M = args.m, N = args.n, K = args.k;
@@ -348,6 +364,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
     gt_copy_wait<0>();
     gt_barrier();  // all reads of the operand tiles are done: the LDS becomes the output tile
 
+#ifdef GT_PLANT_WRONG
+#pragma unroll
+    for (int i = 0; i < ACC; ++i) acc[i] *= 1.5f;
+#endif
     float* ctile = reinterpret_cast<float*>(gt_smem);
 #pragma unroll
     for (int i = 0; i < ACC; ++i) {

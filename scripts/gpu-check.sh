@@ -43,6 +43,32 @@ else
   exit 2
 fi
 
+# Planted failures on the real GPU: a kernel that writes out of bounds (a sticky illegal
+# address: the worker dies and restarts), one that spins forever (killed after --timeout), one
+# that computes a wrong result and one that does not compile. Each must fail alone, with its
+# reason, while the other kernel of the run is measured.
+if "$GEMMTUNE" bench --help >/dev/null 2>&1; then
+  OK_CFG=MT64x64x32_MI16x8x16_WG2x2_PGR2_PLR1_LPA8_LPB8_SW0_GSU1_WGM8_GRVW8_SVW4_SU0
+  for kind in oob hang wrong compile; do
+    BAD_CFG=MT128x64x32_MI16x8x16_WG2x2_PGR2_PLR1_LPA8_LPB8_SW0_GSU1_WGM8_GRVW8_SVW4_SU0
+    echo "== planted $kind"
+    "$GEMMTUNE" bench --backend cuda -m 1024 -n 64 -k 512 --plant "MT128x64x32=$kind" --timeout 10 \
+      --config "$BAD_CFG" --config "$OK_CFG" --retime 0 --force --json > /tmp/planted.json || status=1
+    python3 - "$kind" <<'PY' || status=1
+import json, sys
+kind = sys.argv[1]
+j = json.load(open("/tmp/planted.json"))
+rows = {r["name"]: r for r in j["configs"]}
+bad = [r for n, r in rows.items() if n.startswith("MT128x64x32")][0]
+good = [r for n, r in rows.items() if n.startswith("MT64x64x32")][0]
+want = {"oob": "launch_failed", "hang": "timeout", "wrong": "wrong_result", "compile": "compile_failed"}[kind]
+got = bad["outcome"]["status"]
+print(f"planted {kind}: {got} (want {want}); other kernel: {good['outcome']['status']}; reason: {str(bad['outcome'])[:160]}")
+sys.exit(0 if got == want and good["outcome"]["status"] == "timed" else 1)
+PY
+  done
+fi
+
 # cuBLAS through PyTorch on the seed shape: D^T = B^T A (linear(x=B^T, W=A^T)), bf16.
 python3 - <<'PY' || echo "PyTorch cross-check skipped (no torch with CUDA)"
 import torch

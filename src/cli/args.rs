@@ -54,10 +54,12 @@ pub struct GlobalOpts {
     /// crashing kernel then ends the run).
     #[arg(long, global = true, hide = true)]
     pub no_worker: bool,
-    /// Sim backend: plant a failure on configs whose name contains PATTERN
-    /// (PATTERN=crash|hang|wrong|oob|compile). For testing the harness.
+    /// Plant a failure on configs whose name contains PATTERN (PATTERN=crash|hang|wrong|oob|
+    /// compile), for testing the harness: the sim backend models it, on a GPU the generated
+    /// kernel really writes out of bounds, spins forever, computes a wrong result or fails
+    /// to compile.
     #[arg(
-        long = "sim-plant",
+        long = "plant",
         global = true,
         value_name = "PATTERN=KIND",
         hide = true
@@ -78,6 +80,8 @@ pub enum Command {
     /// Compare search strategies offline on a recorded sweep.
     #[command(name = "eval-strategies")]
     EvalStrategies(EvalArgs),
+    /// Print the generated HIP C++ source of one kernel (for reading or compiling by hand).
+    Source(SourceArgs),
     /// List the hardware spec files and the detected devices.
     Specs,
     /// Parse hipBLASLt logs and list the GEMMs a workload runs.
@@ -336,4 +340,16 @@ pub struct EvalArgs {
     pub plot: Option<PathBuf>,
     #[command(flatten)]
     pub llm: crate::llm::config::LlmOptions,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct SourceArgs {
+    #[command(flatten)]
+    pub problem: ProblemArgs,
+    /// Canonical kernel name.
+    #[arg(long = "config", value_name = "NAME")]
+    pub config: String,
+    /// Compile target, e.g. sm_90a or gfx942 (default: the hw spec's).
+    #[arg(long)]
+    pub arch: Option<String>,
 }

@@ -8,6 +8,7 @@ mod bench_cmd;
 mod eval_cmd;
 mod log_cmd;
 mod output;
+mod source_cmd;
 mod specs_cmd;
 mod sweep_cmd;
 mod tune_cmd;
@@ -29,6 +30,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Tune(ref a) => tune_cmd::run(&cli.global, a),
         Command::Sweep(ref a) => sweep_cmd::run(&cli.global, a),
         Command::EvalStrategies(ref a) => eval_cmd::run(&cli.global, a),
+        Command::Source(ref a) => source_cmd::run(&cli.global, a),
         Command::Specs => specs_cmd::run(&cli.global),
         Command::Log(ref a) => log_cmd::run(&cli.global, a),
         Command::Worker => {

@@ -121,6 +121,7 @@ impl HipccCompiler {
     /// Uses a given hipcc binary.
     pub fn with_path(hipcc: PathBuf) -> Result<HipccCompiler, CompileError> {
         let out = Command::new(&hipcc)
+            .env("HIP_PLATFORM", "amd")
             .arg("--version")
             .output()
             .map_err(|e| CompileError::Unavailable(format!("{}: {e}", hipcc.display())))?;
@@ -163,7 +164,10 @@ impl HipccCompiler {
             let obj = dir.join("kernel.hsaco");
             std::fs::write(&src, &source.text)
                 .map_err(|e| CompileError::Unavailable(format!("{}: {e}", src.display())))?;
+            // hipcc picks its platform from the environment (a CUDA_PATH can make it target
+            // NVIDIA): name AMD explicitly.
             let out = Command::new(&self.hipcc)
+                .env("HIP_PLATFORM", "amd")
                 .arg(format!("--offload-arch={arch}"))
                 .args(["--genco", "-O3", "-Rpass-analysis=kernel-resource-usage"])
                 .args(&self.extra_flags)
