@@ -113,12 +113,15 @@ GT_DEVICE void gt_load_tile(typename Tile::Elem* lds, const typename Tile::Elem*
     constexpr int VPR = COLS / VEC;
     constexpr int TOTAL = ROWS * VPR;
     static_assert(COLS % VEC == 0, "a tile row must hold whole vectors");
-    static_assert(TOTAL % THREADS == 0, "every thread must load the same number of vectors");
+    // When the vectors do not divide evenly among the threads, the last round is partial.
+    constexpr int ROUNDS = (TOTAL + THREADS - 1) / THREADS;
+    constexpr bool EVEN = TOTAL % THREADS == 0;
     // Partly unrolled: narrow vectors mean many loads per thread, and fully unrolling them
     // would keep every address live in registers at once.
 #pragma unroll 4
-    for (int i = 0; i < TOTAL / THREADS; ++i) {
+    for (int i = 0; i < ROUNDS; ++i) {
         const int v = tid + i * THREADS;
+        if (!EVEN && v >= TOTAL) break;
         const int r = v / VPR;
         const int c = (v % VPR) * VEC;
         const T* src = g + (gt_i64)(row0 + r) * ld + (col0 + c);
@@ -267,11 +270,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
 
     const int tid = threadIdx.x;
 #ifdef GT_PLANT_HANG
-    {
-        volatile int spin = 1;
-        while (spin) {
-        }
-    }
+    for (;;) gt_pause();
 #endif
 #ifdef GT_PLANT_OOB
     // Far outside any allocation: an illegal address the driver reports as sticky.

@@ -41,6 +41,16 @@ struct __align__(2) gt_f16 { gt_u16 bits; };
 GT_DEVICE float gt_bits_to_f32(gt_u32 u) { return __uint_as_float(u); }
 GT_DEVICE gt_u32 gt_f32_to_bits(float f) { return __float_as_uint(f); }
 
+// Pauses the calling thread briefly. An observable side effect, so a loop around it is never
+// removed (a loop without one may be assumed to terminate and be deleted).
+GT_DEVICE void gt_pause() {
+#if GT_VENDOR_AMD
+    __builtin_amdgcn_s_sleep(64);
+#else
+    asm volatile("nanosleep.u32 1000;");
+#endif
+}
+
 GT_DEVICE float gt_to_f32(float x) { return x; }
 GT_DEVICE float gt_to_f32(gt_bf16 x) { return gt_bits_to_f32(gt_u32(x.bits) << 16); }
 GT_DEVICE float gt_to_f32(gt_f16 x) {
