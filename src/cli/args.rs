@@ -233,7 +233,7 @@ pub struct TuneArgs {
     #[arg(long)]
     pub strategy: Option<String>,
     /// Configs measured at most.
-    #[arg(long = "max-evals", default_value_t = 100)]
+    #[arg(long = "max-evals", default_value_t = 160)]
     pub max_evals: usize,
     /// Seconds of searching at most (the final re-timing still runs).
     #[arg(long = "time-budget", value_name = "SECONDS")]
@@ -253,8 +253,9 @@ pub struct TuneArgs {
     /// Stop once a kernel reaches this rate.
     #[arg(long = "target-tflops")]
     pub target_tflops: Option<f64>,
-    /// Configs per round for the non-LLM strategies.
-    #[arg(long = "batch-size", default_value_t = 16)]
+    /// Configs per round for the non-LLM strategies (a round compiles in parallel, so wide
+    /// rounds cost little more wall time than narrow ones).
+    #[arg(long = "batch-size", default_value_t = 32)]
     pub batch_size: usize,
     /// What replaces an LLM round that fails (timeout, transport error, no valid config).
     #[arg(long, value_parser = ["random", "pattern", "error"], default_value = "pattern")]

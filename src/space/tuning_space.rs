@@ -72,7 +72,7 @@ impl Space {
             Domain::choice(
                 ParamId::GlobalSplitU,
                 vec![1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64],
-                1,
+                default_split(problem, hw, n_tile),
             ),
             Domain::choice(ParamId::GlobalSplitUAlgorithm, vec![0, 1], 1),
             Domain::choice(ParamId::WorkGroupMapping, vec![1, 2, 4, 8, 16, 32], 8),
@@ -311,6 +311,19 @@ impl Space {
         }
         out
     }
+}
+
+/// The default split-K: the smallest split that gives every compute unit a workgroup with the
+/// default 128-row tiles, while each split keeps at least 64 iterations of DepthU 64 (splitting
+/// short K only adds reduction traffic).
+fn default_split(p: &GemmProblem, hw: &HwSpec, n_tile: i64) -> i64 {
+    let ceil = |a: i64, b: i64| (a + b - 1) / b;
+    let tiles = ceil(p.m, 128) * ceil(p.n, n_tile.max(16)) * p.batch;
+    let iters = ceil(p.k, 64);
+    [1, 2, 3, 4, 6, 8]
+        .into_iter()
+        .find(|&s| tiles * s >= hw.compute_units as i64 || iters / (s * 2) < 64)
+        .unwrap_or(8)
 }
 
 fn blank() -> KernelConfig {
