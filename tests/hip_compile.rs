@@ -130,6 +130,7 @@ fn mfma_atoms_compile_to_the_expected_instructions() {
     let path = dir.path().join("atoms.hip");
     std::fs::write(&path, &src.text).unwrap();
     let out = Command::new(hipcc.path())
+        .env("HIP_PLATFORM", "amd")
         .arg(format!("--offload-arch={ARCH}"))
         .args(["--cuda-device-only", "-S", "-O3", "-o", "-"])
         .arg(&path)

@@ -258,6 +258,8 @@ fn tune_completes_with_smollm2_and_keeps_the_key_out_of_saved_prompts() {
             KEY_VAR,
             "--llm-timeout",
             "300",
+            "--llm-max-tokens",
+            "384",
             "--llm-initial-batch",
             "4",
             "--llm-batch",

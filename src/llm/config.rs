@@ -109,6 +109,9 @@ pub struct LlmOptions {
     /// Retries on rate limits, server errors and broken connections.
     #[arg(long = "llm-retries", value_name = "N")]
     pub retries: Option<u32>,
+    /// Longest reply, in tokens (default 2048).
+    #[arg(long = "llm-max-tokens", value_name = "N")]
+    pub max_tokens: Option<u32>,
 }
 
 impl LlmOptions {
@@ -192,6 +195,12 @@ impl LlmConfig {
         };
 
         let mut cfg = LlmConfig::new(provider, url_text, model);
+        if let Some(n) = opts.max_tokens {
+            if n == 0 {
+                return Err(LlmError::Config("--llm-max-tokens must be at least 1".into()));
+            }
+            cfg.default_max_tokens = n;
+        }
         if let Some(t) = opts.timeout_s {
             cfg.timeout = seconds("--llm-timeout", t)?;
         }
