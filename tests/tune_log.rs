@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{json, Value};
+
+mod common;
+use common::fake_http::{ok as http_ok, FakeServer};
 
 const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -109,7 +112,12 @@ fn synthetic_log(dir: &Path, n: usize) -> PathBuf {
 fn workflow_end_to_end_on_the_fixture_log() {
     let home = tempfile::tempdir().unwrap();
     let out = home.path().join("run");
-    let r = json(&tune_log(home.path(), &[Path::new(FIXTURE)], &out, &["--json"]));
+    let r = json(&tune_log(
+        home.path(),
+        &[Path::new(FIXTURE)],
+        &out,
+        &["--json"],
+    ));
     for f in [
         "workload.csv",
         "raw_results.csv",
@@ -130,7 +138,10 @@ fn workflow_end_to_end_on_the_fixture_log() {
     let kept: Vec<_> = raw.iter().filter(|r| r["status"] == "kept").collect();
     let fin = csv_rows(&out.join("final_results.csv"));
     assert_eq!(fin.len(), kept.len());
-    assert!(!kept.is_empty(), "the sim model leaves some kernels faster than the vendor");
+    assert!(
+        !kept.is_empty(),
+        "the sim model leaves some kernels faster than the vendor"
+    );
     for r in &raw {
         let speedup: f64 = r["speedup"].parse().unwrap();
         assert_eq!(r["verified"], "true");
@@ -147,7 +158,11 @@ fn workflow_end_to_end_on_the_fixture_log() {
         .map(|r| f(r, "calls") * (f(r, "vendor_us") - f(r, "best_us")))
         .sum();
     let reported = r["summary"]["weighted_uplift"].as_f64().unwrap();
-    assert!((reported - saved / total).abs() < 1e-9, "{reported} vs {}", saved / total);
+    assert!(
+        (reported - saved / total).abs() < 1e-9,
+        "{reported} vs {}",
+        saved / total
+    );
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(summary.contains("**Weighted total uplift**"));
     assert!(summary.contains(&format!("{:.2}%", saved / total * 100.0)));
@@ -168,16 +183,36 @@ fn workflow_end_to_end_on_the_fixture_log() {
     let bench = ok(&gemmtune(
         home.path(),
         &[
-            "--backend", "sim", "bench", "-m", &m, "-n", &n, "-k", &k, "--iters", "5",
-            "--solutions", out.join("solutions.json").to_str().unwrap(),
+            "--backend",
+            "sim",
+            "bench",
+            "-m",
+            &m,
+            "-n",
+            &n,
+            "-k",
+            &k,
+            "--iters",
+            "5",
+            "--solutions",
+            out.join("solutions.json").to_str().unwrap(),
         ],
     ));
     assert!(bench.contains(s["config"].as_str().unwrap()), "{bench}");
     let wrong = gemmtune(
         home.path(),
         &[
-            "--backend", "sim", "bench", "-m", "100", "-n", "100", "-k", "100",
-            "--solutions", out.join("solutions.json").to_str().unwrap(),
+            "--backend",
+            "sim",
+            "bench",
+            "-m",
+            "100",
+            "-n",
+            "100",
+            "-k",
+            "100",
+            "--solutions",
+            out.join("solutions.json").to_str().unwrap(),
         ],
     );
     assert_eq!(wrong.status.code(), Some(2));
@@ -187,7 +222,12 @@ fn workflow_end_to_end_on_the_fixture_log() {
     let export = home.path().join("export");
     ok(&gemmtune(
         home.path(),
-        &["export", out.to_str().unwrap(), "--out", export.to_str().unwrap()],
+        &[
+            "export",
+            out.to_str().unwrap(),
+            "--out",
+            export.to_str().unwrap(),
+        ],
     ));
     let index = std::fs::read_to_string(export.join("index.md")).unwrap();
     for s in sols {
@@ -206,10 +246,16 @@ fn workflow_end_to_end_on_the_fixture_log() {
             .expect("a folder per kept GEMM");
         let yaml = std::fs::read_to_string(folder.join("tensile_config.yaml")).unwrap();
         let (m, n, k) = (&s["problem"]["m"], &s["problem"]["n"], &s["problem"]["k"]);
-        assert!(yaml.contains(&format!("- Exact: [{m}, {n}, 1, {k}]")), "{yaml}");
+        assert!(
+            yaml.contains(&format!("- Exact: [{m}, {n}, 1, {k}]")),
+            "{yaml}"
+        );
         assert!(yaml.contains("ForkParameters:") && yaml.contains("OperationType: GEMM"));
         let advice = std::fs::read_to_string(folder.join("advice.md")).unwrap();
-        assert!(advice.contains(config) && advice.contains("memory-bound"), "{advice}");
+        assert!(
+            advice.contains(config) && advice.contains("memory-bound"),
+            "{advice}"
+        );
         assert!(advice.contains("## What the measurements show"), "{advice}");
     }
 }
@@ -279,7 +325,11 @@ fn bad_input_is_reported_not_crashed_on() {
     let empty = dir.join("empty.log");
     std::fs::write(&empty, "").unwrap();
     let noise = dir.join("noise.log");
-    std::fs::write(&noise, "loading weights\n- {function: softmax, n: 3}\nstep 1 done\n").unwrap();
+    std::fs::write(
+        &noise,
+        "loading weights\n- {function: softmax, n: 3}\nstep 1 done\n",
+    )
+    .unwrap();
     for log in [&empty, &noise] {
         let o = tune_log(dir, &[log.as_path()], &dir.join("o1"), &[]);
         assert_eq!(o.status.code(), Some(2), "{log:?}");
@@ -303,12 +353,23 @@ fn bad_input_is_reported_not_crashed_on() {
     let by_id = |id: &str| raw.iter().find(|r| r["id"] == id).unwrap();
     assert_ne!(by_id("0")["status"], "skipped");
     assert_eq!(by_id("1")["status"], "skipped");
-    assert!(by_id("1")["reason"].contains("too large"), "{:?}", by_id("1"));
+    assert!(
+        by_id("1")["reason"].contains("too large"),
+        "{:?}",
+        by_id("1")
+    );
     assert_eq!(by_id("2")["status"], "skipped");
-    assert!(by_id("2")["reason"].contains("unsupported types"), "{:?}", by_id("2"));
+    assert!(
+        by_id("2")["reason"].contains("unsupported types"),
+        "{:?}",
+        by_id("2")
+    );
     assert_eq!(r["summary"]["skipped"], 2);
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
-    assert!(summary.contains("too large") && summary.contains("8-bit"), "{summary}");
+    assert!(
+        summary.contains("too large") && summary.contains("8-bit"),
+        "{summary}"
+    );
 
     // An output directory that cannot be created: refused before any work.
     let file = dir.join("a-file");
@@ -318,11 +379,21 @@ fn bad_input_is_reported_not_crashed_on() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write to output directory"));
 
     // A device index that does not exist.
-    let o = tune_log(dir, &[mixed.as_path()], &dir.join("o2"), &["--devices", "0,9"]);
+    let o = tune_log(
+        dir,
+        &[mixed.as_path()],
+        &dir.join("o2"),
+        &["--devices", "0,9"],
+    );
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("device index 9 does not exist"), "{err}");
-    let o = tune_log(dir, &[mixed.as_path()], &dir.join("o3"), &["--devices", "1,1"]);
+    let o = tune_log(
+        dir,
+        &[mixed.as_path()],
+        &dir.join("o3"),
+        &["--devices", "1,1"],
+    );
     assert_eq!(o.status.code(), Some(2));
 
     // Bad flags.
@@ -393,18 +464,34 @@ fn three_shards_merged_equal_the_unsharded_run() {
     // export finds what it needs there.
     let again = json(&gemmtune(dir, &refs));
     assert_eq!(again["measurements_copied"], 0);
-    ok(&gemmtune(dir, &["export", merged.to_str().unwrap(), "--advice"]));
+    ok(&gemmtune(
+        dir,
+        &["export", merged.to_str().unwrap(), "--advice"],
+    ));
 
     // A missing shard is a warning; a shard given twice is an error.
     let o = gemmtune(
         dir,
-        &["--json", "merge", shards[0].to_str().unwrap(), shards[1].to_str().unwrap(), "--out", dir.join("partial").to_str().unwrap()],
+        &[
+            "--json",
+            "merge",
+            shards[0].to_str().unwrap(),
+            shards[1].to_str().unwrap(),
+            "--out",
+            dir.join("partial").to_str().unwrap(),
+        ],
     );
     let w = json(&o)["warnings"].to_string();
     assert!(w.contains("shard 2/3 is missing"), "{w}");
     let o = gemmtune(
         dir,
-        &["merge", shards[0].to_str().unwrap(), shards[0].to_str().unwrap(), "--out", dir.join("twice").to_str().unwrap()],
+        &[
+            "merge",
+            shards[0].to_str().unwrap(),
+            shards[0].to_str().unwrap(),
+            "--out",
+            dir.join("twice").to_str().unwrap(),
+        ],
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("given twice"));
@@ -445,7 +532,11 @@ fn a_killed_run_resumes_and_loses_nothing() {
     let start = Instant::now();
     loop {
         let done = std::fs::read_dir(&gemms)
-            .map(|d| d.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "json")).count())
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                    .count()
+            })
             .unwrap_or(0);
         if done >= 1 {
             break;
@@ -454,7 +545,10 @@ fn a_killed_run_resumes_and_loses_nothing() {
             child.try_wait().unwrap().is_none(),
             "tune-log ended before the first GEMM was checkpointed"
         );
-        assert!(start.elapsed() < Duration::from_secs(60), "no GEMM finished in 60 s");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no GEMM finished in 60 s"
+        );
         std::thread::sleep(Duration::from_millis(2));
     }
     child.kill().unwrap(); // SIGKILL: no chance to clean up.
@@ -485,7 +579,10 @@ fn a_killed_run_resumes_and_loses_nothing() {
     // And it reports exactly what an uninterrupted run reports, having measured less.
     let clean = dir.join("clean");
     let mut fresh: Vec<String> = args.clone();
-    let pos = fresh.iter().position(|a| *a == out.display().to_string()).unwrap();
+    let pos = fresh
+        .iter()
+        .position(|a| *a == out.display().to_string())
+        .unwrap();
     fresh[pos] = clean.display().to_string();
     fresh.push("--json".into());
     let refs: Vec<&str> = fresh.iter().map(String::as_str).collect();
@@ -516,7 +613,15 @@ fn several_devices_share_one_queue() {
             dir,
             &[log.as_path()],
             &out,
-            &["--json", "--devices", devices, "--max-evals", "48", "--iters", "50"],
+            &[
+                "--json",
+                "--devices",
+                devices,
+                "--max-evals",
+                "48",
+                "--iters",
+                "50",
+            ],
         ));
         let want: Vec<String> = devices.split(',').map(str::to_string).collect();
         // Which device tuned which GEMM is in the results.
@@ -536,4 +641,65 @@ fn several_devices_share_one_queue() {
             .sum();
         assert_eq!(per, 16);
     }
+}
+
+#[test]
+fn export_advice_is_written_by_the_llm_when_one_is_configured() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    let out = dir.join("run");
+    ok(&tune_log(dir, &[Path::new(FIXTURE)], &out, &[]));
+    let kept = csv_rows(&out.join("final_results.csv")).len();
+    assert!(kept > 0);
+    let words = "The split of K keeps every SM busy while the operand streams from HBM once.";
+    let server = FakeServer::start(
+        kept,
+        Box::new(move |_, _| {
+            http_ok(json!({
+                "id": "x", "object": "chat.completion", "model": "fake",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": words}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 10}
+            }))
+        }),
+    );
+    let url = format!("{}/v1", server.url);
+    let export = dir.join("export");
+    let o = cmd(dir)
+        .env("GEMMTUNE_EXPORT_TEST_KEY", "sk-export-test")
+        .args([
+            "export",
+            out.to_str().unwrap(),
+            "--advice",
+            "--out",
+            export.to_str().unwrap(),
+            "--llm-url",
+            &url,
+            "--llm-model",
+            "fake",
+            "--llm-key-env",
+            "GEMMTUNE_EXPORT_TEST_KEY",
+        ])
+        .output()
+        .unwrap();
+    ok(&o);
+    assert_eq!(server.hits(), kept);
+    // The model was given the measured facts, and its words come first with the facts below.
+    let prompt = server.requests()[0].body.to_string();
+    assert!(prompt.contains("What limits this GEMM"), "{prompt}");
+    let advice: Vec<String> = std::fs::read_dir(&export)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir() && e.path().join("advice.md").exists())
+        .map(|e| std::fs::read_to_string(e.path().join("advice.md")).unwrap())
+        .collect();
+    assert_eq!(advice.len(), kept);
+    for a in &advice {
+        assert!(a.starts_with(words), "{a}");
+        assert!(a.contains("Written by fake") && a.contains("## Measured facts"), "{a}");
+    }
+    // --advice alone writes no Tensile config.
+    assert!(!std::fs::read_dir(&export)
+        .unwrap()
+        .flatten()
+        .any(|e| e.path().join("tensile_config.yaml").exists()));
 }

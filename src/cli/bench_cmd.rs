@@ -116,7 +116,11 @@ fn solution_configs(path: &std::path::Path, problem: &GemmProblem) -> Result<Vec
             "{} has no solution for {} (it has: {}); give the problem's exact flags, e.g. {}",
             path.display(),
             problem.label(),
-            if known.is_empty() { "none".to_string() } else { known.join(", ") },
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            },
             file.solutions
                 .first()
                 .map(|s| s.problem.hipblaslt_bench_args())

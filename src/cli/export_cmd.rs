@@ -52,7 +52,10 @@ fn advice(store: &Store, s: &Solution, llm: Option<&SharedLlm>) -> Result<String
             .is_some_and(|v| v.passed && m.outcome.status() == "ok");
         match m.stats.map(|st| st.median_us).filter(|_| ok) {
             // The latest measurement of a config wins (re-timings come last).
-            Some(us) => match measured.iter_mut().find(|(x, _): &&mut (KernelConfig, f64)| *x == c) {
+            Some(us) => match measured
+                .iter_mut()
+                .find(|(x, _): &&mut (KernelConfig, f64)| *x == c)
+            {
                 Some(e) => e.1 = us,
                 None => measured.push((c, us)),
             },
@@ -92,7 +95,9 @@ fn advice(store: &Store, s: &Solution, llm: Option<&SharedLlm>) -> Result<String
             llm.model(),
             text.replacen("# Why", "## Measured facts: why", 1)
         ),
-        Err(e) => format!("{text}\n_The LLM could not be reached ({e}); these are the measured facts only._\n"),
+        Err(e) => format!(
+            "{text}\n_The LLM could not be reached ({e}); these are the measured facts only._\n"
+        ),
     })
 }
 
@@ -126,7 +131,9 @@ pub fn run(g: &GlobalOpts, a: &ExportArgs) -> Result<()> {
     if solutions.solutions.is_empty() {
         note(g, "gemmtune: the report kept no kernel: nothing to export");
     }
-    let mut index = String::from("# Exported winners\n\n| # | GEMM | kernel | speedup | files |\n|---:|---|---|---:|---|\n");
+    let mut index = String::from(
+        "# Exported winners\n\n| # | GEMM | kernel | speedup | files |\n|---:|---|---|---:|---|\n",
+    );
     let mut lines = String::new();
     for s in &solutions.solutions {
         let dir = out.join(folder(s));
@@ -149,7 +156,10 @@ pub fn run(g: &GlobalOpts, a: &ExportArgs) -> Result<()> {
                     write(&dir.join("tensile_config.yaml"), &yaml)?;
                     files.push("tensile_config.yaml".to_string());
                 }
-                Err(e) => note(g, &format!("gemmtune: warning: #{}: no Tensile config: {e}", s.id)),
+                Err(e) => note(
+                    g,
+                    &format!("gemmtune: warning: #{}: no Tensile config: {e}", s.id),
+                ),
             }
         }
         if let Some(store) = &store {

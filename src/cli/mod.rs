@@ -12,8 +12,8 @@ mod merge_cmd;
 mod output;
 mod specs_cmd;
 mod sweep_cmd;
-mod tune_log_cmd;
 mod tune_cmd;
+mod tune_log_cmd;
 
 use anyhow::Result;
 

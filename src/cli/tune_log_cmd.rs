@@ -93,13 +93,21 @@ impl Notes for CliNotes {
 
 pub fn run(g: &GlobalOpts, a: &TuneLogArgs) -> Result<()> {
     if !(0.0..=1.0).contains(&a.thr) {
-        return Err(UsageError(format!("--thr {} must be a fraction between 0 and 1", a.thr)).into());
+        return Err(UsageError(format!(
+            "--thr {} must be a fraction between 0 and 1",
+            a.thr
+        ))
+        .into());
     }
     if a.top == Some(0) {
         return Err(UsageError("--top must be at least 1".into()).into());
     }
     if !(a.min_uplift.is_finite() && a.min_uplift > -1.0) {
-        return Err(UsageError(format!("--min-uplift {} is not a usable fraction", a.min_uplift)).into());
+        return Err(UsageError(format!(
+            "--min-uplift {} is not a usable fraction",
+            a.min_uplift
+        ))
+        .into());
     }
     let llm = llm_port(&a.llm, &a.out.join("llm"))?;
     let name = a

@@ -199,7 +199,10 @@ fn pct_slower(ratio: f64) -> String {
     if ratio >= 1.0 {
         format!("{:.1}% slower", (ratio - 1.0) * 100.0)
     } else {
-        format!("{:.1}% faster (within the noise of the final re-timing)", (1.0 - ratio) * 100.0)
+        format!(
+            "{:.1}% faster (within the noise of the final re-timing)",
+            (1.0 - ratio) * 100.0
+        )
     }
 }
 
@@ -296,7 +299,11 @@ pub fn render_markdown(a: &Advice) -> String {
         }
         s.push_str("The winner changed:\n\n| parameter | default | winner | what it controls |\n|---|---|---|---|\n");
         for (p, d, v) in &a.versus_default {
-            s.push_str(&format!("| {} | {d} | {v} | {} |\n", p.name(), p.description()));
+            s.push_str(&format!(
+                "| {} | {d} | {v} | {} |\n",
+                p.name(),
+                p.description()
+            ));
         }
         s.push('\n');
     }
@@ -335,9 +342,12 @@ mod tests {
         let hw = HwSpec::by_name("H200").unwrap();
         let p = GemmProblem::new(16032, 109, 16384);
         let winner = cfg(W);
-        let gsu1 = cfg("MT64x16x64_MI16x8x16_WG2x1_PGR3_PLR1_LPA8_LPB8_SW0_GSU1_WGM8_GRVW8_SVW4_SU0");
-        let du32 = cfg("MT64x16x32_MI16x8x16_WG2x1_PGR3_PLR1_LPA8_LPB8_SW0_GSU4R_WGM8_GRVW8_SVW4_SU0");
-        let far = cfg("MT128x16x32_MI16x8x16_WG2x1_PGR2_PLR1_LPA8_LPB8_SW0_GSU1_WGM8_GRVW8_SVW4_SU0");
+        let gsu1 =
+            cfg("MT64x16x64_MI16x8x16_WG2x1_PGR3_PLR1_LPA8_LPB8_SW0_GSU1_WGM8_GRVW8_SVW4_SU0");
+        let du32 =
+            cfg("MT64x16x32_MI16x8x16_WG2x1_PGR3_PLR1_LPA8_LPB8_SW0_GSU4R_WGM8_GRVW8_SVW4_SU0");
+        let far =
+            cfg("MT128x16x32_MI16x8x16_WG2x1_PGR2_PLR1_LPA8_LPB8_SW0_GSU1_WGM8_GRVW8_SVW4_SU0");
         let measured = vec![(winner, 100.0), (gsu1, 180.0), (du32, 110.0), (far, 200.0)];
         let a = analyse(&AdviceInput {
             problem: &p,
@@ -355,13 +365,19 @@ mod tests {
         assert!((a.neighbours[0].ratio - 1.8).abs() < 1e-12);
         assert_eq!(a.sensitivity[0].param, ParamId::GlobalSplitU);
         assert_eq!(a.default_us, Some(200.0));
-        assert!(a.versus_default.iter().any(|(p, d, w)| *p == ParamId::MacroTile0 && d == "128" && w == "64"));
+        assert!(a
+            .versus_default
+            .iter()
+            .any(|(p, d, w)| *p == ParamId::MacroTile0 && d == "128" && w == "64"));
         // 251 x 7 tiles x 4 splits.
         assert_eq!(a.workgroups, 251 * 7 * 4);
         assert!(a.roof.as_ref().unwrap().memory_bound);
         let md = render_markdown(&a);
         assert!(md.contains("memory-bound"), "{md}");
-        assert!(md.contains("GlobalSplitU 1 instead of 4: 80.0% slower"), "{md}");
+        assert!(
+            md.contains("GlobalSplitU 1 instead of 4: 80.0% slower"),
+            "{md}"
+        );
         assert!(md.contains("1.250x the vendor library"));
         let (_, user) = llm_prompt(&a);
         assert!(user.contains("80.0% slower"));

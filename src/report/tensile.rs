@@ -93,7 +93,10 @@ pub fn benchmark_config(
     y.push_str("# Tensile/TensileLite benchmark config for one GEMM tuned by gemmtune.\n");
     y.push_str(&format!("# Kernel:  {}\n", c.name()));
     y.push_str(&format!("# Problem: {}\n", problem.label()));
-    y.push_str(&format!("# Reproduce the vendor timing with: {}\n", problem.hipblaslt_bench_args()));
+    y.push_str(&format!(
+        "# Reproduce the vendor timing with: {}\n",
+        problem.hipblaslt_bench_args()
+    ));
     if let Some(k) = from.kernel_us {
         let vendor = from
             .vendor_us
@@ -135,8 +138,14 @@ pub fn benchmark_config(
     y.push_str(&format!("  - # {}\n", problem.label()));
     y.push_str("    - # ProblemType\n");
     y.push_str("      OperationType: GEMM\n");
-    y.push_str(&format!("      DataType: {}\n", type_letter(problem.a_type)));
-    y.push_str(&format!("      DestDataType: {}\n", type_letter(problem.d_type)));
+    y.push_str(&format!(
+        "      DataType: {}\n",
+        type_letter(problem.a_type)
+    ));
+    y.push_str(&format!(
+        "      DestDataType: {}\n",
+        type_letter(problem.d_type)
+    ));
     let compute = match problem.compute_type {
         ComputeType::F32 | ComputeType::Xf32 => "s",
         ComputeType::F16 => "h",
@@ -149,9 +158,18 @@ pub fn benchmark_config(
     if problem.compute_type == ComputeType::Xf32 {
         y.push_str("      F32XdlMathOp: x\n");
     }
-    y.push_str(&format!("      TransposeA: {}\n", py_bool(problem.trans_a.is_t())));
-    y.push_str(&format!("      TransposeB: {}\n", py_bool(problem.trans_b.is_t())));
-    y.push_str(&format!("      UseBeta: {}\n", py_bool(problem.beta != 0.0)));
+    y.push_str(&format!(
+        "      TransposeA: {}\n",
+        py_bool(problem.trans_a.is_t())
+    ));
+    y.push_str(&format!(
+        "      TransposeB: {}\n",
+        py_bool(problem.trans_b.is_t())
+    ));
+    y.push_str(&format!(
+        "      UseBeta: {}\n",
+        py_bool(problem.beta != 0.0)
+    ));
     y.push_str("      Batched: True\n");
     y.push_str("    - # BenchmarkProblemSizeGroup\n");
     y.push_str("      InitialSolutionParameters:\n");

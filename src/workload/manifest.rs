@@ -51,8 +51,7 @@ pub fn workload_fingerprint(gemms: &[WorkloadGemm]) -> String {
 impl Manifest {
     pub fn save(&self, dir: &Path) -> Result<(), WorkloadError> {
         let path = dir.join(FILE);
-        let text =
-            serde_json::to_string_pretty(self).map_err(|e| WorkloadError::file(&path, e))?;
+        let text = serde_json::to_string_pretty(self).map_err(|e| WorkloadError::file(&path, e))?;
         std::fs::write(&path, text + "\n")
             .map_err(|e| WorkloadError::io(format!("cannot write {}", path.display()), e))
     }

@@ -49,7 +49,9 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 
 pub fn merge(o: &MergeOptions) -> Result<MergeOutcome, WorkloadError> {
     if o.dirs.is_empty() {
-        return Err(WorkloadError::Usage("give at least one directory to merge".into()));
+        return Err(WorkloadError::Usage(
+            "give at least one directory to merge".into(),
+        ));
     }
     let mut shards: Vec<(PathBuf, Manifest)> = Vec::new();
     for d in &o.dirs {
@@ -117,10 +119,10 @@ pub fn merge(o: &MergeOptions) -> Result<MergeOutcome, WorkloadError> {
     let mut records: BTreeMap<usize, GemmRecord> = BTreeMap::new();
     for (d, m) in &shards {
         for (g, owner) in read_workload(&d.join(WORKLOAD_CSV))? {
-            if owner == m.shard.index || !by_index.contains_key(&owner) {
-                if owner == m.shard.index || !workload.contains_key(&g.id) {
-                    workload.insert(g.id, g);
-                }
+            let from_owner = owner == m.shard.index;
+            let orphan = !by_index.contains_key(&owner) && !workload.contains_key(&g.id);
+            if from_owner || orphan {
+                workload.insert(g.id, g);
             }
         }
         for r in read_records(&d.join(RAW_CSV))? {

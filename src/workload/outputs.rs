@@ -32,7 +32,10 @@ pub struct Report<'a> {
 /// Checks that `dir` can be created and written before any measuring starts.
 pub fn ensure_writable(dir: &Path) -> Result<(), WorkloadError> {
     let fail = |e: std::io::Error| {
-        WorkloadError::Usage(format!("cannot write to output directory {}: {e}", dir.display()))
+        WorkloadError::Usage(format!(
+            "cannot write to output directory {}: {e}",
+            dir.display()
+        ))
     };
     std::fs::create_dir_all(dir).map_err(fail)?;
     let probe = dir.join(format!(".write-test-{}", std::process::id()));

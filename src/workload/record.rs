@@ -306,7 +306,9 @@ fn read_table<T>(
             fields: header.iter().zip(rec.iter()).collect(),
         };
         // Line 1 is the header.
-        out.push(each(&row).map_err(|e| WorkloadError::file(path, format!("line {}: {e}", i + 2)))?);
+        out.push(
+            each(&row).map_err(|e| WorkloadError::file(path, format!("line {}: {e}", i + 2)))?,
+        );
     }
     Ok(out)
 }
@@ -409,7 +411,11 @@ pub fn read_records(path: &Path) -> Result<Vec<GemmRecord>, WorkloadError> {
             measured: row.parse("measured")?,
             reused: row.parse("reused")?,
             tune_s: row.opt("tune_s")?,
-            skip: if status == "skipped" { reason.clone() } else { None },
+            skip: if status == "skipped" {
+                reason.clone()
+            } else {
+                None
+            },
             failure: if status == "failed" { reason } else { None },
         })
     })
@@ -500,7 +506,10 @@ mod tests {
             vendor_us: Some(vendor),
             kernel_us: Some(kernel),
             search_us: Some(kernel * 1.01),
-            config: Some("MT64x16x64_MI16x8x16_WG2x1_PGR3_PLR1_LPA8_LPB8_SW0_GSU4R_WGM8_GRVW8_SVW4_SU0".into()),
+            config: Some(
+                "MT64x16x64_MI16x8x16_WG2x1_PGR3_PLR1_LPA8_LPB8_SW0_GSU4R_WGM8_GRVW8_SVW4_SU0"
+                    .into(),
+            ),
             verification: Some(Verification {
                 max_abs_err: 0.01,
                 max_rel_err: 0.01,
@@ -534,7 +543,10 @@ mod tests {
     #[test]
     fn verdicts_follow_the_post_processing_rules() {
         let w = workload(3);
-        assert_eq!(GemmRecord::new(&w, Some(&tuned(100.0, 80.0, true))).verdict(0.01), Verdict::Kept);
+        assert_eq!(
+            GemmRecord::new(&w, Some(&tuned(100.0, 80.0, true))).verdict(0.01),
+            Verdict::Kept
+        );
         let slow = GemmRecord::new(&w, Some(&tuned(100.0, 99.5, true))).verdict(0.01);
         assert_eq!(slow.status(), "dropped");
         assert!(slow.reason().contains("margin"), "{slow:?}");
@@ -542,10 +554,16 @@ mod tests {
         assert!(wrong.reason().contains("tolerance"), "{wrong:?}");
         let mut skipped = w.clone();
         skipped.skip = Some("unsupported types: fp8".into());
-        assert_eq!(GemmRecord::new(&skipped, None).verdict(0.01).status(), "skipped");
+        assert_eq!(
+            GemmRecord::new(&skipped, None).verdict(0.01).status(),
+            "skipped"
+        );
         let mut failed = tuned(100.0, 80.0, true);
         failed.error = Some("worker died".into());
-        assert_eq!(GemmRecord::new(&w, Some(&failed)).verdict(0.01).status(), "failed");
+        assert_eq!(
+            GemmRecord::new(&w, Some(&failed)).verdict(0.01).status(),
+            "failed"
+        );
     }
 
     #[test]
@@ -578,7 +596,9 @@ mod tests {
         let path = dir.path().join("raw.csv");
         let records = vec![GemmRecord::new(&workload(1), Some(&tuned(10.0, 5.0, true)))];
         write_records(&path, &records, 0.01).unwrap();
-        let text = std::fs::read_to_string(&path).unwrap().replace("16032", "x16032");
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace("16032", "x16032");
         std::fs::write(&path, text).unwrap();
         let err = read_records(&path).unwrap_err().to_string();
         assert!(err.contains("line 2") && err.contains("raw.csv"), "{err}");

@@ -57,7 +57,10 @@ mod tests {
 
     #[test]
     fn parses_and_rejects() {
-        assert_eq!("1/3".parse::<Shard>().unwrap(), Shard { index: 1, count: 3 });
+        assert_eq!(
+            "1/3".parse::<Shard>().unwrap(),
+            Shard { index: 1, count: 3 }
+        );
         for bad in ["3/3", "1", "a/3", "0/0", "-1/2", "1/2/3"] {
             assert!(bad.parse::<Shard>().is_err(), "{bad}");
         }

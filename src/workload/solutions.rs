@@ -83,8 +83,9 @@ impl SolutionFile {
 
     /// Reads and checks a solutions file: its format, and that every kernel name parses.
     pub fn load(path: &Path) -> Result<Self, WorkloadError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| WorkloadError::io(format!("cannot read solutions file {}", path.display()), e))?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            WorkloadError::io(format!("cannot read solutions file {}", path.display()), e)
+        })?;
         let file: SolutionFile = serde_json::from_str(&text)
             .map_err(|e| WorkloadError::file(path, format!("not a solutions file: {e}")))?;
         if file.format != FORMAT {
@@ -96,7 +97,10 @@ impl SolutionFile {
         if file.version > VERSION {
             return Err(WorkloadError::file(
                 path,
-                format!("version {} is newer than this gemmtune knows ({VERSION})", file.version),
+                format!(
+                    "version {} is newer than this gemmtune knows ({VERSION})",
+                    file.version
+                ),
             ));
         }
         for s in &file.solutions {

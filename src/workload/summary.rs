@@ -158,7 +158,10 @@ pub fn render_markdown(
                 .unwrap_or_else(|| "-".into()),
             err,
             cell(&status),
-            r.config.as_deref().map(|c| format!("`{c}`")).unwrap_or_else(|| "-".into()),
+            r.config
+                .as_deref()
+                .map(|c| format!("`{c}`"))
+                .unwrap_or_else(|| "-".into()),
         ));
     }
     out.push('\n');
@@ -257,7 +260,13 @@ mod tests {
         assert!((s.weighted_uplift - 700.0 / 3000.0).abs() < 1e-12);
         assert!((s.average_uplift_kept.unwrap() - 0.625).abs() < 1e-12);
         assert!((s.average_uplift_tuned.unwrap() - 1.25 / 3.0).abs() < 1e-12);
-        let md = render_markdown(&Heading::default(), &workload, &records, 0.01, Some("u.svg"));
+        let md = render_markdown(
+            &Heading::default(),
+            &workload,
+            &records,
+            0.01,
+            Some("u.svg"),
+        );
         assert!(md.contains("23.33% of the workload"), "{md}");
         assert!(md.contains("![per-GEMM uplift](u.svg)"));
     }

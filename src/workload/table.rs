@@ -6,7 +6,8 @@ use super::selection::WorkloadGemm;
 use super::shard::Shard;
 
 fn opt(x: Option<f64>, digits: usize) -> String {
-    x.map(|v| format!("{v:.digits$}")).unwrap_or_else(|| "-".into())
+    x.map(|v| format!("{v:.digits$}"))
+        .unwrap_or_else(|| "-".into())
 }
 
 /// The GEMMs of the workload, largest share first, marking the ones selected.
@@ -20,7 +21,11 @@ pub fn render_selection(workload: &[WorkloadGemm], shard: Shard) -> String {
     for g in order {
         let sel = if g.selected {
             if !shard.owns(g.id) {
-                format!("yes (shard {}/{})", Shard::owner(shard.count, g.id), shard.count)
+                format!(
+                    "yes (shard {}/{})",
+                    Shard::owner(shard.count, g.id),
+                    shard.count
+                )
             } else if let Some(s) = &g.skip {
                 format!("yes, but skipped: {s}")
             } else {
