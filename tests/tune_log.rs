@@ -695,7 +695,10 @@ fn export_advice_is_written_by_the_llm_when_one_is_configured() {
     assert_eq!(advice.len(), kept);
     for a in &advice {
         assert!(a.starts_with(words), "{a}");
-        assert!(a.contains("Written by fake") && a.contains("## Measured facts"), "{a}");
+        assert!(
+            a.contains("Written by fake") && a.contains("## Measured facts"),
+            "{a}"
+        );
     }
     // --advice alone writes no Tensile config.
     assert!(!std::fs::read_dir(&export)

@@ -136,7 +136,7 @@ pub fn run(g: &GlobalOpts, a: &TuneLogArgs) -> Result<()> {
         Some(p) => p.clone(),
         None => a.out.join(crate::workload::merge::DB_FILE),
     };
-    if g.db.is_some() && db_path.parent().is_some_and(|d| !d.as_os_str().is_empty()) {
+    if g.db.is_some() {
         // Surface a bad --db before the devices start.
         Store::open(&db_path)?;
     }

@@ -363,7 +363,16 @@ mod tests {
         assert_eq!(a.neighbours.len(), 2);
         assert_eq!(a.neighbours[0].param, ParamId::GlobalSplitU);
         assert!((a.neighbours[0].ratio - 1.8).abs() < 1e-12);
-        assert_eq!(a.sensitivity[0].param, ParamId::GlobalSplitU);
+        // MacroTile0 128 only appears in the slowest config: the widest spread (2.0x).
+        assert_eq!(a.sensitivity[0].param, ParamId::MacroTile0);
+        assert!((a.sensitivity[0].spread - 2.0).abs() < 1e-12);
+        let gsu = a
+            .sensitivity
+            .iter()
+            .find(|x| x.param == ParamId::GlobalSplitU)
+            .unwrap();
+        assert_eq!(gsu.best_value, "4");
+        assert!((gsu.spread - 1.8).abs() < 1e-12);
         assert_eq!(a.default_us, Some(200.0));
         assert!(a
             .versus_default
