@@ -16,3 +16,4 @@ pub mod report;
 pub mod search;
 pub mod space;
 pub mod store;
+pub mod workload;

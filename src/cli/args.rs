@@ -89,6 +89,13 @@ pub enum Command {
     /// Internal: serve a device to the parent process over JSON lines.
     #[command(name = "__worker", hide = true)]
     Worker,
+    /// Tune every GEMM worth it in a hipBLASLt log, on one or many GPUs, and report the uplift.
+    #[command(name = "tune-log")]
+    TuneLog(TuneLogArgs),
+    /// Combine the output directories of `tune-log --shard` runs into one report.
+    Merge(MergeArgs),
+    /// Export a tune-log report's winners: Tensile benchmark configs and advice per GEMM.
+    Export(ExportArgs),
 }
 
 /// The GEMM, in hipblaslt-bench's vocabulary. Defaults: the seed case (bf16, TN, packed).
@@ -213,6 +220,9 @@ pub struct BenchArgs {
     /// Do not run the vendor library.
     #[arg(long = "no-vendor")]
     pub no_vendor: bool,
+    /// Also run the kernels a solutions file (written by `tune-log`) lists for this problem.
+    #[arg(long = "solutions", value_name = "FILE")]
+    pub solutions: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -353,4 +363,109 @@ pub struct SourceArgs {
     /// Compile target, e.g. sm_90a or gfx942 (default: the hw spec's).
     #[arg(long)]
     pub arch: Option<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct TuneLogArgs {
+    /// hipBLASLt logs (HIPBLASLT_LOG_MASK=32, 64 or 128 output; formats may be mixed).
+    #[arg(required = true, value_name = "LOG")]
+    pub logs: Vec<PathBuf>,
+    /// Tune only GEMMs with at least this share of the workload's GEMM time (calls x vendor
+    /// time), e.g. 0.01 for 1%.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.0)]
+    pub thr: f64,
+    /// Tune at most the K GEMMs with the largest share (with --thr, both apply).
+    #[arg(long, value_name = "K")]
+    pub top: Option<usize>,
+    /// Device indices to run on, one worker per device sharing one queue (default: --device).
+    #[arg(long, value_delimiter = ',', value_name = "0,1,...")]
+    pub devices: Vec<u32>,
+    /// Tune only slice I of N of the workload (a GEMM belongs to shard `id % N`); combine the
+    /// shards' output directories with `gemmtune merge`.
+    #[arg(long, value_name = "I/N", default_value = "0/1")]
+    pub shard: crate::workload::Shard,
+    /// Output directory (also the results database, unless --db is given). Running the same
+    /// command again resumes where it stopped.
+    #[arg(long, value_name = "DIR", default_value = "gemmtune-results")]
+    pub out: PathBuf,
+    /// Keep a tuned kernel only if it beats the vendor library by this fraction.
+    #[arg(long = "min-uplift", value_name = "FRACTION", default_value_t = 0.01)]
+    pub min_uplift: f64,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    /// Search strategy (default: `llm` when an LLM is configured, else `pattern`).
+    #[arg(long)]
+    pub strategy: Option<String>,
+    /// Configs measured at most, per GEMM.
+    #[arg(long = "max-evals", default_value_t = 100)]
+    pub max_evals: usize,
+    /// Seconds of searching at most, per GEMM.
+    #[arg(long = "time-budget", value_name = "SECONDS")]
+    pub time_budget: Option<f64>,
+    /// Rounds at most per GEMM (default 5; explicit, autonomous and llm-iterative: no limit).
+    #[arg(long = "max-rounds")]
+    pub max_rounds: Option<usize>,
+    /// Stop a GEMM's search after this many rounds without a --min-improvement gain.
+    #[arg(long, default_value_t = 2)]
+    pub patience: usize,
+    /// Relative gain that counts as an improvement.
+    #[arg(long = "min-improvement", default_value_t = 0.01)]
+    pub min_improvement: f64,
+    /// Configs per round for the non-LLM strategies.
+    #[arg(long = "batch-size", default_value_t = 16)]
+    pub batch_size: usize,
+    /// What replaces an LLM round that fails.
+    #[arg(long, value_parser = ["random", "pattern", "error"], default_value = "pattern")]
+    pub fallback: String,
+    /// How many of the best kernels of a search to re-time before naming its winner.
+    #[arg(long, default_value_t = 3)]
+    pub retime: usize,
+    /// Strategy seed.
+    #[arg(long = "search-seed", default_value_t = 0)]
+    pub search_seed: u64,
+    /// Tuning steps for the explicit strategy (TOML).
+    #[arg(long = "steps", value_name = "FILE")]
+    pub steps: Option<PathBuf>,
+    /// LLM sampling temperature.
+    #[arg(long = "llm-temperature", default_value_t = 0.7)]
+    pub llm_temperature: f32,
+    /// Configs the llm strategy asks for in its first round.
+    #[arg(long = "llm-initial-batch", default_value_t = 25)]
+    pub llm_initial_batch: usize,
+    /// Configs the llm strategy asks for in later rounds.
+    #[arg(long = "llm-batch", default_value_t = 15)]
+    pub llm_batch: usize,
+    #[command(flatten)]
+    pub llm: crate::llm::config::LlmOptions,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct MergeArgs {
+    /// Output directories of `tune-log --shard I/N` runs over the same log.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Where to write the merged report and database.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Keep/drop margin (default: the one the shards used).
+    #[arg(long = "min-uplift", value_name = "FRACTION")]
+    pub min_uplift: Option<f64>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ExportArgs {
+    /// A `tune-log` or `merge` output directory.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Write a Tensile/TensileLite benchmark config per kept kernel.
+    #[arg(long)]
+    pub tensile: bool,
+    /// Write advice.md per kept kernel: what made it fast, from the measurements.
+    #[arg(long)]
+    pub advice: bool,
+    /// Where to write (default: DIR/export). Without --tensile or --advice, both are written.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub llm: crate::llm::config::LlmOptions,
 }

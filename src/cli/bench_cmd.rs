@@ -105,9 +105,42 @@ fn requested_configs(a: &BenchArgs) -> Result<Vec<KernelConfig>> {
         .collect()
 }
 
+/// The kernels a solutions file lists for `problem` (`--solutions FILE`).
+fn solution_configs(path: &std::path::Path, problem: &GemmProblem) -> Result<Vec<KernelConfig>> {
+    let file = crate::workload::solutions::SolutionFile::load(path)
+        .map_err(|e| UsageError(format!("--solutions: {e}")))?;
+    let found = file.for_problem(problem);
+    if found.is_empty() {
+        let known: Vec<String> = file.solutions.iter().map(|s| s.label.clone()).collect();
+        return Err(UsageError(format!(
+            "{} has no solution for {} (it has: {}); give the problem's exact flags, e.g. {}",
+            path.display(),
+            problem.label(),
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            },
+            file.solutions
+                .first()
+                .map(|s| s.problem.hipblaslt_bench_args())
+                .unwrap_or_default()
+        ))
+        .into());
+    }
+    // Names were checked when the file was loaded.
+    Ok(found
+        .iter()
+        .filter_map(|s| KernelConfig::parse(&s.config).ok())
+        .collect())
+}
+
 pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
     let problem = problem_from_args(&a.problem)?;
-    let requested = requested_configs(a)?;
+    let mut requested = requested_configs(a)?;
+    if let Some(path) = &a.solutions {
+        requested.extend(solution_configs(path, &problem)?);
+    }
     let timing = timing_from_args(&a.timing);
     let sel = selection(g)?;
     let mut device = open_device(g, &sel)?;

@@ -6,12 +6,15 @@
 pub mod args;
 mod bench_cmd;
 mod eval_cmd;
+mod export_cmd;
 mod log_cmd;
+mod merge_cmd;
 mod output;
 mod source_cmd;
 mod specs_cmd;
 mod sweep_cmd;
 mod tune_cmd;
+mod tune_log_cmd;
 
 use anyhow::Result;
 
@@ -33,6 +36,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Source(ref a) => source_cmd::run(&cli.global, a),
         Command::Specs => specs_cmd::run(&cli.global),
         Command::Log(ref a) => log_cmd::run(&cli.global, a),
+        Command::TuneLog(ref a) => tune_log_cmd::run(&cli.global, a),
+        Command::Merge(ref a) => merge_cmd::run(&cli.global, a),
+        Command::Export(ref a) => export_cmd::run(&cli.global, a),
         Command::Worker => {
             crate::device::worker::serve()?;
             Ok(())

@@ -61,7 +61,7 @@ fn strategy_options(a: &TuneArgs) -> StrategyOptions {
 }
 
 /// Strategies that move one small step per round need more rounds than the default five.
-fn default_rounds(strategy: &str) -> Option<usize> {
+pub(super) fn default_rounds(strategy: &str) -> Option<usize> {
     match strategy {
         "explicit" | "llm-iterative" | "autonomous" => None,
         _ => Some(5),

@@ -83,6 +83,10 @@ impl FromStr for Plant {
     }
 }
 
+/// Simulated devices in the machine (indices `0..DEVICE_COUNT`), like an 8-GPU node, so
+/// multi-device runs can be exercised and a wrong index fails as it would on real hardware.
+pub const DEVICE_COUNT: u32 = 8;
+
 pub struct SimDevice {
     info: DeviceInfo,
     hw: HwSpec,
@@ -93,6 +97,13 @@ pub struct SimDevice {
 
 impl SimDevice {
     pub fn new(sel: &DeviceSelection) -> Result<Self, DeviceError> {
+        if sel.index >= DEVICE_COUNT {
+            return Err(DeviceError::NoSuchDevice {
+                backend: "sim",
+                index: sel.index,
+                count: DEVICE_COUNT,
+            });
+        }
         let hw = match &sel.hw_spec {
             Some(h) => h.clone(),
             None => HwSpec::by_name("H200").map_err(|e| DeviceError::Driver(e.to_string()))?,

@@ -5,9 +5,11 @@
 //! (compulsory bytes over time), percent of the hw-spec roofline, speed relative to the vendor
 //! library, and the verification error.
 
+pub mod advice;
 mod csv;
 pub mod plot;
 mod table;
+pub mod tensile;
 
 pub use csv::{csv_escape, write_csv};
 pub use table::{render_log_table, render_table};

@@ -1,0 +1,228 @@
+//! `gemmtune tune-log LOG...`: tune a workload's GEMMs (see [`crate::workload`]) and print the
+//! selection, the per-GEMM results and the headline uplift. This file only maps the command
+//! line onto [`TuneLogOptions`] and the outcome onto text or JSON.
+
+use anyhow::Result;
+use std::sync::Arc;
+
+use super::args::{GlobalOpts, TuneLogArgs};
+use super::bench_cmd::timing_from_args;
+use super::output::{note, print, selection};
+use super::tune_cmd::default_rounds;
+use super::UsageError;
+use crate::compile::cache::CompileCache;
+use crate::llm::config::{LlmConfig, LlmOptions};
+use crate::llm::port::{cli_client, ClientPort};
+use crate::search::driver::SearchOptions;
+use crate::search::llm_port::SharedLlm;
+use crate::search::strategies::{self, FallbackMode, StrategyOptions};
+use crate::search::StrategyError;
+use crate::store::Store;
+use crate::workload::context::OpenSpec;
+use crate::workload::pipeline::TuneSettings;
+use crate::workload::selection::{Criteria, WorkloadGemm};
+use crate::workload::table::{render_results, render_selection};
+use crate::workload::tune::{run as run_workload, Notes, TuneLogOptions};
+use crate::workload::{Shard, WorkloadError};
+
+/// A workload-layer error as the CLI reports it (usage errors exit with 2).
+pub(super) fn cli_error(e: WorkloadError) -> anyhow::Error {
+    match e {
+        WorkloadError::Usage(m) => UsageError(m).into(),
+        other => other.into(),
+    }
+}
+
+/// The LLM client stack for the given options (responses cached, prompts audited under
+/// `audit_dir`), as the search and the advice writer use it.
+pub(super) fn llm_port(
+    opts: &LlmOptions,
+    audit_dir: &std::path::Path,
+) -> Result<Option<SharedLlm>> {
+    if !opts.is_set() {
+        return Ok(None);
+    }
+    let config = LlmConfig::from_options(opts)?;
+    let cache = dirs::cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("gemmtune")
+        .join("llm");
+    let client = cli_client(&config, &cache, Some(audit_dir))?;
+    Ok(Some(Arc::new(ClientPort::new(client))))
+}
+
+fn strategy_options(a: &TuneLogArgs) -> StrategyOptions {
+    StrategyOptions {
+        fallback: match a.fallback.as_str() {
+            "random" => FallbackMode::Random,
+            "error" => FallbackMode::Error,
+            _ => FallbackMode::Pattern,
+        },
+        initial_batch: a.llm_initial_batch,
+        refinement_batch: a.llm_batch,
+        temperature: a.llm_temperature,
+        steps_file: a.steps.clone(),
+        ..StrategyOptions::default()
+    }
+}
+
+struct CliNotes {
+    quiet: bool,
+    json: bool,
+}
+
+impl Notes for CliNotes {
+    fn note(&self, text: &str) {
+        if !self.quiet {
+            eprintln!("{text}");
+        }
+    }
+
+    fn selection(&self, workload: &[WorkloadGemm], shard: Shard) {
+        let table = render_selection(workload, shard);
+        if self.json {
+            if !self.quiet {
+                eprint!("{table}");
+            }
+        } else {
+            // The selection is a result in itself: stdout, before the long tuning starts.
+            let _ = print(&format!("selection:\n{table}\n"));
+        }
+    }
+}
+
+pub fn run(g: &GlobalOpts, a: &TuneLogArgs) -> Result<()> {
+    if !(0.0..=1.0).contains(&a.thr) {
+        return Err(UsageError(format!(
+            "--thr {} must be a fraction between 0 and 1",
+            a.thr
+        ))
+        .into());
+    }
+    if a.top == Some(0) {
+        return Err(UsageError("--top must be at least 1".into()).into());
+    }
+    if !(a.min_uplift.is_finite() && a.min_uplift > -1.0) {
+        return Err(UsageError(format!(
+            "--min-uplift {} is not a usable fraction",
+            a.min_uplift
+        ))
+        .into());
+    }
+    let llm = llm_port(&a.llm, &a.out.join("llm"))?;
+    let name = a
+        .strategy
+        .clone()
+        .unwrap_or_else(|| strategies::default_name(llm.is_some()).to_string());
+    let strategy_options = strategy_options(a);
+    // Build it once here so that a bad name or a missing LLM is a usage error up front.
+    match strategies::build(&name, &strategy_options, llm.clone()) {
+        Ok(_) => {}
+        Err(e @ StrategyError::NeedsLlm(_)) => {
+            return Err(UsageError(format!(
+                "{e}: configure one with --llm-url/--llm-model (and --llm-provider), or pick another --strategy ({})",
+                strategies::names().join(", ")
+            ))
+            .into())
+        }
+        Err(e) => return Err(UsageError(e.to_string()).into()),
+    }
+    let devices = if a.devices.is_empty() {
+        vec![g.device]
+    } else {
+        a.devices.clone()
+    };
+    let db_path = match &g.db {
+        Some(p) => p.clone(),
+        None => a.out.join(crate::workload::merge::DB_FILE),
+    };
+    if g.db.is_some() {
+        // Surface a bad --db before the devices start.
+        Store::open(&db_path)?;
+    }
+    let settings = TuneSettings {
+        timing: timing_from_args(&a.timing),
+        strategy: name.clone(),
+        strategy_options,
+        search: SearchOptions {
+            max_evals: a.max_evals,
+            time_budget: a.time_budget.map(std::time::Duration::from_secs_f64),
+            batch_size: a.batch_size.max(1),
+            max_rounds: a.max_rounds.or(default_rounds(&name)),
+            patience: Some(a.patience),
+            min_improvement: a.min_improvement,
+            retime_top: a.retime,
+            seed: a.search_seed,
+            ..SearchOptions::default()
+        },
+        force: a.timing.force,
+        compile_threads: a.timing.compile_threads,
+        cache_dir: std::env::var_os("GEMMTUNE_CACHE_DIR")
+            .map(Into::into)
+            .unwrap_or_else(CompileCache::default_dir),
+        quiet: g.quiet,
+        verbose: g.verbose,
+    };
+    let opts = TuneLogOptions {
+        logs: a.logs.clone(),
+        out: a.out.clone(),
+        devices,
+        open: OpenSpec {
+            selection: selection(g)?,
+            in_process: g.no_worker,
+            db_path,
+            command_line: std::env::args().collect::<Vec<_>>().join(" "),
+            strategy: name,
+        },
+        criteria: Criteria {
+            threshold: a.thr,
+            top: a.top,
+        },
+        shard: a.shard,
+        min_uplift: a.min_uplift,
+        settings,
+        llm,
+    };
+    let notes = CliNotes {
+        quiet: g.quiet,
+        json: g.json,
+    };
+    let outcome = run_workload(&opts, &notes).map_err(cli_error)?;
+    if let Some(path) = &g.csv {
+        std::fs::copy(a.out.join(crate::workload::outputs::RAW_CSV), path)
+            .map_err(|e| anyhow::anyhow!("cannot write CSV {}: {e}", path.display()))?;
+    }
+    if g.json {
+        return print(&format!("{}\n", serde_json::to_string_pretty(&outcome)?));
+    }
+    let s = &outcome.summary;
+    let mut out = render_results(&outcome.records, a.min_uplift);
+    out.push_str(&format!(
+        "\n{} tuned: {} kept, {} dropped, {} skipped, {} failed ({} resumed from an earlier run)\n",
+        s.tuned, s.kept, s.dropped, s.skipped, s.failed, outcome.resumed
+    ));
+    if let Some(avg) = s.average_uplift_kept {
+        out.push_str(&format!(
+            "average uplift of the kept kernels: {:+.2}%\n",
+            avg * 100.0
+        ));
+    }
+    out.push_str(&format!(
+        "weighted total uplift: {:.2}% of the workload's GEMM time saved\n",
+        s.weighted_uplift * 100.0
+    ));
+    out.push_str(&format!(
+        "time: {:.1} s baselines + {:.1} s tuning on {} device(s); {} measured, {} reused from the database\n",
+        outcome.baseline_seconds,
+        outcome.tuning_seconds,
+        opts.devices.len(),
+        outcome.measured,
+        outcome.reused
+    ));
+    out.push_str(&format!(
+        "report: {}\n",
+        a.out.join(crate::workload::outputs::SUMMARY_MD).display()
+    ));
+    note(g, "gemmtune: done");
+    print(&out)
+}
