@@ -15,7 +15,11 @@ use gemmtune::problem::GemmProblem;
 use gemmtune::space::{KernelConfig, Space};
 
 /// Sums `iters` kernel times measured with GPU events into one duration.
-fn timed(device: &mut dyn Device, kernel: Option<&gemmtune::compile::CompiledKernel>, iters: u64) -> Duration {
+fn timed(
+    device: &mut dyn Device,
+    kernel: Option<&gemmtune::compile::CompiledKernel>,
+    iters: u64,
+) -> Duration {
     let timing = TimingOptions {
         iters: iters.clamp(1, 10_000) as u32,
         cold_iters: 1,
@@ -25,7 +29,10 @@ fn timed(device: &mut dyn Device, kernel: Option<&gemmtune::compile::CompiledKer
         Some(k) => device.run_kernel(k, &timing),
         None => device.run_vendor(&timing),
     };
-    let us: f64 = outcome.samples().map(|s| s.iter().sum()).unwrap_or(f64::NAN);
+    let us: f64 = outcome
+        .samples()
+        .map(|s| s.iter().sum())
+        .unwrap_or(f64::NAN);
     if !us.is_finite() {
         panic!("benchmark failed: {}", outcome.reason());
     }
@@ -85,8 +92,12 @@ fn gpu_benches(c: &mut Criterion) {
         }
         let label = format!("{}x{}x{}", problem.m, problem.n, problem.k);
         let mut group = c.benchmark_group(format!("{dev_name}/{label}"));
-        group.sample_size(10).measurement_time(Duration::from_secs(2));
-        group.bench_function("vendor", |b| b.iter_custom(|n| timed(device.as_mut(), None, n)));
+        group
+            .sample_size(10)
+            .measurement_time(Duration::from_secs(2));
+        group.bench_function("vendor", |b| {
+            b.iter_custom(|n| timed(device.as_mut(), None, n))
+        });
         for cfg in configs {
             let kernel = match build_one(compiler.as_ref(), &cfg, &problem, &target, None) {
                 Ok(k) => k,

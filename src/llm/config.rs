@@ -197,7 +197,9 @@ impl LlmConfig {
         let mut cfg = LlmConfig::new(provider, url_text, model);
         if let Some(n) = opts.max_tokens {
             if n == 0 {
-                return Err(LlmError::Config("--llm-max-tokens must be at least 1".into()));
+                return Err(LlmError::Config(
+                    "--llm-max-tokens must be at least 1".into(),
+                ));
             }
             cfg.default_max_tokens = n;
         }

@@ -58,8 +58,29 @@ impl Store {
     }
 
     /// Opens (creating it and its directories if needed) and migrates a results database.
+    ///
+    /// Processes that open a new file at the same moment race on the journal-mode switch and
+    /// the migration; SQLite reports some of those conflicts as "busy" at once, without its
+    /// busy handler, so the whole opening sequence is retried with a short backoff.
     pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
-        let path = path.as_ref().to_path_buf();
+        let path = path.as_ref();
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        let mut wait = std::time::Duration::from_millis(10);
+        loop {
+            match Self::open_once(path) {
+                Err(StoreError::Sqlite { source, .. })
+                    if is_busy(&source) && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(wait);
+                    wait = (wait * 2).min(std::time::Duration::from_millis(250));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn open_once(path: &Path) -> Result<Store, StoreError> {
+        let path = path.to_path_buf();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
                 path: dir.to_path_buf(),
@@ -328,4 +349,13 @@ pub(super) fn now_ms() -> i64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+/// Whether an SQLite error is a lock conflict that a retry can resolve.
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e,
+        rusqlite::Error::SqliteFailure(f, _)
+            if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
