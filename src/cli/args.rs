@@ -238,6 +238,17 @@ pub struct TuneArgs {
     pub problem: ProblemArgs,
     #[command(flatten)]
     pub timing: TimingArgs,
+    #[command(flatten)]
+    pub search: SearchArgs,
+    /// Directory for this run's files: LLM prompts and replies (no secrets), the convergence
+    /// plot, the result JSON. Default: a new directory under the user cache dir.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// How a search runs: the strategy, its budget and convergence rules, and the LLM it may use.
+#[derive(Debug, Args, Clone)]
+pub struct SearchArgs {
     /// Search strategy (default: `llm` when an LLM is configured, else `pattern`).
     /// One of: random, pattern, genetic, exhaustive, explicit, autonomous, llm, llm-iterative.
     #[arg(long)]
@@ -303,10 +314,6 @@ pub struct TuneArgs {
     /// Configs the llm strategy asks for in later rounds.
     #[arg(long = "llm-batch", default_value_t = 15)]
     pub llm_batch: usize,
-    /// Directory for this run's files: LLM prompts and replies (no secrets), the convergence
-    /// plot, the result JSON. Default: a new directory under the user cache dir.
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
     #[command(flatten)]
     pub llm: crate::llm::config::LlmOptions,
 }
@@ -393,50 +400,8 @@ pub struct TuneLogArgs {
     pub min_uplift: f64,
     #[command(flatten)]
     pub timing: TimingArgs,
-    /// Search strategy (default: `llm` when an LLM is configured, else `pattern`).
-    #[arg(long)]
-    pub strategy: Option<String>,
-    /// Configs measured at most, per GEMM.
-    #[arg(long = "max-evals", default_value_t = 100)]
-    pub max_evals: usize,
-    /// Seconds of searching at most, per GEMM.
-    #[arg(long = "time-budget", value_name = "SECONDS")]
-    pub time_budget: Option<f64>,
-    /// Rounds at most per GEMM (default 5; explicit, autonomous and llm-iterative: no limit).
-    #[arg(long = "max-rounds")]
-    pub max_rounds: Option<usize>,
-    /// Stop a GEMM's search after this many rounds without a --min-improvement gain.
-    #[arg(long, default_value_t = 2)]
-    pub patience: usize,
-    /// Relative gain that counts as an improvement.
-    #[arg(long = "min-improvement", default_value_t = 0.01)]
-    pub min_improvement: f64,
-    /// Configs per round for the non-LLM strategies.
-    #[arg(long = "batch-size", default_value_t = 16)]
-    pub batch_size: usize,
-    /// What replaces an LLM round that fails.
-    #[arg(long, value_parser = ["random", "pattern", "error"], default_value = "pattern")]
-    pub fallback: String,
-    /// How many of the best kernels of a search to re-time before naming its winner.
-    #[arg(long, default_value_t = 3)]
-    pub retime: usize,
-    /// Strategy seed.
-    #[arg(long = "search-seed", default_value_t = 0)]
-    pub search_seed: u64,
-    /// Tuning steps for the explicit strategy (TOML).
-    #[arg(long = "steps", value_name = "FILE")]
-    pub steps: Option<PathBuf>,
-    /// LLM sampling temperature.
-    #[arg(long = "llm-temperature", default_value_t = 0.7)]
-    pub llm_temperature: f32,
-    /// Configs the llm strategy asks for in its first round.
-    #[arg(long = "llm-initial-batch", default_value_t = 25)]
-    pub llm_initial_batch: usize,
-    /// Configs the llm strategy asks for in later rounds.
-    #[arg(long = "llm-batch", default_value_t = 15)]
-    pub llm_batch: usize,
     #[command(flatten)]
-    pub llm: crate::llm::config::LlmOptions,
+    pub search: SearchArgs,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -11,7 +11,8 @@ use std::path::Path;
 
 use super::args::{ExportArgs, GlobalOpts};
 use super::output::{note, print};
-use super::tune_log_cmd::{cli_error, llm_port};
+use super::search_args::llm_port;
+use super::tune_log_cmd::cli_error;
 use crate::hw::HwSpec;
 use crate::report::advice::{analyse, llm_prompt, render_markdown, AdviceInput};
 use crate::report::tensile::{benchmark_config, Provenance};

@@ -10,6 +10,7 @@ mod export_cmd;
 mod log_cmd;
 mod merge_cmd;
 mod output;
+mod search_args;
 mod source_cmd;
 mod specs_cmd;
 mod sweep_cmd;

@@ -5,22 +5,16 @@
 use anyhow::{Context, Result};
 use serde_json::json;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use super::args::{GlobalOpts, TuneArgs};
 use super::bench_cmd::{problem_from_args, timing_from_args};
 use super::output::{finish_store, note, open_device, open_store, print, selection};
-use super::UsageError;
+use super::search_args::llm_port;
 use crate::bench::session::{BenchRow, BenchSession};
 use crate::compile::{cache::CompileCache, compiler_for};
-use crate::llm::config::LlmConfig;
-use crate::llm::port::{cli_client, ClientPort};
 use crate::report::plot::{line_plot_svg, Series};
-use crate::search::driver::{run_search, NoKnownResults, SearchOptions, SearchResult};
-use crate::search::llm_port::SharedLlm;
+use crate::search::driver::{run_search, NoKnownResults, SearchResult};
 use crate::search::progress::Event;
-use crate::search::strategies::{self, AutonomousOptions, FallbackMode, StrategyOptions};
-use crate::search::StrategyError;
 use crate::space::Space;
 
 fn run_dir(a: &TuneArgs) -> PathBuf {
@@ -37,37 +31,6 @@ fn run_dir(a: &TuneArgs) -> PathBuf {
     })
 }
 
-fn strategy_options(a: &TuneArgs) -> StrategyOptions {
-    StrategyOptions {
-        fallback: match a.fallback.as_str() {
-            "random" => FallbackMode::Random,
-            "error" => FallbackMode::Error,
-            _ => FallbackMode::Pattern,
-        },
-        initial_batch: a.llm_initial_batch,
-        refinement_batch: a.llm_batch,
-        temperature: a.llm_temperature,
-        steps_file: a.steps.clone(),
-        evaluate_steps: !a.no_step_evaluation,
-        autonomous: AutonomousOptions {
-            breakdown: !a.no_breakdown,
-            replanning: !a.no_replanning,
-            max_breakdowns: a.max_breakdowns,
-            max_replanning: a.max_replanning,
-            ..AutonomousOptions::default()
-        },
-        ..StrategyOptions::default()
-    }
-}
-
-/// Strategies that move one small step per round need more rounds than the default five.
-pub(super) fn default_rounds(strategy: &str) -> Option<usize> {
-    match strategy {
-        "explicit" | "llm-iterative" | "autonomous" => None,
-        _ => Some(5),
-    }
-}
-
 pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
     let problem = problem_from_args(&a.problem)?;
     let timing = timing_from_args(&a.timing);
@@ -75,32 +38,9 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create run directory {}", dir.display()))?;
 
-    let llm: Option<SharedLlm> = if a.llm.is_set() {
-        let config = LlmConfig::from_options(&a.llm)?;
-        let cache = dirs::cache_dir()
-            .unwrap_or_else(std::env::temp_dir)
-            .join("gemmtune")
-            .join("llm");
-        let client = cli_client(&config, &cache, Some(&dir.join("llm")))?;
-        Some(Arc::new(ClientPort::new(client)))
-    } else {
-        None
-    };
-    let name = a
-        .strategy
-        .clone()
-        .unwrap_or_else(|| strategies::default_name(llm.is_some()).to_string());
-    let mut strategy = match strategies::build(&name, &strategy_options(a), llm.clone()) {
-        Ok(s) => s,
-        Err(e @ StrategyError::NeedsLlm(_)) => {
-            return Err(UsageError(format!(
-                "{e}: configure one with --llm-url/--llm-model (and --llm-provider), or pick another --strategy ({})",
-                strategies::names().join(", ")
-            ))
-            .into())
-        }
-        Err(e) => return Err(UsageError(e.to_string()).into()),
-    };
+    let llm = llm_port(&a.search.llm, &dir.join("llm"))?;
+    let name = a.search.strategy_name(llm.is_some());
+    let mut strategy = a.search.build_strategy(&name, llm)?;
 
     let sel = selection(g)?;
     let mut device = open_device(g, &sel)?;
@@ -129,19 +69,7 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
         }
         _ => Space::for_problem(&problem, &hw),
     };
-    let opts = SearchOptions {
-        max_evals: a.max_evals,
-        time_budget: a.time_budget.map(std::time::Duration::from_secs_f64),
-        batch_size: a.batch_size.max(1),
-        max_rounds: a.max_rounds.or(default_rounds(&name)),
-        patience: Some(a.patience),
-        min_improvement: a.min_improvement,
-        target_us: a.target_us,
-        target_tflops: a.target_tflops,
-        retime_top: a.retime,
-        seed: a.search_seed,
-        ..SearchOptions::default()
-    };
+    let opts = a.search.search_options(&name);
     let quiet = g.quiet;
     let verbose = g.verbose;
     let mut progress = |e: &Event| match e {

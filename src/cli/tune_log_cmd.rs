@@ -3,20 +3,13 @@
 //! line onto [`TuneLogOptions`] and the outcome onto text or JSON.
 
 use anyhow::Result;
-use std::sync::Arc;
 
 use super::args::{GlobalOpts, TuneLogArgs};
 use super::bench_cmd::timing_from_args;
 use super::output::{note, print, selection};
-use super::tune_cmd::default_rounds;
+use super::search_args::llm_port;
 use super::UsageError;
 use crate::compile::cache::CompileCache;
-use crate::llm::config::{LlmConfig, LlmOptions};
-use crate::llm::port::{cli_client, ClientPort};
-use crate::search::driver::SearchOptions;
-use crate::search::llm_port::SharedLlm;
-use crate::search::strategies::{self, FallbackMode, StrategyOptions};
-use crate::search::StrategyError;
 use crate::store::Store;
 use crate::workload::context::OpenSpec;
 use crate::workload::pipeline::TuneSettings;
@@ -30,39 +23,6 @@ pub(super) fn cli_error(e: WorkloadError) -> anyhow::Error {
     match e {
         WorkloadError::Usage(m) => UsageError(m).into(),
         other => other.into(),
-    }
-}
-
-/// The LLM client stack for the given options (responses cached, prompts audited under
-/// `audit_dir`), as the search and the advice writer use it.
-pub(super) fn llm_port(
-    opts: &LlmOptions,
-    audit_dir: &std::path::Path,
-) -> Result<Option<SharedLlm>> {
-    if !opts.is_set() {
-        return Ok(None);
-    }
-    let config = LlmConfig::from_options(opts)?;
-    let cache = dirs::cache_dir()
-        .unwrap_or_else(std::env::temp_dir)
-        .join("gemmtune")
-        .join("llm");
-    let client = cli_client(&config, &cache, Some(audit_dir))?;
-    Ok(Some(Arc::new(ClientPort::new(client))))
-}
-
-fn strategy_options(a: &TuneLogArgs) -> StrategyOptions {
-    StrategyOptions {
-        fallback: match a.fallback.as_str() {
-            "random" => FallbackMode::Random,
-            "error" => FallbackMode::Error,
-            _ => FallbackMode::Pattern,
-        },
-        initial_batch: a.llm_initial_batch,
-        refinement_batch: a.llm_batch,
-        temperature: a.llm_temperature,
-        steps_file: a.steps.clone(),
-        ..StrategyOptions::default()
     }
 }
 
@@ -109,24 +69,11 @@ pub fn run(g: &GlobalOpts, a: &TuneLogArgs) -> Result<()> {
         ))
         .into());
     }
-    let llm = llm_port(&a.llm, &a.out.join("llm"))?;
-    let name = a
-        .strategy
-        .clone()
-        .unwrap_or_else(|| strategies::default_name(llm.is_some()).to_string());
-    let strategy_options = strategy_options(a);
+    let llm = llm_port(&a.search.llm, &a.out.join("llm"))?;
+    let name = a.search.strategy_name(llm.is_some());
     // Build it once here so that a bad name or a missing LLM is a usage error up front.
-    match strategies::build(&name, &strategy_options, llm.clone()) {
-        Ok(_) => {}
-        Err(e @ StrategyError::NeedsLlm(_)) => {
-            return Err(UsageError(format!(
-                "{e}: configure one with --llm-url/--llm-model (and --llm-provider), or pick another --strategy ({})",
-                strategies::names().join(", ")
-            ))
-            .into())
-        }
-        Err(e) => return Err(UsageError(e.to_string()).into()),
-    }
+    a.search.build_strategy(&name, llm.clone())?;
+    let strategy_options = a.search.strategy_options();
     let devices = if a.devices.is_empty() {
         vec![g.device]
     } else {
@@ -144,17 +91,7 @@ pub fn run(g: &GlobalOpts, a: &TuneLogArgs) -> Result<()> {
         timing: timing_from_args(&a.timing),
         strategy: name.clone(),
         strategy_options,
-        search: SearchOptions {
-            max_evals: a.max_evals,
-            time_budget: a.time_budget.map(std::time::Duration::from_secs_f64),
-            batch_size: a.batch_size.max(1),
-            max_rounds: a.max_rounds.or(default_rounds(&name)),
-            patience: Some(a.patience),
-            min_improvement: a.min_improvement,
-            retime_top: a.retime,
-            seed: a.search_seed,
-            ..SearchOptions::default()
-        },
+        search: a.search.search_options(&name),
         force: a.timing.force,
         compile_threads: a.timing.compile_threads,
         cache_dir: std::env::var_os("GEMMTUNE_CACHE_DIR")

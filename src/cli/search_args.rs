@@ -1,0 +1,100 @@
+//! What `tune` and `tune-log` share: turning the search flags into a strategy, its options
+//! and the driver's options, and connecting the LLM (cached replies, audited prompts).
+
+use anyhow::Result;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::args::SearchArgs;
+use super::UsageError;
+use crate::llm::config::{LlmConfig, LlmOptions};
+use crate::llm::port::{cli_client, ClientPort};
+use crate::search::driver::SearchOptions;
+use crate::search::llm_port::SharedLlm;
+use crate::search::strategies::{self, AutonomousOptions, FallbackMode, StrategyOptions};
+use crate::search::{Strategy, StrategyError};
+
+/// The LLM client stack for the given options (responses cached, prompts audited under
+/// `audit_dir`), or `None` when no LLM is configured.
+pub fn llm_port(opts: &LlmOptions, audit_dir: &Path) -> Result<Option<SharedLlm>> {
+    if !opts.is_set() {
+        return Ok(None);
+    }
+    let config = LlmConfig::from_options(opts)?;
+    let cache = dirs::cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("gemmtune")
+        .join("llm");
+    let client = cli_client(&config, &cache, Some(audit_dir))?;
+    Ok(Some(Arc::new(ClientPort::new(client))))
+}
+
+/// Strategies that move one small step per round need more rounds than the default five.
+pub fn default_rounds(strategy: &str) -> Option<usize> {
+    match strategy {
+        "explicit" | "llm-iterative" | "autonomous" => None,
+        _ => Some(5),
+    }
+}
+
+impl SearchArgs {
+    /// The strategy named by `--strategy`, or the default for whether an LLM is configured.
+    pub fn strategy_name(&self, llm_configured: bool) -> String {
+        self.strategy
+            .clone()
+            .unwrap_or_else(|| strategies::default_name(llm_configured).to_string())
+    }
+
+    pub fn strategy_options(&self) -> StrategyOptions {
+        StrategyOptions {
+            fallback: match self.fallback.as_str() {
+                "random" => FallbackMode::Random,
+                "error" => FallbackMode::Error,
+                _ => FallbackMode::Pattern,
+            },
+            initial_batch: self.llm_initial_batch,
+            refinement_batch: self.llm_batch,
+            temperature: self.llm_temperature,
+            steps_file: self.steps.clone(),
+            evaluate_steps: !self.no_step_evaluation,
+            autonomous: AutonomousOptions {
+                breakdown: !self.no_breakdown,
+                replanning: !self.no_replanning,
+                max_breakdowns: self.max_breakdowns,
+                max_replanning: self.max_replanning,
+                ..AutonomousOptions::default()
+            },
+            ..StrategyOptions::default()
+        }
+    }
+
+    /// The driver's budget and convergence rules for a search with `strategy`.
+    pub fn search_options(&self, strategy: &str) -> SearchOptions {
+        SearchOptions {
+            max_evals: self.max_evals,
+            time_budget: self.time_budget.map(std::time::Duration::from_secs_f64),
+            batch_size: self.batch_size.max(1),
+            max_rounds: self.max_rounds.or(default_rounds(strategy)),
+            patience: Some(self.patience),
+            min_improvement: self.min_improvement,
+            target_us: self.target_us,
+            target_tflops: self.target_tflops,
+            retime_top: self.retime,
+            seed: self.search_seed,
+            ..SearchOptions::default()
+        }
+    }
+
+    /// Builds the named strategy; a strategy that needs an LLM without one is a usage error.
+    pub fn build_strategy(&self, name: &str, llm: Option<SharedLlm>) -> Result<Box<dyn Strategy>> {
+        match strategies::build(name, &self.strategy_options(), llm) {
+            Ok(s) => Ok(s),
+            Err(e @ StrategyError::NeedsLlm(_)) => Err(UsageError(format!(
+                "{e}: configure one with --llm-url/--llm-model (and --llm-provider), or pick another --strategy ({})",
+                strategies::names().join(", ")
+            ))
+            .into()),
+            Err(e) => Err(UsageError(e.to_string()).into()),
+        }
+    }
+}
