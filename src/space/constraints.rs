@@ -3,6 +3,10 @@
 //! These rules are the contract between the space and the kernel template in `kernels/`:
 //! every config that passes here must compile and run correctly. Each rule returns a
 //! [`Violation`] naming the rule, so a rejected LLM suggestion can be explained back to it.
+//!
+//! The warpgroup instruction (MI 64x8x16, `wgmma` on sm_90a) has its own rule, `wgmma`: its
+//! tiles are per warpgroup of 4 warps rather than per warp, and its LDS layout is fixed (the
+//! 128-byte swizzle the instruction's descriptors read).
 
 use serde::{Deserialize, Serialize};
 
@@ -27,12 +31,43 @@ fn fail(rule: &'static str, message: String) -> Result<(), Violation> {
     Err(Violation { rule, message })
 }
 
+/// The warpgroup matrix instruction (`wgmma`, sm_90a): 64 rows per warpgroup, N granularity 8
+/// (the instruction's N is the warpgroup tile's N), K = 16.
+pub const WGMMA_MI: [u32; 3] = [64, 8, 16];
+
+/// Whether a config uses the warpgroup (`wgmma`) path of the template.
+pub fn is_wgmma(c: &KernelConfig) -> bool {
+    c.mi == WGMMA_MI
+}
+
+/// Warps per warpgroup: wgmma is issued by 4 consecutive warps together.
+pub const WARPGROUP_WARPS: u32 = 4;
+
+/// The tile of C one warpgroup owns: warps are grouped 4 consecutive along M, so there are
+/// (WG0 / 4) x WG1 warpgroups. `[0, 0]` when WG0 is not a multiple of 4.
+pub fn warpgroup_tile(c: &KernelConfig) -> [u32; 2] {
+    let groups_m = c.wg[0] / WARPGROUP_WARPS;
+    if groups_m == 0 || c.wg[1] == 0 {
+        return [0, 0];
+    }
+    [c.mt0 / groups_m, c.mt1 / c.wg[1]]
+}
+
+/// Alignment slack of the wgmma LDS layout: the kernel aligns its tiles to the 1024-byte
+/// period of the 128-byte swizzle at run time.
+const WGMMA_LDS_ALIGN: u64 = 1024;
+
 /// LDS bytes one workgroup uses: the main-loop stages, or the f32 epilogue staging tile if
 /// that is larger (the epilogue reuses the same allocation).
 pub fn lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     let ea = p.a_type.bytes() as u64;
     let eb = p.b_type.bytes() as u64;
     let (mt0, mt1, du) = (c.mt0 as u64, c.mt1 as u64, c.depth_u as u64);
+    if is_wgmma(c) {
+        // Unpadded K-major tiles (the swizzle replaces padding), plus the alignment slack.
+        let main = c.pgr.max(1) as u64 * du * (mt0 * ea + mt1 * eb);
+        return main.max(mt0 * mt1 * 4) + WGMMA_LDS_ALIGN;
+    }
     // Rows of the LDS tile run along the operand's contiguous dimension; padding is per row.
     let a_tile = if p.trans_a.is_t() {
         mt0 * (du + c.lpa as u64)
@@ -59,8 +94,13 @@ pub fn registers_estimate(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u32
     let [wt0, wt1] = c.wave_tile();
     let kstep = if c.uses_matrix_cores() { c.mi[2] } else { 1 };
     let e = p.a_type.bytes() as u32;
-    // Fragment bytes per lane for one K step of the wave tile, in 32-bit registers.
-    let frag = ((wt0 + wt1) * kstep * e).div_ceil(4 * hw.wave_size);
+    // Fragment bytes per lane for one K step of the wave tile, in 32-bit registers; wgmma
+    // reads both operands from LDS through descriptors and holds no fragments.
+    let frag = if is_wgmma(c) {
+        0
+    } else {
+        ((wt0 + wt1) * kstep * e).div_ceil(4 * hw.wave_size)
+    };
     let frags = frag * (1 + c.plr);
     let loads_a = c.mt0 * c.depth_u / (threads * c.grvw.max(1));
     let loads_b = c.mt1 * c.depth_u / (threads * c.grvw.max(1));
@@ -81,6 +121,7 @@ pub const RULE_ORDER: &[&str] = &[
     "tile-granularity",
     "matrix-instruction",
     "dtype",
+    "wgmma",
     "wave-tile",
     "depth-u",
     "global-read",
@@ -201,6 +242,9 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
             ),
         );
     }
+    if is_wgmma(c) {
+        check_wgmma(c, p, hw)?;
+    }
     // Wave tiles must be whole matrix instructions (or whole FMA thread tiles).
     let [wt0, wt1] = c.wave_tile();
     if !c.mt0.is_multiple_of(c.wg[0]) || !c.mt1.is_multiple_of(c.wg[1]) {
@@ -209,7 +253,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
             "MacroTile must divide evenly among the waves".into(),
         );
     }
-    if c.uses_matrix_cores() {
+    if c.uses_matrix_cores() && !is_wgmma(c) {
         if wt0 % c.mi[0] != 0 || wt1 % c.mi[1] != 0 {
             return fail(
                 "wave-tile",
@@ -225,7 +269,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
                 format!("DepthU {} is not a multiple of MI K {}", c.depth_u, c.mi[2]),
             );
         }
-    } else {
+    } else if !c.uses_matrix_cores() {
         let per_lane = wt0 * wt1;
         if per_lane % wave != 0 || per_lane / wave > 64 {
             return fail(
@@ -333,6 +377,78 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
             format!(
                 "output types c={} d={} are not supported with a={}",
                 p.c_type, p.d_type, p.a_type
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// The `wgmma` rule: what the warpgroup path of the template supports.
+fn check_wgmma(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
+    let rule = "wgmma";
+    if hw.vendor != crate::hw::Vendor::Nvidia {
+        return fail(rule, "MI64x8x16 (wgmma) exists on NVIDIA sm_90a only".into());
+    }
+    // Both operand tiles are read by the instruction straight from LDS in K-major form, and
+    // the template loads them without transposing: A must be stored KxM (transA = T) and B
+    // KxN (transB = N), K contiguous in both.
+    if !p.trans_a.is_t() || p.trans_b.is_t() {
+        return fail(
+            rule,
+            format!(
+                "MI64x8x16 needs both operands K-contiguous (layout TN); {}{} has {} M- or N-contiguous: use MI16x8x16",
+                if p.trans_a.is_t() { 'T' } else { 'N' },
+                if p.trans_b.is_t() { 'T' } else { 'N' },
+                match (p.trans_a.is_t(), p.trans_b.is_t()) {
+                    (false, true) => "A and B",
+                    (false, false) => "A",
+                    _ => "B",
+                }
+            ),
+        );
+    }
+    if c.swizzle != 1 || c.lpa != 0 || c.lpb != 0 || c.plr != 0 {
+        return fail(
+            rule,
+            "MI64x8x16 uses the 128-byte LDS swizzle and no fragment registers: LdsSwizzle=1, LdsPadA=LdsPadB=0, PrefetchLocalRead=0".into(),
+        );
+    }
+    if !c.wg[0].is_multiple_of(WARPGROUP_WARPS) {
+        return fail(
+            rule,
+            format!(
+                "WavesM {} must be a multiple of 4: warps issue wgmma as warpgroups of 4 along M",
+                c.wg[0]
+            ),
+        );
+    }
+    let groups_m = c.wg[0] / WARPGROUP_WARPS;
+    if !c.mt0.is_multiple_of(groups_m) || !c.mt1.is_multiple_of(c.wg[1]) {
+        return fail(
+            rule,
+            format!(
+                "MacroTile {}x{} must divide evenly among {}x{} warpgroups",
+                c.mt0, c.mt1, groups_m, c.wg[1]
+            ),
+        );
+    }
+    let [rows, cols] = warpgroup_tile(c);
+    if !rows.is_multiple_of(64) || !cols.is_multiple_of(8) || cols > 256 {
+        return fail(
+            rule,
+            format!(
+                "warpgroup tile {rows}x{cols} must have a multiple of 64 rows and a multiple of 8 columns, at most 256"
+            ),
+        );
+    }
+    // One swizzle row is 128 bytes of K.
+    let per_row = 128 / p.a_type.bytes() as u32;
+    if !c.depth_u.is_multiple_of(per_row) {
+        return fail(
+            rule,
+            format!(
+                "DepthU {} must be a multiple of {per_row} (128 bytes of K per swizzled LDS row)",
+                c.depth_u
             ),
         );
     }
