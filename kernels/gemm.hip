@@ -47,7 +47,7 @@ constexpr bool SWIZZLE = GT_SWIZZLE;
 
 static_assert(THREADS == WG0 * WG1 * WAVE, "GT_THREADS must equal WG0 * WG1 * wave size");
 static_assert(MT0 % WG0 == 0 && MT1 % WG1 == 0, "waves must split the macro tile evenly");
-static_assert(STAGES >= 1 && STAGES <= 4, "PrefetchGlobalRead is 1..4");
+static_assert(STAGES >= 1 && STAGES <= (GT_WGMMA ? 8 : 4), "PrefetchGlobalRead is 1..4 (1..8 with wgmma)");
 
 // Compile-time helpers, usable in device code (nvcc needs __host__ __device__ for that).
 __host__ __device__ constexpr int gt_min(int a, int b) { return a < b ? a : b; }
@@ -434,10 +434,12 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
         gt_compute_stage(acc, smem + slot * STAGE_BYTES, smem + slot * STAGE_BYTES + TileA::BYTES,
                          wgm0, wn0);
     };
-    // With 3+ stages one stage stays in wgmma while the next is issued; the slot it reads is
-    // not reloaded until every warpgroup has waited for it (a barrier later). So AHEAD tiles
-    // are in flight from global memory, IN_FLIGHT in the tensor cores, one being issued.
-    constexpr int IN_FLIGHT = STAGES >= 3 ? 1 : 0;
+    // With PrefetchLocalRead = 1 one stage stays in wgmma while the next is issued; the slot
+    // it reads is not reloaded until every warpgroup has waited for it (a barrier later). So
+    // AHEAD tiles are in flight from global memory, IN_FLIGHT in the tensor cores, one being
+    // issued: a memory-bound shape wants AHEAD large, a compute-bound one IN_FLIGHT = 1.
+    constexpr int IN_FLIGHT = GT_PLR;
+    static_assert(IN_FLIGHT == 0 || STAGES >= 3, "wgmma with PrefetchLocalRead=1 needs 3+ stages");
     constexpr int AHEAD = STAGES - 1 - IN_FLIGHT;
     if (STAGES == 1) {
         for (int t = 0; t < kt_count; ++t) {

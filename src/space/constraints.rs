@@ -53,6 +53,11 @@ pub fn warpgroup_tile(c: &KernelConfig) -> [u32; 2] {
     [c.mt0 / groups_m, c.mt1 / c.wg[1]]
 }
 
+/// Most PrefetchGlobalRead stages: the warpgroup path streams deeper pipelines (a memory-bound
+/// shape needs several tiles in flight per SM to cover the DRAM latency).
+pub const MAX_STAGES: u32 = 4;
+pub const MAX_STAGES_WGMMA: u32 = 8;
+
 /// Alignment slack of the wgmma LDS layout: the kernel aligns its tiles to the 1024-byte
 /// period of the 128-byte swizzle at run time.
 const WGMMA_LDS_ALIGN: u64 = 1024;
@@ -166,10 +171,15 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
             ),
         );
     }
-    if c.pgr > 4 || c.plr > 1 || c.swizzle > 1 {
+    let max_stages = if is_wgmma(c) {
+        MAX_STAGES_WGMMA
+    } else {
+        MAX_STAGES
+    };
+    if c.pgr > max_stages || c.plr > 1 || c.swizzle > 1 {
         return fail(
             "range",
-            "PrefetchGlobalRead is 1..4, PrefetchLocalRead and LdsSwizzle are 0 or 1".into(),
+            format!("PrefetchGlobalRead is 1..{max_stages} (1..{MAX_STAGES_WGMMA} with MI64x8x16), PrefetchLocalRead and LdsSwizzle are 0 or 1"),
         );
     }
     if c.swizzle == 1 && (c.lpa != 0 || c.lpb != 0) {
@@ -407,10 +417,19 @@ fn check_wgmma(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Vio
             ),
         );
     }
-    if c.swizzle != 1 || c.lpa != 0 || c.lpb != 0 || c.plr != 0 {
+    if c.swizzle != 1 || c.lpa != 0 || c.lpb != 0 {
         return fail(
             rule,
-            "MI64x8x16 uses the 128-byte LDS swizzle and no fragment registers: LdsSwizzle=1, LdsPadA=LdsPadB=0, PrefetchLocalRead=0".into(),
+            "MI64x8x16 uses the 128-byte LDS swizzle: LdsSwizzle=1, LdsPadA=LdsPadB=0".into(),
+        );
+    }
+    // Without fragments to prefetch, PrefetchLocalRead=1 keeps one stage multiplying in the
+    // tensor cores while the next is issued; that stage's slot is not reloaded meanwhile, so
+    // it needs a third stage.
+    if c.plr == 1 && c.pgr < 3 {
+        return fail(
+            rule,
+            format!("with MI64x8x16, PrefetchLocalRead=1 keeps a stage in the tensor cores and needs PrefetchGlobalRead >= 3 (got {})", c.pgr),
         );
     }
     if !c.wg[0].is_multiple_of(WARPGROUP_WARPS) {
