@@ -181,6 +181,42 @@ GT_DEVICE void gt_load_tile(typename Tile::Elem* lds, const typename Tile::Elem*
     }
 }
 
+#if GT_WGMMA
+// ---- bounds-free wgmma tile loads with per-thread addresses computed once --------------------
+// Thread tid moves the 16-byte vector at (row tid / VPR + i * RSTEP, column (tid % VPR) * VEC)
+// in round i. RSTEP is a multiple of 8, so every round keeps the row's swizzle phase: the LDS
+// address of round i is the first one plus i * RSTEP rows, and the global one plus i * RSTEP
+// * ld. The general loader recomputes both per vector, which costs more issue slots than the
+// copies themselves at these tile sizes.
+template <class Tile, int ROWS, int COLS> struct GtFastLoad {
+    static constexpr int VEC = 16 / Tile::ES;
+    static constexpr int VPR = COLS / VEC;
+    static constexpr int RSTEP = THREADS / VPR;
+    static constexpr int ROUNDS = (ROWS + RSTEP - 1) / RSTEP;
+    static constexpr bool OK = GT_GRVW == VEC && THREADS % VPR == 0 && RSTEP % 8 == 0;
+
+    // `g` points at the tile's first element (row 0, column 0) in global memory; rows from
+    // `rows` on are outside the matrix and zero-filled (the whole K range must be inside).
+    GT_DEVICE static void load(unsigned char* lds, const typename Tile::Elem* g, gt_i64 ld, int tid,
+                               gt_i64 rows) {
+        const int r = tid / VPR, c = (tid % VPR) * VEC;
+        const char* src = reinterpret_cast<const char*>(g + (gt_i64)r * ld + c);
+        const gt_i64 step = (gt_i64)RSTEP * ld * Tile::ES;
+        const gt_u32 dst = gt_lds_addr(lds + Tile::byte_off(r, c));
+#pragma unroll
+        for (int i = 0; i < ROUNDS; ++i) {
+            if (ROWS % RSTEP != 0 && i == ROUNDS - 1 && r + i * RSTEP >= ROWS) break;
+            const bool in = r + i * RSTEP < rows;
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst + gt_u32(i * RSTEP * GT_SW128_ROW_BYTES)),
+                         "l"(in ? src + i * step : reinterpret_cast<const char*>(g)), "r"(in ? 16 : 0)
+                         : "memory");
+        }
+    }
+};
+typedef GtFastLoad<TileA, MT0, DU> FastA;
+typedef GtFastLoad<TileB, MT1, DU> FastB;
+#endif
+
 // ---- the per-wave compute of one LDS stage ---------------------------------------------------
 #if GT_WGMMA
 // Warpgroup g (warps 4g..4g+3, consecutive along M) owns a WGT0 x WGT1 tile of C: SLICES
@@ -414,11 +450,23 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
         // Each operand takes the bounds-free path when its own tile is inside the matrix (a
         // partial N tile must not slow down the A stream, and vice versa).
         const bool k_inside = k0 + DU <= K;
+#if GT_WGMMA
+        // TN: A rows are m, B rows are n, both K-contiguous.
+        if (FastA::OK && k_inside) {
+            FastA::load(reinterpret_cast<unsigned char*>(la), A + (gt_i64)m0 * args.lda + k0, args.lda, tid, M - m0);
+        } else if (m_inside && k_inside) {
+#else
         if (m_inside && k_inside) {
+#endif
             gt_load_tile<TileA, AR, AC, GT_GRVW, false>(la, A, args.lda, ar0, ac0, arl, acl, tid);
         } else {
             gt_load_tile<TileA, AR, AC, GT_GRVW, true>(la, A, args.lda, ar0, ac0, arl, acl, tid);
         }
+#if GT_WGMMA
+        if (FastB::OK && k_inside) {
+            FastB::load(reinterpret_cast<unsigned char*>(lb), B + (gt_i64)n0 * args.ldb + k0, args.ldb, tid, N - n0);
+        } else
+#endif
         if (n_inside && k_inside) {
             gt_load_tile<TileB, BR, BC, GT_GRVW, false>(lb, B, args.ldb, br0, bc0, brl, bcl, tid);
         } else {
