@@ -275,3 +275,46 @@ pub fn reference_source(target: &Target) -> String {
         expand_includes(REFERENCE_KERNEL)
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target() -> Target {
+        Target {
+            vendor: Vendor::Nvidia,
+            arch: "sm_90a".into(),
+        }
+    }
+
+    #[test]
+    fn wgmma_function_has_one_operand_per_accumulator() {
+        let f = wgmma_function(112, DataType::Bf16);
+        assert!(f.contains("wgmma.mma_async.sync.aligned.m64n112k16.f32.bf16.bf16"));
+        assert!(f.contains("float (&d)[56]"));
+        assert_eq!(f.matches("\"+f\"").count(), 56);
+        assert!(f.contains("%55}, %56, %57, p, 1, 1, 0, 0;"));
+        assert!(f.contains("setp.ne.b32 p, %58, 0;"));
+        let h = wgmma_function(8, DataType::F16);
+        assert!(h.contains("m64n8k16.f32.f16.f16"));
+        assert_eq!(h.matches("\"+f\"").count(), 4);
+    }
+
+    #[test]
+    fn only_wgmma_configs_carry_the_generated_function() {
+        let p = GemmProblem::new(16032, 109, 16384);
+        let wg = KernelConfig::parse(
+            "MT128x256x64_MI64x8x16_WG8x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM16_GRVW8_SVW8_SU0",
+        )
+        .unwrap();
+        let d = defines(&wg, &p, &target());
+        assert!(d.contains("#define GT_WGMMA 1\n#define GT_WGMMA_N 128\n"));
+        assert!(d.contains("m64n128k16"));
+        let mma = KernelConfig {
+            mi: [16, 8, 16],
+            ..wg
+        };
+        let d = defines(&mma, &p, &target());
+        assert!(!d.contains("GT_WGMMA") && !d.contains("wgmma"));
+    }
+}

@@ -397,7 +397,10 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
 fn check_wgmma(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
     let rule = "wgmma";
     if hw.vendor != crate::hw::Vendor::Nvidia {
-        return fail(rule, "MI64x8x16 (wgmma) exists on NVIDIA sm_90a only".into());
+        return fail(
+            rule,
+            "MI64x8x16 (wgmma) exists on NVIDIA sm_90a only".into(),
+        );
     }
     // Both operand tiles are read by the instruction straight from LDS in K-major form, and
     // the template loads them without transposing: A must be stored KxM (transA = T) and B
@@ -472,4 +475,131 @@ fn check_wgmma(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Vio
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problem::Trans;
+
+    fn wgmma_cfg(name: &str) -> KernelConfig {
+        KernelConfig::parse(name).unwrap()
+    }
+
+    const SEED_BEST: &str =
+        "MT128x112x64_MI64x8x16_WG8x1_PGR7_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0";
+
+    fn rule(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> &'static str {
+        check(c, p, hw).map(|_| "ok").unwrap_or_else(|v| v.rule)
+    }
+
+    #[test]
+    fn wgmma_configs_for_tn_pass() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let seed = GemmProblem::new(16032, 109, 16384);
+        check(&wgmma_cfg(SEED_BEST), &seed, &hw).unwrap();
+        let square = GemmProblem::new(4096, 4096, 4096);
+        for name in [
+            "MT128x256x64_MI64x8x16_WG8x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM16_GRVW8_SVW8_SU0",
+            "MT256x128x128_MI64x8x16_WG8x1_PGR2_PLR0_LPA0_LPB0_SW1_GSU2A_WGM8_GRVW8_SVW8_SU0",
+            "MT64x16x64_MI64x8x16_WG4x2_PGR8_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW4_SVW4_SU0",
+        ] {
+            check(&wgmma_cfg(name), &square, &hw).unwrap_or_else(|v| panic!("{name}: {v}"));
+        }
+        assert_eq!(warpgroup_tile(&wgmma_cfg(SEED_BEST)), [64, 112]);
+    }
+
+    #[test]
+    fn wgmma_rejections_name_the_rule() {
+        let hw = HwSpec::by_name("H100-SXM").unwrap();
+        let p = GemmProblem::new(16032, 109, 16384);
+        let base = wgmma_cfg(SEED_BEST);
+        // Layouts with an M- or N-contiguous operand.
+        for (ta, tb) in [
+            (Trans::N, Trans::N),
+            (Trans::T, Trans::T),
+            (Trans::N, Trans::T),
+        ] {
+            let mut q = p.clone();
+            (q.trans_a, q.trans_b) = (ta, tb);
+            q.fill_defaults();
+            let v = check(&base, &q, &hw).unwrap_err();
+            assert_eq!(v.rule, "wgmma");
+            assert!(v.message.contains("K-contiguous"), "{v}");
+        }
+        let cases = [
+            // WavesM not a multiple of 4.
+            KernelConfig { wg: [2, 1], ..base },
+            // Warpgroup tile of 32 rows.
+            KernelConfig {
+                mt0: 64,
+                wg: [8, 1],
+                ..base
+            },
+            // Warpgroup tile wider than 256 columns.
+            KernelConfig { mt1: 512, ..base },
+            // Not 128 bytes of K per LDS row.
+            KernelConfig {
+                depth_u: 32,
+                ..base
+            },
+            // Padding instead of the swizzle.
+            KernelConfig {
+                swizzle: 0,
+                lpa: 8,
+                lpb: 8,
+                ..base
+            },
+            // A stage kept in the tensor cores needs a third stage.
+            KernelConfig {
+                plr: 1,
+                pgr: 2,
+                ..base
+            },
+        ];
+        for c in cases {
+            assert_eq!(rule(&c, &p, &hw), "wgmma", "{}", c.name());
+        }
+        // Deeper pipelines are for wgmma only; LDS still bounds them.
+        let mma = KernelConfig {
+            mi: [16, 8, 16],
+            wg: [2, 2],
+            swizzle: 0,
+            lpa: 8,
+            lpb: 8,
+            pgr: 6,
+            ..base
+        };
+        assert_eq!(rule(&mma, &p, &hw), "range");
+        let deep = KernelConfig {
+            mt1: 64,
+            pgr: 8,
+            ..base
+        };
+        assert_eq!(rule(&deep, &p, &hw), "ok");
+        let big = KernelConfig {
+            mt0: 256,
+            mt1: 128,
+            pgr: 8,
+            ..base
+        };
+        assert_eq!(rule(&big, &p, &hw), "lds");
+        // Not an AMD instruction.
+        let mi300 = HwSpec::by_name("MI300X").unwrap();
+        assert_eq!(rule(&base, &p, &mi300), "matrix-instruction");
+    }
+
+    #[test]
+    fn wgmma_lds_bytes_are_unpadded_stages_plus_alignment_slack() {
+        let p = GemmProblem::new(16032, 109, 16384);
+        let c = wgmma_cfg(SEED_BEST);
+        assert_eq!(lds_bytes(&c, &p), 7 * 64 * (128 + 112) * 2 + 1024);
+        // A single small stage: the f32 epilogue tile dominates.
+        let small = KernelConfig {
+            pgr: 1,
+            mt1: 256,
+            ..c
+        };
+        assert_eq!(lds_bytes(&small, &p), 128 * 256 * 4 + 1024);
+    }
 }
