@@ -31,14 +31,7 @@ pub fn run(g: &GlobalOpts, a: &SourceArgs) -> Result<()> {
         }),
     };
     if let Err(v) = Space::for_problem(&problem, &hw).check(&cfg) {
-        note(
-            g,
-            &format!(
-                "gemmtune: warning: not valid for {} on {}: {v}",
-                problem.label(),
-                hw.name
-            ),
-        );
+        note(g, &format!("gemmtune: warning: not valid for {} on {}: {v}", problem.label(), hw.name));
     }
     let src = codegen::generate(&cfg, &problem, &target);
     note(g, &format!("gemmtune: launch {:?}", src.launch));
