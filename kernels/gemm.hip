@@ -7,6 +7,8 @@
 //
 //   global --(GRVW-element vectors; cp.async on sm_80+)--> LDS ring of PGR stages
 //          --(atom fragments: ldmatrix + mma.sync / MFMA, or f32 FMA for MI 1x1x1)--> registers
+//          (MI 64x8x16, GT_WGMMA: warpgroups of 4 warps multiply the LDS tiles in place with
+//           asynchronous wgmma, sm_90a, into accumulator registers)
 //          --(f32 tile staged through LDS)--> SVW-element stores of D (GSU = 1)
 //                                          or f32 partials in the workspace (GSU > 1), which
 //                                             <name>_epilogue turns into D.
@@ -14,7 +16,9 @@
 // Operand tiles are kept in LDS in their global orientation (rows along the operand's strided
 // dimension, each row contiguous along the stored leading dimension, plus LPA/LPB elements of
 // padding or an XOR swizzle of 16-byte chunks), so a global vector is one contiguous LDS write;
-// the atoms read transposed when they need to (ldmatrix .trans). Elements outside the matrix
+// the atoms read transposed when they need to (ldmatrix .trans). The wgmma path keeps both
+// operands K-major in the 128-byte swizzle layout its descriptors describe (GtSw128Tile).
+// Elements outside the matrix
 // are zero-filled while loading, so the compute loop never tests bounds; tiles entirely inside
 // the matrix take a load path without any bounds test.
 #include "gt_args.h"
@@ -43,7 +47,7 @@ constexpr bool SWIZZLE = GT_SWIZZLE;
 
 static_assert(THREADS == WG0 * WG1 * WAVE, "GT_THREADS must equal WG0 * WG1 * wave size");
 static_assert(MT0 % WG0 == 0 && MT1 % WG1 == 0, "waves must split the macro tile evenly");
-static_assert(STAGES >= 1 && STAGES <= 4, "PrefetchGlobalRead is 1..4");
+static_assert(STAGES >= 1 && STAGES <= (GT_WGMMA ? 8 : 4), "PrefetchGlobalRead is 1..4 (1..8 with wgmma)");
 
 // Compile-time helpers, usable in device code (nvcc needs __host__ __device__ for that).
 __host__ __device__ constexpr int gt_min(int a, int b) { return a < b ? a : b; }
@@ -90,9 +94,42 @@ template <class Tile, bool KC> struct GtView {
     GT_DEVICE T at(int mn, int k) const { return *ptr(mn, k); }
 };
 
+#if GT_WGMMA
+// ---- LDS layout of a wgmma operand tile (K-major, 128-byte swizzle) --------------------------
+// ROWS rows (m or n) of COLS elements of K, cut into slabs of 128 bytes of K: slab s holds
+// columns [64s, 64s + 64) (16-bit elements) of every row, one 128-byte row after another, and
+// 16-byte chunk c of row r sits at chunk c ^ (r % 8). That is the layout the descriptor's
+// swizzle mode 1 reads (see gt_mma_nvidia.h), and a warp's 8 consecutive 16-byte writes of
+// one row fill one whole 128-byte row: no bank conflicts.
+template <class T, int ROWS, int COLS> struct GtSw128Tile {
+    typedef T Elem;
+    static constexpr int ES = int(sizeof(T));
+    static constexpr int SLAB_COLS = GT_SW128_ROW_BYTES / ES;
+    static constexpr int SLAB_BYTES = ROWS * GT_SW128_ROW_BYTES;
+    static constexpr int BYTES = (COLS / SLAB_COLS) * SLAB_BYTES;
+    // Pitch seen by the loader: vectors never straddle a 16-byte chunk.
+    static constexpr int ROW_BYTES = GT_SW128_ROW_BYTES;
+    static constexpr int ELEMS = BYTES / ES;
+    static_assert(ES == 2 && COLS % SLAB_COLS == 0 && ROWS % 8 == 0,
+                  "wgmma tiles are 16-bit, whole 128-byte rows, whole 8-row groups");
+    static_assert(SLAB_BYTES % GT_SW128_PERIOD == 0, "every slab keeps the swizzle period aligned");
+
+    // Byte offset of (row, col); for a row that is a multiple of 8 and a col that is a multiple
+    // of 8 this is also the logical address a descriptor starts at.
+    GT_DEVICE static constexpr int byte_off(int row, int col) {
+        return (col / SLAB_COLS) * SLAB_BYTES + row * GT_SW128_ROW_BYTES +
+               ((((col % SLAB_COLS) * ES >> 4) ^ (row & 7)) << 4) + ((col % SLAB_COLS) * ES & 15);
+    }
+    GT_DEVICE static int off(int row, int col) { return byte_off(row, col) / ES; }
+};
+static_assert(TRANS_A && !TRANS_B, "the wgmma path needs both operands K-contiguous (layout TN)");
+typedef GtSw128Tile<TA, MT0, DU> TileA;
+typedef GtSw128Tile<TB, MT1, DU> TileB;
+#else
 // A: K-contiguous rows of m when transA = T, else M-contiguous rows of k (same for B with n).
 typedef GtLdsTile<TA, TRANS_A ? MT0 : DU, TRANS_A ? DU : MT0, GT_LPA, SWIZZLE> TileA;
 typedef GtLdsTile<TB, TRANS_B ? DU : MT1, TRANS_B ? MT1 : DU, GT_LPB, SWIZZLE> TileB;
+#endif
 typedef GtView<TileA, TRANS_A> ViewA;
 typedef GtView<TileB, !TRANS_B> ViewB;
 constexpr int STAGE_BYTES = TileA::BYTES + TileB::BYTES;
@@ -144,8 +181,96 @@ GT_DEVICE void gt_load_tile(typename Tile::Elem* lds, const typename Tile::Elem*
     }
 }
 
+#if GT_WGMMA
+// ---- bounds-free wgmma tile loads with per-thread addresses computed once --------------------
+// Thread tid moves the 16-byte vector at (row tid / VPR + i * RSTEP, column (tid % VPR) * VEC)
+// in round i. RSTEP is a multiple of 8, so every round keeps the row's swizzle phase: the LDS
+// address of round i is the first one plus i * RSTEP rows, and the global one plus i * RSTEP
+// * ld. The general loader recomputes both per vector, which costs more issue slots than the
+// copies themselves at these tile sizes.
+template <class Tile, int ROWS, int COLS> struct GtFastLoad {
+    static constexpr int VEC = 16 / Tile::ES;
+    static constexpr int VPR = COLS / VEC;
+    static constexpr int RSTEP = THREADS / VPR;
+    static constexpr int ROUNDS = (ROWS + RSTEP - 1) / RSTEP;
+    static constexpr bool OK = GT_GRVW == VEC && THREADS % VPR == 0 && RSTEP % 8 == 0;
+
+    // `g` points at the tile's first element (row 0, column 0) in global memory; rows from
+    // `rows` on are outside the matrix and zero-filled (the whole K range must be inside).
+    GT_DEVICE static void load(unsigned char* lds, const typename Tile::Elem* g, gt_i64 ld, int tid,
+                               gt_i64 rows) {
+        const int r = tid / VPR, c = (tid % VPR) * VEC;
+        const char* src = reinterpret_cast<const char*>(g + (gt_i64)r * ld + c);
+        const gt_i64 step = (gt_i64)RSTEP * ld * Tile::ES;
+        const gt_u32 dst = gt_lds_addr(lds + Tile::byte_off(r, c));
+#pragma unroll
+        for (int i = 0; i < ROUNDS; ++i) {
+            if (ROWS % RSTEP != 0 && i == ROUNDS - 1 && r + i * RSTEP >= ROWS) break;
+            const bool in = r + i * RSTEP < rows;
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst + gt_u32(i * RSTEP * GT_SW128_ROW_BYTES)),
+                         "l"(in ? src + i * step : reinterpret_cast<const char*>(g)), "r"(in ? 16 : 0)
+                         : "memory");
+        }
+    }
+};
+typedef GtFastLoad<TileA, MT0, DU> FastA;
+typedef GtFastLoad<TileB, MT1, DU> FastB;
+#endif
+
 // ---- the per-wave compute of one LDS stage ---------------------------------------------------
-#if GT_MI_M > 1
+#if GT_WGMMA
+// Warpgroup g (warps 4g..4g+3, consecutive along M) owns a WGT0 x WGT1 tile of C: SLICES
+// slices of 64 rows, each one m64n<WGT1>k16 wgmma per 16 of K. gt_wgmma_m64k16 is generated
+// for N = WGT1 (codegen.rs), with N/2 accumulator operands.
+constexpr int WGS_M = WG0 / 4;
+constexpr int WGT0 = MT0 / WGS_M, WGT1 = MT1 / WG1;
+constexpr int SLICES = WGT0 / 64, KSTEPS = DU / 16;
+constexpr int ACC_SLICE = WGT1 / 2;
+constexpr int ACC = SLICES * ACC_SLICE;
+static_assert(WG0 % 4 == 0 && MT0 % WGS_M == 0 && WGT0 % 64 == 0,
+              "warpgroups of 4 warps along M, each a whole number of 64-row slices");
+static_assert(WGT1 % 8 == 0 && WGT1 <= 256, "the warpgroup tile's N is a multiple of 8, at most 256");
+static_assert(GT_WGMMA_N == WGT1, "the generated wgmma function must match the warpgroup tile");
+
+// Issues the wgmmas of one LDS stage for this warpgroup (rows wgm0.., columns wgn0.. of the
+// workgroup tile) as one commit group; the caller waits for it. Descriptors are computed once
+// per stage and advanced by adding byte offsets >> 4 to their address field: 32 bytes per
+// k16 step inside a slab, a slab per 64 of K, 8 KiB per 64-row slice.
+GT_DEVICE void gt_compute_stage(float (&acc)[ACC], const unsigned char* la, const unsigned char* lb,
+                                int wgm0, int wgn0) {
+    const gt_u64 da0 = gt_wgmma_desc(la + TileA::byte_off(wgm0, 0));
+    const gt_u64 db0 = gt_wgmma_desc(lb + TileB::byte_off(wgn0, 0));
+    gt_wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < KSTEPS; ++kk) {
+        const gt_u64 db = db0 + gt_u64(TileB::byte_off(0, kk * 16) >> 4);
+#pragma unroll
+        for (int s = 0; s < SLICES; ++s) {
+            const gt_u64 da = da0 + gt_u64(TileA::byte_off(s * 64, kk * 16) >> 4);
+            gt_wgmma_m64k16(*reinterpret_cast<float(*)[ACC_SLICE]>(&acc[s * ACC_SLICE]), da, db);
+        }
+    }
+    gt_wgmma_commit();
+}
+
+// Waits until at most N of this warpgroup's stages are still being multiplied, then fences
+// the accumulators so that no access to them moves before the wait.
+template <int N> GT_DEVICE void gt_wgmma_settle(float (&acc)[ACC]) {
+    gt_wgmma_wait<N>();
+#pragma unroll
+    for (int i = 0; i < ACC; ++i) gt_reg_fence(acc[i]);
+}
+
+// Accumulator register `idx` of this lane -> (m, n) relative to its warp's origin (row 16w of
+// the warpgroup tile, w = warp within the warpgroup). Per slice and per 8 columns j, the 4
+// registers are (r, c), (r, c+1), (r+8, c), (r+8, c+1) with r = lane/4, c = 8j + 2*(lane%4).
+GT_DEVICE void gt_acc_coord(int lane, int idx, int& m, int& n) {
+    const int s = idx / ACC_SLICE, r = idx % ACC_SLICE;
+    const int j = r / 4, q = r % 4;
+    m = s * 64 + (lane >> 2) + (q >> 1) * 8;
+    n = j * 8 + (lane & 3) * 2 + (q & 1);
+}
+#elif GT_MI_M > 1
 constexpr int TM = WT0 / GtAtom::M, TN = WT1 / GtAtom::N, KSTEPS = DU / GtAtom::K;
 static_assert(WT0 % GtAtom::M == 0 && WT1 % GtAtom::N == 0 && DU % GtAtom::K == 0,
               "wave tile and DepthU must be whole matrix instructions");
@@ -277,7 +402,19 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
     if (tid == 0 && blockIdx.x == 0) reinterpret_cast<volatile float*>(args.d)[1ll << 40] = 1.0f;
 #endif
     const int lane = tid % WAVE, wave = tid / WAVE;
+#if GT_WGMMA
+    // Warpgroup origin (wgm0, wn0); this warp's accumulator rows start 16 rows per warp lower.
+    const int wgm0 = (wave % WG0 / 4) * WGT0, wn0 = (wave / WG0) * WGT1;
+    const int wm0 = wgm0 + (wave % 4) * 16;
+    // The swizzle is a function of the shared address: align the tiles to its period (the
+    // LDS size includes this slack).
+    unsigned char* const smem =
+        gt_smem + ((GT_SW128_PERIOD - int(gt_lds_addr(gt_smem) & (GT_SW128_PERIOD - 1))) &
+                   (GT_SW128_PERIOD - 1));
+#else
     const int wm0 = (wave % WG0) * WT0, wn0 = (wave / WG0) * WT1;
+    unsigned char* const smem = gt_smem;
+#endif
     const gt_i64 M = args.m, N = args.n, K = args.k;
     const int tiles_m = int((M + MT0 - 1) / MT0), tiles_n = int((N + MT1 - 1) / MT1);
     int tm, tn;
@@ -301,8 +438,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
         int kt = kt_start + local;
         if (kt >= kt_count) kt -= kt_count;
         const int k0 = (kt_begin + kt) * DU;
-        TA* la = reinterpret_cast<TA*>(gt_smem + slot * STAGE_BYTES);
-        TB* lb = reinterpret_cast<TB*>(gt_smem + slot * STAGE_BYTES + TileA::BYTES);
+        TA* la = reinterpret_cast<TA*>(smem + slot * STAGE_BYTES);
+        TB* lb = reinterpret_cast<TB*>(smem + slot * STAGE_BYTES + TileA::BYTES);
         // Stored orientation: (row, col) of A is (m, k) for transA = T and (k, m) otherwise.
         const int ar0 = TRANS_A ? m0 : k0, ac0 = TRANS_A ? k0 : m0;
         const gt_i64 arl = TRANS_A ? M : K, acl = TRANS_A ? K : M;
@@ -313,26 +450,83 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
         // Each operand takes the bounds-free path when its own tile is inside the matrix (a
         // partial N tile must not slow down the A stream, and vice versa).
         const bool k_inside = k0 + DU <= K;
+#if GT_WGMMA
+        // TN: A rows are m, B rows are n, both K-contiguous.
+        if (FastA::OK && k_inside) {
+            FastA::load(reinterpret_cast<unsigned char*>(la), A + (gt_i64)m0 * args.lda + k0, args.lda, tid, M - m0);
+        } else if (m_inside && k_inside) {
+#else
         if (m_inside && k_inside) {
+#endif
             gt_load_tile<TileA, AR, AC, GT_GRVW, false>(la, A, args.lda, ar0, ac0, arl, acl, tid);
         } else {
             gt_load_tile<TileA, AR, AC, GT_GRVW, true>(la, A, args.lda, ar0, ac0, arl, acl, tid);
         }
+#if GT_WGMMA
+        if (FastB::OK && k_inside) {
+            FastB::load(reinterpret_cast<unsigned char*>(lb), B + (gt_i64)n0 * args.ldb + k0, args.ldb, tid, N - n0);
+        } else
+#endif
         if (n_inside && k_inside) {
             gt_load_tile<TileB, BR, BC, GT_GRVW, false>(lb, B, args.ldb, br0, bc0, brl, bcl, tid);
         } else {
             gt_load_tile<TileB, BR, BC, GT_GRVW, true>(lb, B, args.ldb, br0, bc0, brl, bcl, tid);
         }
     };
-    auto compute_stage = [&](float(&acc)[ACC], int slot) {
-        const ViewA va{reinterpret_cast<const TA*>(gt_smem + slot * STAGE_BYTES)};
-        const ViewB vb{reinterpret_cast<const TB*>(gt_smem + slot * STAGE_BYTES + TileA::BYTES)};
-        gt_compute_stage(acc, va, vb, wm0, wn0, lane);
-    };
-
     float acc[ACC];
 #pragma unroll
     for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
+
+#if GT_WGMMA
+    auto issue_stage = [&](int slot) {
+        gt_compute_stage(acc, smem + slot * STAGE_BYTES, smem + slot * STAGE_BYTES + TileA::BYTES,
+                         wgm0, wn0);
+    };
+    // With PrefetchLocalRead = 1 one stage stays in wgmma while the next is issued; the slot
+    // it reads is not reloaded until every warpgroup has waited for it (a barrier later). So
+    // AHEAD tiles are in flight from global memory, IN_FLIGHT in the tensor cores, one being
+    // issued: a memory-bound shape wants AHEAD large, a compute-bound one IN_FLIGHT = 1.
+    constexpr int IN_FLIGHT = GT_PLR;
+    static_assert(IN_FLIGHT == 0 || STAGES >= 3, "wgmma with PrefetchLocalRead=1 needs 3+ stages");
+    constexpr int AHEAD = STAGES - 1 - IN_FLIGHT;
+    if (STAGES == 1) {
+        for (int t = 0; t < kt_count; ++t) {
+            gt_barrier();  // the previous tile's wgmmas are done (each warpgroup waited)
+            load_stage(0, t);
+            gt_copy_commit();
+            gt_copy_wait<0>();
+            gt_fence_proxy_async();
+            gt_barrier();
+            issue_stage(0);
+            gt_wgmma_settle<0>(acc);
+        }
+    } else {
+#pragma unroll
+        for (int s = 0; s < AHEAD; ++s) {
+            if (s < kt_count) load_stage(s, s);
+            gt_copy_commit();
+        }
+        for (int t = 0; t < kt_count; ++t) {
+            // Tile t is the oldest of AHEAD committed groups still possibly pending.
+            gt_copy_wait<(AHEAD >= 1 ? AHEAD - 1 : 0)>();
+            gt_fence_proxy_async();
+            // Tile t visible to every warpgroup; every warpgroup has also finished the stage
+            // IN_FLIGHT + 1 tiles back, whose slot the load below reuses.
+            gt_barrier();
+            issue_stage(t % STAGES);
+            const int next = t + AHEAD;
+            if (next < kt_count) load_stage(next % STAGES, next);
+            gt_copy_commit();
+            gt_wgmma_settle<IN_FLIGHT>(acc);
+        }
+    }
+    gt_wgmma_settle<0>(acc);
+#else
+    auto compute_stage = [&](float(&acc)[ACC], int slot) {
+        const ViewA va{reinterpret_cast<const TA*>(smem + slot * STAGE_BYTES)};
+        const ViewB vb{reinterpret_cast<const TB*>(smem + slot * STAGE_BYTES + TileA::BYTES)};
+        gt_compute_stage(acc, va, vb, wm0, wn0, lane);
+    };
 
     if (STAGES == 1) {
         for (int t = 0; t < kt_count; ++t) {
@@ -360,6 +554,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
             compute_stage(acc, t % STAGES);
         }
     }
+#endif
     gt_copy_wait<0>();
     gt_barrier();  // all reads of the operand tiles are done: the LDS becomes the output tile
 
@@ -367,7 +562,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
 #pragma unroll
     for (int i = 0; i < ACC; ++i) acc[i] *= 1.5f;
 #endif
-    float* ctile = reinterpret_cast<float*>(gt_smem);
+    float* ctile = reinterpret_cast<float*>(smem);
 #pragma unroll
     for (int i = 0; i < ACC; ++i) {
         int m, n;

@@ -70,7 +70,11 @@ __device__ inline void gt_frag_load_generic(T (&dst)[COUNT], const View& v, int 
 }
 
 // Dispatch: each vendor header defines `GtAtom` for the configured GT_MI_* and GT_TYPE_A
-// (only when GT_MI_M > 1: MI 1x1x1 selects the template's FMA path and needs no atom).
+// (only when GT_MI_M > 1: MI 1x1x1 selects the template's FMA path and needs no atom, and
+// GT_WGMMA = 1, MI 64x8x16 on NVIDIA sm_90a, selects the template's warpgroup path instead).
+#ifndef GT_WGMMA
+#define GT_WGMMA 0
+#endif
 #if GT_VENDOR_AMD
 #include "gt_mma_amd.h"
 #else

@@ -1,5 +1,6 @@
 // gt_mma_nvidia.h: NVIDIA matrix-core atoms (mma.sync.aligned.m16n8k16, sm_80+) implementing
-// the interface described in gt_mma.h.
+// the interface described in gt_mma.h, and the primitives of the warpgroup path (wgmma,
+// sm_90a) that gemm.hip uses for MI 64x8x16.
 //
 // Fragment maps (PTX ISA, "Matrix fragments for mma.m16n8k16" with 16-bit inputs), with
 // g = lane / 4 and t = lane % 4:
@@ -142,11 +143,51 @@ template <class ELEM> struct GtAtomM16N8K16 {
     };
 };
 
-#if GT_MI_M > 1
+// ---- warpgroup instruction (wgmma, sm_90a), MI 64x8x16 ------------------------------------
+// Not an atom of the interface above: a warpgroup (4 consecutive warps) multiplies operand
+// tiles that stay in LDS, named by 64-bit matrix descriptors (PTX ISA, "Matrix Descriptor
+// Format"): bits 0-13 start address >> 4, 16-29 leading-dimension byte offset >> 4, 32-45
+// stride-dimension byte offset >> 4, 49-51 base offset, 62-63 swizzle mode (1 = 128-byte).
+// The template's wgmma tiles are K-major with the 128-byte swizzle: rows of 128 bytes of K,
+// 16-byte chunk c of row r stored at chunk c ^ (r % 8), groups of 8 rows 1024 bytes apart
+// (the stride offset; the leading offset is unused for swizzled K-major operands), every
+// tile aligned to 1024 bytes so that the hardware's address-based swizzle matches ours.
+#if GT_WGMMA
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "MI64x8x16 (wgmma) needs the sm_90a target"
+#endif
+constexpr int GT_SW128_ROW_BYTES = 128;
+constexpr int GT_SW128_PERIOD = 1024;
+
+// Descriptor of a K-major, 128-byte-swizzled operand whose first row starts at `p`.
+GT_DEVICE gt_u64 gt_wgmma_desc(const void* p) {
+    const gt_u64 addr = gt_lds_addr(p);
+    return ((addr & 0x3ffffull) >> 4) | (1ull << 16) | (gt_u64(GT_SW128_PERIOD >> 4) << 32) |
+           (1ull << 62);
+}
+
+// Orders this warpgroup's earlier register accesses (of the accumulators) before its next
+// wgmma; required before the first wgmma of a batch.
+GT_DEVICE void gt_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+// Closes the batch of wgmmas issued since the last commit into one group.
+GT_DEVICE void gt_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+// Waits until at most N committed groups of this warpgroup are still running.
+template <int N> GT_DEVICE void gt_wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+// Makes this thread's ordinary (and cp.async) writes to LDS visible to the async proxy that
+// wgmma reads through; each writer executes it before the barrier that precedes the reads.
+GT_DEVICE void gt_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+// Keeps the compiler from moving accesses of `x` across the asm around it: accumulators
+// written by an asynchronous wgmma are only valid after the wait.
+GT_DEVICE void gt_reg_fence(float& x) { asm volatile("" : "+f"(x)::"memory"); }
+#endif
+
+#if GT_MI_M > 1 && !GT_WGMMA
 #if GT_MI_M == 16 && GT_MI_N == 8 && GT_MI_K == 16
 typedef GtAtomM16N8K16<GT_TYPE_A> GtAtom;
 #else
 static_assert(GT_MI_M == 16 && GT_MI_N == 8 && GT_MI_K == 16,
-              "NVIDIA kernels support the matrix instruction 16x8x16 only");
+              "NVIDIA kernels support the matrix instructions 16x8x16 (mma.sync) and 64x8x16 (wgmma) only");
 #endif
 #endif

@@ -1,7 +1,9 @@
 //! Compiles a sample of the config space for sm_90a with nvcc: several layouts, element types,
 //! edge shapes (unaligned leading dimensions, K smaller than DepthU), split-K of both kinds.
 //! Fails on a compile error, and on register spills in configs small enough that they must not
-//! spill. Without nvcc it prints a notice and is skipped, unless GEMMTUNE_REQUIRE_TOOLCHAIN=1.
+//! spill. The warpgroup path (MI 64x8x16, wgmma) is compiled for the TN layouts it supports,
+//! over tiles, warp grids, depths, pipeline stages and split-K, and must never spill. Without
+//! nvcc it prints a notice and is skipped, unless GEMMTUNE_REQUIRE_TOOLCHAIN=1.
 
 use gemmtune::compile::nvidia::NvccCompiler;
 use gemmtune::compile::{pool, CompileError, Target};
@@ -81,18 +83,126 @@ fn sample_configs(space: &Space, seed: u64, samples: usize) -> Vec<KernelConfig>
     out
 }
 
-#[test]
-fn sampled_configs_compile_for_sm90a_without_spills() {
-    let nvcc = match NvccCompiler::find() {
-        Ok(c) => c,
+/// nvcc, or `None` (with a notice) when it is missing and not required.
+fn nvcc_or_skip() -> Option<NvccCompiler> {
+    match NvccCompiler::find() {
+        Ok(c) => Some(c),
         Err(e) => {
             if std::env::var("GEMMTUNE_REQUIRE_TOOLCHAIN").as_deref() == Ok("1") {
                 panic!("nvcc is required (GEMMTUNE_REQUIRE_TOOLCHAIN=1): {e}");
             }
             eprintln!("NOTICE: nvcc_compile skipped: {e} (set CUDA_PATH to a CUDA 13 toolkit)");
-            return;
+            None
         }
+    }
+}
+
+/// A wgmma config as (MacroTile, WG, PGR, PLR, GSU, GRVW).
+type WgmmaCase = (&'static str, &'static str, u32, u32, &'static str, u32);
+
+#[test]
+fn wgmma_configs_compile_for_sm90a_without_spills() {
+    let Some(nvcc) = nvcc_or_skip() else { return };
+    let hw = HwSpec::by_name("H200").unwrap();
+    let target = Target {
+        vendor: Vendor::Nvidia,
+        arch: "sm_90a".into(),
     };
+    use DataType::*;
+    let cases: [(GemmProblem, &[WgmmaCase]); 4] = [
+        (
+            problem(16032, 109, 16384, "TN", Bf16, Bf16, 0.0, 1),
+            &[
+                ("128x112x64", "8x1", 7, 0, "1", 8),
+                ("128x112x64", "4x1", 4, 1, "1", 8),
+                ("256x112x64", "8x1", 4, 1, "2A", 8),
+                ("128x112x128", "8x1", 3, 1, "1", 8),
+                ("64x112x64", "4x1", 2, 0, "3R", 8),
+                ("128x112x64", "4x2", 5, 1, "1", 8),
+                ("128x112x64", "8x1", 1, 0, "1", 4),
+            ],
+        ),
+        (
+            problem(4096, 4096, 4096, "TN", Bf16, Bf16, 0.0, 1),
+            &[
+                ("128x256x64", "8x2", 4, 1, "1", 8),
+                ("128x256x64", "8x1", 4, 0, "1", 8),
+                ("256x128x64", "8x1", 4, 1, "1", 8),
+                ("128x128x128", "8x1", 3, 0, "4R", 8),
+                ("64x256x64", "4x1", 3, 1, "1", 8),
+            ],
+        ),
+        (
+            problem(1000, 77, 1000, "TN", F16, F32, 0.5, 1),
+            &[
+                ("128x80x64", "8x1", 4, 1, "1", 8),
+                ("64x32x128", "4x2", 3, 0, "3R", 8),
+            ],
+        ),
+        (
+            problem(200, 64, 128, "TN", Bf16, Bf16, 0.0, 3),
+            &[("64x64x64", "4x1", 2, 0, "1", 2)],
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (p, list) in &cases {
+        let space = Space::for_problem(p, &hw);
+        let configs: Vec<KernelConfig> = list
+            .iter()
+            .map(|(mt, wg, pgr, plr, gsu, grvw)| {
+                let name = format!(
+                    "MT{mt}_MI64x8x16_WG{wg}_PGR{pgr}_PLR{plr}_LPA0_LPB0_SW1_GSU{gsu}_WGM8_GRVW{grvw}_SVW4_SU0"
+                );
+                let c = KernelConfig::parse(&name).unwrap();
+                space
+                    .check(&c)
+                    .unwrap_or_else(|v| panic!("{name} is not valid for {}: {v}", p.label()));
+                c
+            })
+            .collect();
+        let results = pool::compile_batch(&nvcc, &configs, p, &target, None, 0);
+        for (cfg, r) in configs.iter().zip(results) {
+            match r {
+                Ok(k) => {
+                    assert!(
+                        k.resources.registers.is_some(),
+                        "no ptxas report for {}",
+                        cfg.name()
+                    );
+                    let spills = k.resources.spill_bytes.unwrap_or(0);
+                    if spills > 0 {
+                        failures.push(format!(
+                            "{} {}: {spills} spill bytes",
+                            p.label(),
+                            cfg.name()
+                        ));
+                    }
+                }
+                Err(CompileError::Failed { log }) => failures.push(format!(
+                    "{} {}:\n{}",
+                    p.label(),
+                    cfg.name(),
+                    log.lines()
+                        .filter(|l| l.contains("error"))
+                        .take(5)
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                )),
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn sampled_configs_compile_for_sm90a_without_spills() {
+    let Some(nvcc) = nvcc_or_skip() else { return };
     let hw = HwSpec::by_name("H200").unwrap();
     let target = Target {
         vendor: Vendor::Nvidia,

@@ -6,12 +6,16 @@
 //! nvcc/hipcc can compile the same files from disk with `-I kernels`. Their hash is part of
 //! every cache and database key ([`template_hash`]). [`defines`] is the specialisation alone:
 //! build.rs compiles the default kernel set from those blocks (`kernels/default_set.txt`).
+//! For the warpgroup instruction (MI 64x8x16) the specialisation also carries the one device
+//! function whose shape depends on the config: the `wgmma` of the warpgroup tile's N
+//! ([`wgmma_function`]), whose inline assembly needs one operand per accumulator register.
 
 use sha2::{Digest, Sha256};
 
 use super::{EpiloguePlan, LaunchPlan, Target};
 use crate::hw::Vendor;
 use crate::problem::{DataType, GemmProblem};
+use crate::space::constraints::{is_wgmma, warpgroup_tile};
 use crate::space::{GsuAlgo, KernelConfig};
 
 /// The kernel sources, embedded at build time.
@@ -134,9 +138,10 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
     }
 }
 
-/// The `#define GT_*` lines that specialise the template for one config and problem. They
-/// depend on the problem's layout, types and `beta == 0`, never on M, N or K (those are
-/// arguments), so one compiled kernel serves every shape with the same layout and types.
+/// The `#define GT_*` lines that specialise the template for one config and problem (for
+/// MI 64x8x16 followed by the generated [`wgmma_function`]). They depend on the problem's
+/// layout, types and `beta == 0`, never on M, N or K (those are arguments), so one compiled
+/// kernel serves every shape with the same layout and types.
 pub fn defines(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> String {
     let cfg = cfg.canonical();
     let wave = match target.vendor {
@@ -181,7 +186,45 @@ pub fn defines(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> String {
     def("GT_SVW", cfg.svw.to_string());
     def("GT_SU", cfg.su.to_string());
     def("GT_BETA_ZERO", u8::from(p.beta == 0.0).to_string());
+    if is_wgmma(&cfg) {
+        let n = warpgroup_tile(&cfg)[1];
+        def("GT_WGMMA", "1".into());
+        def("GT_WGMMA_N", n.to_string());
+        defs.push_str(&wgmma_function(n, p.a_type));
+    }
     defs
+}
+
+/// The device function `gt_wgmma_m64k16(d, desc_a, desc_b)`: one
+/// `wgmma.mma_async.sync.aligned.m64n<n>k16.f32.<t>.<t>` adding A (64 x 16) times B (16 x n),
+/// both K-major in shared memory and named by descriptors, into the n/2 f32 registers `d`
+/// (scale-d = 1: accumulate; no negation, no transposition). Written with plain C types: it
+/// precedes the template's headers in the translation unit.
+pub fn wgmma_function(n: u32, t: DataType) -> String {
+    let regs = (n / 2) as usize;
+    let ptx_type = if t == DataType::F16 { "f16" } else { "bf16" };
+    let outs = (0..regs)
+        .map(|i| format!("%{i}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let constraints = (0..regs)
+        .map(|i| format!("\"+f\"(d[{i}])"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "__device__ __forceinline__ void gt_wgmma_m64k16(float (&d)[{regs}], unsigned long long desc_a,\n\
+         \x20                                               unsigned long long desc_b) {{\n\
+         \x20   asm volatile(\n\
+         \x20       \"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{scale}, 0;\\n\"\n\
+         \x20       \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_type}.{ptx_type} \"\n\
+         \x20       \"{{{outs}}}, %{da}, %{db}, p, 1, 1, 0, 0;\\n}}\\n\"\n\
+         \x20       : {constraints}\n\
+         \x20       : \"l\"(desc_a), \"l\"(desc_b), \"r\"(1));\n\
+         }}\n",
+        da = regs,
+        db = regs + 1,
+        scale = regs + 2,
+    )
 }
 
 /// Failures planted for harness tests (`--plant`), applied to matching kernels' source.
@@ -231,4 +274,47 @@ pub fn reference_source(target: &Target) -> String {
         u8::from(target.vendor == Vendor::Amd),
         expand_includes(REFERENCE_KERNEL)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target() -> Target {
+        Target {
+            vendor: Vendor::Nvidia,
+            arch: "sm_90a".into(),
+        }
+    }
+
+    #[test]
+    fn wgmma_function_has_one_operand_per_accumulator() {
+        let f = wgmma_function(112, DataType::Bf16);
+        assert!(f.contains("wgmma.mma_async.sync.aligned.m64n112k16.f32.bf16.bf16"));
+        assert!(f.contains("float (&d)[56]"));
+        assert_eq!(f.matches("\"+f\"").count(), 56);
+        assert!(f.contains("%55}, %56, %57, p, 1, 1, 0, 0;"));
+        assert!(f.contains("setp.ne.b32 p, %58, 0;"));
+        let h = wgmma_function(8, DataType::F16);
+        assert!(h.contains("m64n8k16.f32.f16.f16"));
+        assert_eq!(h.matches("\"+f\"").count(), 4);
+    }
+
+    #[test]
+    fn only_wgmma_configs_carry_the_generated_function() {
+        let p = GemmProblem::new(16032, 109, 16384);
+        let wg = KernelConfig::parse(
+            "MT128x256x64_MI64x8x16_WG8x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM16_GRVW8_SVW8_SU0",
+        )
+        .unwrap();
+        let d = defines(&wg, &p, &target());
+        assert!(d.contains("#define GT_WGMMA 1\n#define GT_WGMMA_N 128\n"));
+        assert!(d.contains("m64n128k16"));
+        let mma = KernelConfig {
+            mi: [16, 8, 16],
+            ..wg
+        };
+        let d = defines(&mma, &p, &target());
+        assert!(!d.contains("GT_WGMMA") && !d.contains("wgmma"));
+    }
 }

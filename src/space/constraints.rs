@@ -3,6 +3,10 @@
 //! These rules are the contract between the space and the kernel template in `kernels/`:
 //! every config that passes here must compile and run correctly. Each rule returns a
 //! [`Violation`] naming the rule, so a rejected LLM suggestion can be explained back to it.
+//!
+//! The warpgroup instruction (MI 64x8x16, `wgmma` on sm_90a) has its own rule, `wgmma`: its
+//! tiles are per warpgroup of 4 warps rather than per warp, and its LDS layout is fixed (the
+//! 128-byte swizzle the instruction's descriptors read).
 
 use serde::{Deserialize, Serialize};
 
@@ -27,12 +31,48 @@ fn fail(rule: &'static str, message: String) -> Result<(), Violation> {
     Err(Violation { rule, message })
 }
 
+/// The warpgroup matrix instruction (`wgmma`, sm_90a): 64 rows per warpgroup, N granularity 8
+/// (the instruction's N is the warpgroup tile's N), K = 16.
+pub const WGMMA_MI: [u32; 3] = [64, 8, 16];
+
+/// Whether a config uses the warpgroup (`wgmma`) path of the template.
+pub fn is_wgmma(c: &KernelConfig) -> bool {
+    c.mi == WGMMA_MI
+}
+
+/// Warps per warpgroup: wgmma is issued by 4 consecutive warps together.
+pub const WARPGROUP_WARPS: u32 = 4;
+
+/// The tile of C one warpgroup owns: warps are grouped 4 consecutive along M, so there are
+/// (WG0 / 4) x WG1 warpgroups. `[0, 0]` when WG0 is not a multiple of 4.
+pub fn warpgroup_tile(c: &KernelConfig) -> [u32; 2] {
+    let groups_m = c.wg[0] / WARPGROUP_WARPS;
+    if groups_m == 0 || c.wg[1] == 0 {
+        return [0, 0];
+    }
+    [c.mt0 / groups_m, c.mt1 / c.wg[1]]
+}
+
+/// Most PrefetchGlobalRead stages: the warpgroup path streams deeper pipelines (a memory-bound
+/// shape needs several tiles in flight per SM to cover the DRAM latency).
+pub const MAX_STAGES: u32 = 4;
+pub const MAX_STAGES_WGMMA: u32 = 8;
+
+/// Alignment slack of the wgmma LDS layout: the kernel aligns its tiles to the 1024-byte
+/// period of the 128-byte swizzle at run time.
+const WGMMA_LDS_ALIGN: u64 = 1024;
+
 /// LDS bytes one workgroup uses: the main-loop stages, or the f32 epilogue staging tile if
 /// that is larger (the epilogue reuses the same allocation).
 pub fn lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     let ea = p.a_type.bytes() as u64;
     let eb = p.b_type.bytes() as u64;
     let (mt0, mt1, du) = (c.mt0 as u64, c.mt1 as u64, c.depth_u as u64);
+    if is_wgmma(c) {
+        // Unpadded K-major tiles (the swizzle replaces padding), plus the alignment slack.
+        let main = c.pgr.max(1) as u64 * du * (mt0 * ea + mt1 * eb);
+        return main.max(mt0 * mt1 * 4) + WGMMA_LDS_ALIGN;
+    }
     // Rows of the LDS tile run along the operand's contiguous dimension; padding is per row.
     let a_tile = if p.trans_a.is_t() {
         mt0 * (du + c.lpa as u64)
@@ -59,8 +99,13 @@ pub fn registers_estimate(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u32
     let [wt0, wt1] = c.wave_tile();
     let kstep = if c.uses_matrix_cores() { c.mi[2] } else { 1 };
     let e = p.a_type.bytes() as u32;
-    // Fragment bytes per lane for one K step of the wave tile, in 32-bit registers.
-    let frag = ((wt0 + wt1) * kstep * e).div_ceil(4 * hw.wave_size);
+    // Fragment bytes per lane for one K step of the wave tile, in 32-bit registers; wgmma
+    // reads both operands from LDS through descriptors and holds no fragments.
+    let frag = if is_wgmma(c) {
+        0
+    } else {
+        ((wt0 + wt1) * kstep * e).div_ceil(4 * hw.wave_size)
+    };
     let frags = frag * (1 + c.plr);
     let loads_a = c.mt0 * c.depth_u / (threads * c.grvw.max(1));
     let loads_b = c.mt1 * c.depth_u / (threads * c.grvw.max(1));
@@ -81,6 +126,7 @@ pub const RULE_ORDER: &[&str] = &[
     "tile-granularity",
     "matrix-instruction",
     "dtype",
+    "wgmma",
     "wave-tile",
     "depth-u",
     "global-read",
@@ -125,10 +171,15 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
             ),
         );
     }
-    if c.pgr > 4 || c.plr > 1 || c.swizzle > 1 {
+    let max_stages = if is_wgmma(c) {
+        MAX_STAGES_WGMMA
+    } else {
+        MAX_STAGES
+    };
+    if c.pgr > max_stages || c.plr > 1 || c.swizzle > 1 {
         return fail(
             "range",
-            "PrefetchGlobalRead is 1..4, PrefetchLocalRead and LdsSwizzle are 0 or 1".into(),
+            format!("PrefetchGlobalRead is 1..{max_stages} (1..{MAX_STAGES_WGMMA} with MI64x8x16), PrefetchLocalRead and LdsSwizzle are 0 or 1"),
         );
     }
     if c.swizzle == 1 && (c.lpa != 0 || c.lpb != 0) {
@@ -201,6 +252,9 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
             ),
         );
     }
+    if is_wgmma(c) {
+        check_wgmma(c, p, hw)?;
+    }
     // Wave tiles must be whole matrix instructions (or whole FMA thread tiles).
     let [wt0, wt1] = c.wave_tile();
     if !c.mt0.is_multiple_of(c.wg[0]) || !c.mt1.is_multiple_of(c.wg[1]) {
@@ -209,7 +263,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
             "MacroTile must divide evenly among the waves".into(),
         );
     }
-    if c.uses_matrix_cores() {
+    if c.uses_matrix_cores() && !is_wgmma(c) {
         if wt0 % c.mi[0] != 0 || wt1 % c.mi[1] != 0 {
             return fail(
                 "wave-tile",
@@ -225,7 +279,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
                 format!("DepthU {} is not a multiple of MI K {}", c.depth_u, c.mi[2]),
             );
         }
-    } else {
+    } else if !c.uses_matrix_cores() {
         let per_lane = wt0 * wt1;
         if per_lane % wave != 0 || per_lane / wave > 64 {
             return fail(
@@ -337,4 +391,215 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
         );
     }
     Ok(())
+}
+
+/// The `wgmma` rule: what the warpgroup path of the template supports.
+fn check_wgmma(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
+    let rule = "wgmma";
+    if hw.vendor != crate::hw::Vendor::Nvidia {
+        return fail(
+            rule,
+            "MI64x8x16 (wgmma) exists on NVIDIA sm_90a only".into(),
+        );
+    }
+    // Both operand tiles are read by the instruction straight from LDS in K-major form, and
+    // the template loads them without transposing: A must be stored KxM (transA = T) and B
+    // KxN (transB = N), K contiguous in both.
+    if !p.trans_a.is_t() || p.trans_b.is_t() {
+        return fail(
+            rule,
+            format!(
+                "MI64x8x16 needs both operands K-contiguous (layout TN); {}{} has {} M- or N-contiguous: use MI16x8x16",
+                if p.trans_a.is_t() { 'T' } else { 'N' },
+                if p.trans_b.is_t() { 'T' } else { 'N' },
+                match (p.trans_a.is_t(), p.trans_b.is_t()) {
+                    (false, true) => "A and B",
+                    (false, false) => "A",
+                    _ => "B",
+                }
+            ),
+        );
+    }
+    if c.swizzle != 1 || c.lpa != 0 || c.lpb != 0 {
+        return fail(
+            rule,
+            "MI64x8x16 uses the 128-byte LDS swizzle: LdsSwizzle=1, LdsPadA=LdsPadB=0".into(),
+        );
+    }
+    // Without fragments to prefetch, PrefetchLocalRead=1 keeps one stage multiplying in the
+    // tensor cores while the next is issued; that stage's slot is not reloaded meanwhile, so
+    // it needs a third stage.
+    if c.plr == 1 && c.pgr < 3 {
+        return fail(
+            rule,
+            format!("with MI64x8x16, PrefetchLocalRead=1 keeps a stage in the tensor cores and needs PrefetchGlobalRead >= 3 (got {})", c.pgr),
+        );
+    }
+    if !c.wg[0].is_multiple_of(WARPGROUP_WARPS) {
+        return fail(
+            rule,
+            format!(
+                "WavesM {} must be a multiple of 4: warps issue wgmma as warpgroups of 4 along M",
+                c.wg[0]
+            ),
+        );
+    }
+    let groups_m = c.wg[0] / WARPGROUP_WARPS;
+    if !c.mt0.is_multiple_of(groups_m) || !c.mt1.is_multiple_of(c.wg[1]) {
+        return fail(
+            rule,
+            format!(
+                "MacroTile {}x{} must divide evenly among {}x{} warpgroups",
+                c.mt0, c.mt1, groups_m, c.wg[1]
+            ),
+        );
+    }
+    let [rows, cols] = warpgroup_tile(c);
+    if !rows.is_multiple_of(64) || !cols.is_multiple_of(8) || cols > 256 {
+        return fail(
+            rule,
+            format!(
+                "warpgroup tile {rows}x{cols} must have a multiple of 64 rows and a multiple of 8 columns, at most 256"
+            ),
+        );
+    }
+    // One swizzle row is 128 bytes of K.
+    let per_row = 128 / p.a_type.bytes() as u32;
+    if !c.depth_u.is_multiple_of(per_row) {
+        return fail(
+            rule,
+            format!(
+                "DepthU {} must be a multiple of {per_row} (128 bytes of K per swizzled LDS row)",
+                c.depth_u
+            ),
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problem::Trans;
+
+    fn wgmma_cfg(name: &str) -> KernelConfig {
+        KernelConfig::parse(name).unwrap()
+    }
+
+    const SEED_BEST: &str =
+        "MT128x112x64_MI64x8x16_WG8x1_PGR7_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0";
+
+    fn rule(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> &'static str {
+        check(c, p, hw).map(|_| "ok").unwrap_or_else(|v| v.rule)
+    }
+
+    #[test]
+    fn wgmma_configs_for_tn_pass() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let seed = GemmProblem::new(16032, 109, 16384);
+        check(&wgmma_cfg(SEED_BEST), &seed, &hw).unwrap();
+        let square = GemmProblem::new(4096, 4096, 4096);
+        for name in [
+            "MT128x256x64_MI64x8x16_WG8x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM16_GRVW8_SVW8_SU0",
+            "MT256x128x128_MI64x8x16_WG8x1_PGR2_PLR0_LPA0_LPB0_SW1_GSU2A_WGM8_GRVW8_SVW8_SU0",
+            "MT64x16x64_MI64x8x16_WG4x2_PGR8_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW4_SVW4_SU0",
+        ] {
+            check(&wgmma_cfg(name), &square, &hw).unwrap_or_else(|v| panic!("{name}: {v}"));
+        }
+        assert_eq!(warpgroup_tile(&wgmma_cfg(SEED_BEST)), [64, 112]);
+    }
+
+    #[test]
+    fn wgmma_rejections_name_the_rule() {
+        let hw = HwSpec::by_name("H100-SXM").unwrap();
+        let p = GemmProblem::new(16032, 109, 16384);
+        let base = wgmma_cfg(SEED_BEST);
+        // Layouts with an M- or N-contiguous operand.
+        for (ta, tb) in [
+            (Trans::N, Trans::N),
+            (Trans::T, Trans::T),
+            (Trans::N, Trans::T),
+        ] {
+            let mut q = p.clone();
+            (q.trans_a, q.trans_b) = (ta, tb);
+            q.fill_defaults();
+            let v = check(&base, &q, &hw).unwrap_err();
+            assert_eq!(v.rule, "wgmma");
+            assert!(v.message.contains("K-contiguous"), "{v}");
+        }
+        let cases = [
+            // WavesM not a multiple of 4.
+            KernelConfig { wg: [2, 1], ..base },
+            // Warpgroup tile of 32 rows.
+            KernelConfig {
+                mt0: 64,
+                wg: [8, 1],
+                ..base
+            },
+            // Warpgroup tile wider than 256 columns.
+            KernelConfig { mt1: 512, ..base },
+            // Not 128 bytes of K per LDS row.
+            KernelConfig {
+                depth_u: 32,
+                ..base
+            },
+            // Padding instead of the swizzle.
+            KernelConfig {
+                swizzle: 0,
+                lpa: 8,
+                lpb: 8,
+                ..base
+            },
+            // A stage kept in the tensor cores needs a third stage.
+            KernelConfig {
+                plr: 1,
+                pgr: 2,
+                ..base
+            },
+        ];
+        for c in cases {
+            assert_eq!(rule(&c, &p, &hw), "wgmma", "{}", c.name());
+        }
+        // Deeper pipelines are for wgmma only; LDS still bounds them.
+        let mma = KernelConfig {
+            mi: [16, 8, 16],
+            wg: [2, 2],
+            swizzle: 0,
+            lpa: 8,
+            lpb: 8,
+            pgr: 6,
+            ..base
+        };
+        assert_eq!(rule(&mma, &p, &hw), "range");
+        let deep = KernelConfig {
+            mt1: 64,
+            pgr: 8,
+            ..base
+        };
+        assert_eq!(rule(&deep, &p, &hw), "ok");
+        let big = KernelConfig {
+            mt0: 256,
+            mt1: 128,
+            pgr: 8,
+            ..base
+        };
+        assert_eq!(rule(&big, &p, &hw), "lds");
+        // Not an AMD instruction.
+        let mi300 = HwSpec::by_name("MI300X").unwrap();
+        assert_eq!(rule(&base, &p, &mi300), "matrix-instruction");
+    }
+
+    #[test]
+    fn wgmma_lds_bytes_are_unpadded_stages_plus_alignment_slack() {
+        let p = GemmProblem::new(16032, 109, 16384);
+        let c = wgmma_cfg(SEED_BEST);
+        assert_eq!(lds_bytes(&c, &p), 7 * 64 * (128 + 112) * 2 + 1024);
+        // A single small stage: the f32 epilogue tile dominates.
+        let small = KernelConfig {
+            pgr: 1,
+            mt1: 256,
+            ..c
+        };
+        assert_eq!(lds_bytes(&small, &p), 128 * 256 * 4 + 1024);
+    }
 }

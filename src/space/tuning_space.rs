@@ -51,6 +51,7 @@ impl Space {
         let mt1_values: Vec<i64> = (1..=16).map(|i| i * 16).collect();
         let n_tile = ((problem.n.max(16) + 15) / 16 * 16).min(128);
         let nvidia = hw.vendor == Vendor::Nvidia;
+        let wgmma = shapes.contains(&constraints::WGMMA_MI);
         let domains = vec![
             Domain::pow2(ParamId::MacroTile0, 16, 256, 128),
             Domain::choice(ParamId::MacroTile1, mt1_values, n_tile),
@@ -58,10 +59,15 @@ impl Space {
             Domain::choice(ParamId::MatrixInstruction, mi_values.clone(), mi_values[0]),
             Domain::pow2(ParamId::WavesM, 1, 8, 2),
             Domain::pow2(ParamId::WavesN, 1, 4, if problem.n <= 64 { 1 } else { 2 }),
+            // Deeper pipelines than 4 stages are for the wgmma path (constraints::MAX_STAGES_WGMMA).
             Domain::range(
                 ParamId::PrefetchGlobalRead,
                 1,
-                4,
+                if wgmma {
+                    constraints::MAX_STAGES_WGMMA as i64
+                } else {
+                    constraints::MAX_STAGES as i64
+                },
                 1,
                 if nvidia { 3 } else { 2 },
             ),
