@@ -34,6 +34,7 @@ fn small_space() -> Space {
     let hw = HwSpec::by_name("H200").unwrap();
     let mut s = Space::for_problem(&problem(), &hw);
     for (p, v) in [
+        ("MI", "16x8x16"),
         ("MT0", "64,128,256"),
         ("MT1", "64,128"),
         ("DepthU", "32,64"),

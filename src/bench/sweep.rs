@@ -1,9 +1,11 @@
 //! Bounded sweeps: every valid config of a narrowed space, for `bench --sweep` and datasets.
 //!
 //! The full space of a problem has millions of points, so a sweep starts from a preset that
-//! fixes the minor parameters (LDS padding, swizzle, store width, stagger, mapping, global read
-//! width) at their defaults and keeps the structural ones free (tiles, depth, waves, pipeline
-//! stages, split-K). `--fix NAME=V1,V2` narrows or widens any parameter. When more configs are
+//! fixes the minor parameters (store width, stagger, mapping, global read width) at their
+//! defaults and keeps the structural ones free (instruction, tiles, depth, waves, pipeline
+//! stages, split-K). The LDS layout comes in two fixed variants, swept side by side: padded
+//! rows without swizzle (what the mma.sync path does best) and swizzled rows without padding
+//! (the only layout of the wgmma path). `--fix NAME=V1,V2` narrows or widens any parameter. When more configs are
 //! valid than the caller wants, half the budget goes to the configs the analytic model (the
 //! sim backend's) ranks fastest and half to a seeded random draw of the rest, so the sweep is
 //! both focused and able to find what the model gets wrong.
@@ -15,19 +17,49 @@ use crate::device::sim::model_time_us;
 use crate::space::{KernelConfig, ParamId, Space, SpaceError};
 
 /// Parameters the preset pins to their defaults.
-const PINNED: [ParamId; 7] = [
-    ParamId::LdsPadA,
-    ParamId::LdsPadB,
-    ParamId::LdsSwizzle,
+const PINNED: [ParamId; 4] = [
     ParamId::StoreVectorWidth,
     ParamId::StaggerU,
     ParamId::WorkGroupMapping,
     ParamId::GlobalReadVectorWidth,
 ];
 
-/// The sweep space: `space` with the minor parameters pinned, then the user's fixes applied.
-pub fn sweep_space(space: &Space, fixes: &[(String, String)]) -> Result<Space, SpaceError> {
-    let mut s = space.clone();
+/// The two LDS layouts a sweep covers: (padding of A and B, swizzle).
+const LDS_LAYOUTS: [(Option<i64>, i64); 2] = [(None, 0), (Some(0), 1)];
+
+/// The sweep spaces: `space` with the minor parameters pinned, once per LDS layout (unless
+/// the user fixes the layout), then the user's fixes applied.
+pub fn sweep_spaces(space: &Space, fixes: &[(String, String)]) -> Result<Vec<Space>, SpaceError> {
+    let layout_fixed = fixes.iter().any(|(name, _)| {
+        matches!(
+            ParamId::from_name(name),
+            Some(ParamId::LdsPadA | ParamId::LdsPadB | ParamId::LdsSwizzle)
+        )
+    });
+    let layouts: &[(Option<i64>, i64)] = if layout_fixed {
+        &LDS_LAYOUTS[..1]
+    } else {
+        &LDS_LAYOUTS
+    };
+    layouts
+        .iter()
+        .map(|&(pad, swizzle)| {
+            let mut s = space.clone();
+            for p in [ParamId::LdsPadA, ParamId::LdsPadB] {
+                let v = pad.unwrap_or(s.domain(p).default);
+                s.domain_mut(p).restrict(&[v]);
+            }
+            s.domain_mut(ParamId::LdsSwizzle).restrict(&[swizzle]);
+            sweep_space(&s, space, fixes)
+        })
+        .collect()
+}
+
+/// One sweep space: `s` with the minor parameters pinned, then the user's fixes applied
+/// (a fix may widen a pinned parameter again, back to its domain in `full`).
+fn sweep_space(s: &Space, full: &Space, fixes: &[(String, String)]) -> Result<Space, SpaceError> {
+    let mut s = s.clone();
+    let space = full;
     for p in PINNED {
         let d = s.domain(p).default;
         s.domain_mut(p).restrict(&[d]);
@@ -42,13 +74,24 @@ pub fn sweep_space(space: &Space, fixes: &[(String, String)]) -> Result<Space, S
     Ok(s)
 }
 
-/// Up to `max` valid configs of the sweep space (all of them when there are fewer).
+/// Up to `max` valid configs of the sweep spaces (all of them when there are fewer).
 pub fn sweep_configs(
-    space: &Space,
+    spaces: &[Space],
     max: usize,
     seed: u64,
 ) -> Result<Vec<KernelConfig>, SpaceError> {
-    let all = space.enumerate(50_000_000)?;
+    let mut all = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for s in spaces {
+        for c in s.enumerate(50_000_000)? {
+            if seen.insert(c) {
+                all.push(c);
+            }
+        }
+    }
+    let Some(space) = spaces.first() else {
+        return Ok(all);
+    };
     if all.len() <= max {
         return Ok(all);
     }
@@ -86,15 +129,21 @@ mod tests {
             parse_fix("DepthU=64").unwrap(),
             parse_fix("GSU=1,2,4").unwrap(),
         ];
-        let s = sweep_space(&space, &fixes).unwrap();
+        let s = sweep_spaces(&space, &fixes).unwrap();
+        assert_eq!(s.len(), 2, "both LDS layouts");
         let a = sweep_configs(&s, 40, 1).unwrap();
         assert_eq!(a.len(), 40);
         assert_eq!(a, sweep_configs(&s, 40, 1).unwrap());
         for c in &a {
-            s.check(c).unwrap();
+            space.check(c).unwrap();
             assert_eq!(c.depth_u, 64);
             assert!([1, 2, 4].contains(&c.gsu));
         }
-        assert!(sweep_space(&space, &[parse_fix("Bogus=1").unwrap()]).is_err());
+        // Every config of both layouts, when the budget allows: wgmma configs are among them.
+        let all = sweep_configs(&s, 100_000, 1).unwrap();
+        assert!(all.iter().any(|c| c.swizzle == 1 && c.mi == [64, 8, 16]));
+        assert!(all.iter().any(|c| c.swizzle == 0 && c.mi == [16, 8, 16]));
+        assert_eq!(sweep_spaces(&space, &[parse_fix("SW=0").unwrap()]).unwrap().len(), 1);
+        assert!(sweep_spaces(&space, &[parse_fix("Bogus=1").unwrap()]).is_err());
     }
 }

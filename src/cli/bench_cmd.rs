@@ -76,7 +76,7 @@ pub fn sweep_selection(
                 .ok_or_else(|| UsageError(format!("--fix `{f}` must be NAME=VALUES")))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let s = sweep::sweep_space(space, &fixes).map_err(|e| UsageError(e.to_string()))?;
+    let s = sweep::sweep_spaces(space, &fixes).map_err(|e| UsageError(e.to_string()))?;
     Ok(sweep::sweep_configs(&s, max, seed).map_err(|e| UsageError(e.to_string()))?)
 }
 

@@ -470,11 +470,11 @@ mod tests {
     use crate::hw::HwSpec;
     use crate::problem::GemmProblem;
 
+    /// An NN problem: its default config takes the mma.sync path, which the names below use.
     fn setup() -> (Space, KernelConfig) {
-        let s = Space::for_problem(
-            &GemmProblem::new(4096, 4096, 4096),
-            &HwSpec::by_name("H200").unwrap(),
-        );
+        let mut p = GemmProblem::new(4096, 4096, 4096);
+        p.trans_a = crate::problem::Trans::N;
+        let s = Space::for_problem(&p, &HwSpec::by_name("H200").unwrap());
         let base = s.default_config().unwrap();
         (s, base)
     }

@@ -323,12 +323,14 @@ impl Domain {
         }
     }
 
-    /// Restricts the domain to `keep`, preserving order. Values outside the domain are ignored.
+    /// Restricts the domain to `keep`, preserving order. Values outside the domain are
+    /// ignored. A default that is no longer allowed moves to the closest allowed value.
     pub fn restrict(&mut self, keep: &[i64]) {
         self.values.retain(|v| keep.contains(v));
         if !self.values.contains(&self.default) {
-            if let Some(&first) = self.values.first() {
-                self.default = first;
+            let old = self.default;
+            if let Some(&closest) = self.values.iter().min_by_key(|&&v| (v - old).abs()) {
+                self.default = closest;
             }
         }
     }

@@ -86,10 +86,45 @@ impl Space {
             Domain::pow2(ParamId::StoreVectorWidth, 1, 16 / ed, (8 / ed).max(1)),
             Domain::choice(ParamId::StaggerU, vec![0, 1, 2, 4, 8], 0),
         ];
-        Space {
+        let mut space = Space {
             domains,
             problem: problem.clone(),
             hw: hw.clone(),
+        };
+        if wgmma {
+            space.prefer_wgmma();
+        }
+        space
+    }
+
+    /// Where the warpgroup path applies (Hopper, both operands K-contiguous), it is the fast
+    /// one: make its typical config the default, so that `bench` and the local searches start
+    /// there. A wgmma config differs from an mma.sync one in several coupled parameters at
+    /// once (instruction, waves, LDS swizzle and padding, pipeline depth), which no single
+    /// search step crosses.
+    fn prefer_wgmma(&mut self) {
+        let ed = self.problem.d_type.bytes() as i64;
+        let prefs = [
+            (ParamId::MatrixInstruction, pack_mi(constraints::WGMMA_MI)),
+            (ParamId::WavesM, 8),
+            (ParamId::WavesN, 1),
+            (ParamId::LdsSwizzle, 1),
+            (ParamId::LdsPadA, 0),
+            (ParamId::LdsPadB, 0),
+            (ParamId::DepthU, 64),
+            (ParamId::PrefetchGlobalRead, 6),
+            (ParamId::PrefetchLocalRead, 0),
+            (ParamId::StoreVectorWidth, (16 / ed).max(1)),
+        ];
+        let mut candidate = self.clone();
+        for (id, v) in prefs {
+            if candidate.domain(id).contains(v) {
+                candidate.domain_mut(id).default = v;
+            }
+        }
+        let values: Vec<i64> = candidate.domains.iter().map(|d| d.default).collect();
+        if candidate.is_valid(&candidate.config_from_values(&values)) {
+            *self = candidate;
         }
     }
 
@@ -328,7 +363,8 @@ fn default_split(p: &GemmProblem, hw: &HwSpec, n_tile: i64) -> i64 {
     let iters = ceil(p.k, 64);
     [1, 2, 3, 4, 6, 8]
         .into_iter()
-        .find(|&s| tiles * s >= hw.compute_units as i64 || iters / (s * 2) < 64)
+        // A grid within 10% of one workgroup per CU is one full wave already.
+        .find(|&s| tiles * s * 10 >= hw.compute_units as i64 * 9 || iters / (s * 2) < 64)
         .unwrap_or(8)
 }
 
@@ -381,20 +417,26 @@ mod tests {
     #[test]
     fn constraint_rejections_name_the_rule() {
         let s = space("H200");
-        let mut c = s.default_config().unwrap();
+        // An mma.sync config (the default on H200 is a wgmma one).
+        let sync = KernelConfig::parse(
+            "MT128x112x64_MI16x8x16_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU2R_WGM8_GRVW8_SVW4_SU0",
+        )
+        .unwrap();
+        s.check(&sync).unwrap();
+        let mut c = sync;
         c.mi = [32, 32, 8];
         assert_eq!(s.check(&c).unwrap_err().rule, "domain");
         assert_eq!(
             constraints::check(&c, &s.problem, &s.hw).unwrap_err().rule,
             "matrix-instruction"
         );
-        let mut c = s.default_config().unwrap();
+        let mut c = sync;
         c.wg = [8, 8];
         assert_eq!(
             constraints::check(&c, &s.problem, &s.hw).unwrap_err().rule,
             "threads"
         );
-        let mut c = s.default_config().unwrap();
+        let mut c = sync;
         c.swizzle = 1;
         c.lpa = 8;
         assert_eq!(s.check(&c).unwrap_err().rule, "lds-layout");
