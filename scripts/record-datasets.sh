@@ -9,10 +9,10 @@ BIN="${1:-target/release/gemmtune}"
 OUT="${2:-datasets}"
 mkdir -p "$OUT"
 "$BIN" sweep --backend cuda --m 16032 --n 109 --k 16384 \
-  --fix MT0=64,128,256 --fix MT1=112,128 --fix DepthU=32,64 --fix WavesM=1,2,4 --fix WavesN=1,2 \
-  --fix PGR=2,3,4 --fix PLR=1 --fix GSU=1,2,4 --fix GSUAlgo=1 --max-configs 100000 \
+  --fix MT0=64,128,256 --fix MT1=112,128 --fix DepthU=64 --fix WavesM=2,4,8 --fix WavesN=1 \
+  --fix PGR=3,4,6 --fix PLR=0,1 --fix GSU=1,2,4 --fix GSUAlgo=1 --max-configs 100000 \
   --out "$OUT/seed_16032x109x16384_tn_bf16.jsonl"
 "$BIN" sweep --backend cuda --m 4096 --n 4096 --k 4096 \
-  --fix MT0=64,128,256 --fix MT1=64,128,256 --fix DepthU=32,64 --fix WavesM=2,4 --fix WavesN=2,4 \
-  --fix PGR=3,4 --fix PLR=1 --fix GSU=1 --max-configs 100000 \
+  --fix MT0=128,256 --fix MT1=128,256 --fix DepthU=64 --fix WavesM=4,8 --fix WavesN=1,2 \
+  --fix PGR=3,4,6 --fix PLR=0,1 --fix GSU=1 --max-configs 100000 \
   --out "$OUT/square_4096_tn_bf16.jsonl"
