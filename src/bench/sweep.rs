@@ -143,7 +143,12 @@ mod tests {
         let all = sweep_configs(&s, 100_000, 1).unwrap();
         assert!(all.iter().any(|c| c.swizzle == 1 && c.mi == [64, 8, 16]));
         assert!(all.iter().any(|c| c.swizzle == 0 && c.mi == [16, 8, 16]));
-        assert_eq!(sweep_spaces(&space, &[parse_fix("SW=0").unwrap()]).unwrap().len(), 1);
+        assert_eq!(
+            sweep_spaces(&space, &[parse_fix("SW=0").unwrap()])
+                .unwrap()
+                .len(),
+            1
+        );
         assert!(sweep_spaces(&space, &[parse_fix("Bogus=1").unwrap()]).is_err());
     }
 }

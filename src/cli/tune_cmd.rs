@@ -153,6 +153,11 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
         "strategy": name,
         "winner": winner.map(|w| w.config.name()),
         "winner_median_us": winner.map(|w| w.median_us),
+        // The winner's re-timing run verified it again against the reference.
+        "winner_verification": found
+            .retimed
+            .first()
+            .and_then(|r| r.outcome.verification()),
         "vendor_median_us": vendor_us,
         "speedup_vs_vendor": winner.and_then(|w| vendor_us.map(|v| v / w.median_us)),
         "evaluations": found.evaluations,

@@ -116,8 +116,20 @@ impl Space {
             (ParamId::PrefetchLocalRead, 0),
             (ParamId::StoreVectorWidth, (16 / ed).max(1)),
         ];
+        // Wide problems: two warpgroups side by side on a 128x256 tile (measured best on an
+        // H200 for 4096^3 and 8192^3), one warpgroup column with a deeper pipeline otherwise.
+        let wide: &[(ParamId, i64)] = if self.problem.n >= 256 {
+            &[
+                (ParamId::MacroTile1, 256),
+                (ParamId::WavesN, 2),
+                (ParamId::PrefetchGlobalRead, 4),
+                (ParamId::PrefetchLocalRead, 1),
+            ]
+        } else {
+            &[]
+        };
         let mut candidate = self.clone();
-        for (id, v) in prefs {
+        for &(id, v) in prefs.iter().chain(wide) {
             if candidate.domain(id).contains(v) {
                 candidate.domain_mut(id).default = v;
             }
