@@ -67,7 +67,7 @@ try:
     xs = [10 ** (i / 20) for i in range(0, 81)]
     ax.plot(xs, [min(peak, x * bw / 1e3) for x in xs], "k-", label=f"datasheet: {peak:.0f} TFLOP/s, {bw} GB/s")
     if copy.isdigit():
-        ax.plot(xs, [min(peak, x * float(copy) / 2e3) for x in xs], "k--", label=f"measured copy: {int(copy) // 2} GB/s read")
+        ax.plot(xs, [min(peak, x * float(copy) / 1e3) for x in xs], "k--", label=f"measured device copy: {copy} GB/s (read + write)")
     ax.scatter([r["ai"] for r in rs], [r["tflops"] for r in rs], c="tab:blue", label="gemmtune best")
     ax.scatter([r["ai"] for r in rs], [r["vtflops"] for r in rs], c="tab:red", marker="x", label="cuBLASLt")
     ax.set_xscale("log"); ax.set_yscale("log")
