@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{check_arch, parse_ptxas_info, virtual_arch};
+use super::{check_arch, virtual_arch};
 use crate::compile::codegen::KernelSource;
-use crate::compile::{CodeFormat, CodeObject, CompileError, Compiler, Resources, Target};
+use crate::compile::{CodeObject, CompileError, Compiler, Resources, Target};
 
 /// One nvcc installation, with its version read once.
 #[derive(Debug, Clone)]
@@ -134,12 +134,6 @@ impl Compiler for NvccCompiler {
         target: &Target,
     ) -> Result<(CodeObject, Resources), CompileError> {
         let (bytes, log) = self.compile_source(&source.text, &source.name, &target.arch)?;
-        Ok((
-            CodeObject {
-                format: CodeFormat::Cubin,
-                bytes,
-            },
-            parse_ptxas_info(&log, &source.name),
-        ))
+        Ok(super::cubin_with_resources(bytes, &log, &source.name))
     }
 }

@@ -6,9 +6,9 @@ use std::ffi::{c_char, CString};
 
 use cudarc::nvrtc::{result, sys};
 
-use super::{check_arch, parse_ptxas_info};
+use super::check_arch;
 use crate::compile::codegen::KernelSource;
-use crate::compile::{CodeFormat, CodeObject, CompileError, Compiler, Resources, Target};
+use crate::compile::{CodeObject, CompileError, Compiler, Resources, Target};
 
 /// NVRTC, with its version read once at construction.
 #[derive(Debug, Clone)]
@@ -89,13 +89,7 @@ impl Compiler for NvrtcCompiler {
         target: &Target,
     ) -> Result<(CodeObject, Resources), CompileError> {
         let (bytes, log) = self.compile_source(&source.text, &source.name, &target.arch)?;
-        Ok((
-            CodeObject {
-                format: CodeFormat::Cubin,
-                bytes,
-            },
-            parse_ptxas_info(&log, &source.name),
-        ))
+        Ok(super::cubin_with_resources(bytes, &log, &source.name))
     }
 }
 
