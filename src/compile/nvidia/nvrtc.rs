@@ -155,7 +155,7 @@ mod tests {
                     .unwrap();
                 eprintln!("LOG for {}:\n{log}", c.name());
             }
-            assert_eq!(code.format, CodeFormat::Cubin);
+            assert_eq!(code.format, crate::compile::CodeFormat::Cubin);
             assert!(res.registers.is_some(), "{}: {res:?}", c.name());
         }
     }
