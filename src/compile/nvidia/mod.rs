@@ -72,6 +72,22 @@ pub fn parse_ptxas_info(log: &str, symbol: &str) -> Resources {
     res
 }
 
+/// A compiled cubin and the resources ptxas reported for `kernel` in `log` (both drivers ask
+/// ptxas for its `-v` report).
+pub(crate) fn cubin_with_resources(
+    bytes: Vec<u8>,
+    log: &str,
+    kernel: &str,
+) -> (crate::compile::CodeObject, crate::compile::Resources) {
+    (
+        crate::compile::CodeObject {
+            format: crate::compile::CodeFormat::Cubin,
+            bytes,
+        },
+        parse_ptxas_info(log, kernel),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,20 +123,4 @@ ptxas info    : Used 255 registers, used 1 barriers, 1024 bytes smem, 32 bytes c
         assert!(check_arch("sm_").is_err());
         assert_eq!(virtual_arch("sm_90a"), "compute_90a");
     }
-}
-
-/// A compiled cubin and the resources ptxas reported for `kernel` in `log` (both drivers ask
-/// ptxas for its `-v` report).
-pub(crate) fn cubin_with_resources(
-    bytes: Vec<u8>,
-    log: &str,
-    kernel: &str,
-) -> (crate::compile::CodeObject, crate::compile::Resources) {
-    (
-        crate::compile::CodeObject {
-            format: crate::compile::CodeFormat::Cubin,
-            bytes,
-        },
-        parse_ptxas_info(log, kernel),
-    )
 }
