@@ -112,11 +112,14 @@ fn synthetic_log(dir: &Path, n: usize) -> PathBuf {
 fn workflow_end_to_end_on_the_fixture_log() {
     let home = tempfile::tempdir().unwrap();
     let out = home.path().join("run");
+    // Modelled on an MI300X: Tensile, the export target, is AMD's tuner, and its configs
+    // describe MFMA kernels (a Hopper wgmma kernel has no Tensile equivalent).
+    let mi300x = concat!(env!("CARGO_MANIFEST_DIR"), "/hw_specs/mi300x.toml");
     let r = json(&tune_log(
         home.path(),
         &[Path::new(FIXTURE)],
         &out,
-        &["--json"],
+        &["--json", "--hw-spec", mi300x],
     ));
     for f in [
         "workload.csv",
