@@ -117,19 +117,10 @@ impl LlmClient for AnthropicClient {
             .http
             .post_json(&self.url, &self.headers()?, &self.body(req))?;
         let (text, usage) = self.parse(&reply)?;
-        Ok(ChatReply {
-            text,
-            usage,
-            latency: started.elapsed(),
-            from_cache: false,
-        })
+        Ok(ChatReply::received(text, usage, started))
     }
 
     fn endpoint(&self) -> Endpoint {
-        Endpoint {
-            provider: self.config.provider.name().to_string(),
-            url: self.url.clone(),
-            model: self.config.model.clone(),
-        }
+        Endpoint::of(&self.config, &self.url)
     }
 }

@@ -115,6 +115,29 @@ pub struct Endpoint {
     pub model: String,
 }
 
+impl ChatReply {
+    /// A reply just received from a server, for a call that started at `started`.
+    pub fn received(text: String, usage: Option<Usage>, started: std::time::Instant) -> Self {
+        ChatReply {
+            text,
+            usage,
+            latency: started.elapsed(),
+            from_cache: false,
+        }
+    }
+}
+
+impl Endpoint {
+    /// The endpoint a client configured with `config` talks to at `url`.
+    pub fn of(config: &super::config::LlmConfig, url: &str) -> Self {
+        Endpoint {
+            provider: config.provider.name().to_string(),
+            url: url.to_string(),
+            model: config.model.clone(),
+        }
+    }
+}
+
 /// Anything that can answer a chat request.
 pub trait LlmClient: Send + Sync {
     fn chat(&self, request: &ChatRequest) -> Result<ChatReply, LlmError>;
