@@ -1,1 +1,2 @@
 pub mod fake_http;
+pub mod kernels;

@@ -1,0 +1,80 @@
+//! Kernel configs and problems shared by the GPU smoke tests and the compile checks.
+#![allow(dead_code)]
+
+use gemmtune::problem::{DataType, GemmProblem, Trans};
+use gemmtune::space::{GsuAlgo, KernelConfig, Space};
+use rand::SeedableRng;
+
+/// A packed problem of the given layout (`"TN"`, ...), types, beta and batch; alpha is 0.75
+/// when beta is not zero, so both scalars are exercised.
+#[allow(clippy::too_many_arguments)]
+pub fn problem(
+    m: i64,
+    n: i64,
+    k: i64,
+    layout: &str,
+    t: DataType,
+    d: DataType,
+    beta: f64,
+    batch: i64,
+) -> GemmProblem {
+    let mut p = GemmProblem::new(m, n, k);
+    let l: Vec<char> = layout.chars().collect();
+    p.trans_a = if l[0] == 'T' { Trans::T } else { Trans::N };
+    p.trans_b = if l[1] == 'T' { Trans::T } else { Trans::N };
+    (p.a_type, p.b_type, p.c_type, p.d_type) = (t, t, d, d);
+    p.beta = beta;
+    p.alpha = if beta != 0.0 { 0.75 } else { 1.0 };
+    p.batch = batch;
+    (p.lda, p.ldb, p.ldc, p.ldd) = (0, 0, 0, 0);
+    p.fill_defaults();
+    p
+}
+
+/// Default config, a few seeded samples, and forced split-K / swizzle / odd-padding variants.
+pub fn sample_configs(space: &Space, seed: u64, samples: usize) -> Vec<KernelConfig> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut out = vec![space
+        .default_config()
+        .expect("the space has a valid config")];
+    for _ in 0..samples {
+        if let Some(c) = space.sample(&mut rng) {
+            out.push(c);
+        }
+    }
+    let base = out[0];
+    let variants = [
+        KernelConfig {
+            gsu: 2,
+            gsu_algo: GsuAlgo::Atomic,
+            ..base
+        },
+        KernelConfig {
+            gsu: 3,
+            gsu_algo: GsuAlgo::Reduce,
+            su: 2,
+            ..base
+        },
+        KernelConfig {
+            swizzle: 1,
+            lpa: 0,
+            lpb: 0,
+            ..base
+        },
+        KernelConfig {
+            lpa: 4,
+            lpb: 4,
+            pgr: 1,
+            plr: 0,
+            ..base
+        },
+    ];
+    for v in variants {
+        if let Some(r) = space.repair(&v) {
+            out.push(r);
+        }
+    }
+    out.sort_by_key(|c| c.name());
+    out.dedup();
+    out
+}
