@@ -25,6 +25,8 @@ use crate::space::{GsuAlgo, KernelConfig};
 pub enum TensileError {
     #[error("{0} uses the FMA path (no matrix instruction), which TensileLite's MatrixInstruction cannot describe")]
     FmaPath(String),
+    #[error("{0} is a Hopper warpgroup (wgmma) kernel; Tensile generates AMD MFMA kernels and has no equivalent")]
+    Warpgroup(String),
     #[error("{name}: the wave tile {wave}x{wave1} is not a whole number of {mi0}x{mi1} matrix instructions")]
     WaveTile {
         name: String,
@@ -67,6 +69,9 @@ fn py_bool(b: bool) -> &'static str {
 pub fn matrix_instruction(c: &KernelConfig) -> Result<[u32; 9], TensileError> {
     if !c.uses_matrix_cores() {
         return Err(TensileError::FmaPath(c.name()));
+    }
+    if crate::space::constraints::is_wgmma(c) {
+        return Err(TensileError::Warpgroup(c.name()));
     }
     let [w0, w1] = c.wave_tile();
     let [m, n, k] = c.mi;
@@ -291,5 +296,11 @@ mod tests {
         .unwrap();
         let e = benchmark_config(&GemmProblem::new(64, 64, 64), &c, &Provenance::default());
         assert!(matches!(e, Err(TensileError::FmaPath(_))));
+        let w = KernelConfig::parse(
+            "MT128x112x64_MI64x8x16_WG8x1_PGR6_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0",
+        )
+        .unwrap();
+        let e = benchmark_config(&GemmProblem::new(64, 64, 64), &w, &Provenance::default());
+        assert!(matches!(e, Err(TensileError::Warpgroup(_))));
     }
 }
