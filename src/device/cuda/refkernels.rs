@@ -48,6 +48,20 @@ fn grid_for(count: u64) -> u32 {
     count.div_ceil(BLOCK as u64).clamp(1, 65_535 * 8) as u32
 }
 
+/// Launches an element-wise kernel over `count` elements (one thread each, grid-stride).
+///
+/// # Safety
+/// `params` must match the kernel's parameter list, and every buffer must hold `count` elements.
+unsafe fn launch_over(
+    f: CUfunction,
+    count: u64,
+    params: &mut [*mut c_void],
+    stream: CUstream,
+) -> Result<(), String> {
+    driver::launch(f, [grid_for(count), 1, 1], [BLOCK, 1, 1], 0, stream, params)
+        .map_err(|e| describe(&e))
+}
+
 impl RefKernels {
     pub fn load(arch: &str, nvrtc: Option<&NvrtcCompiler>) -> Result<Self, String> {
         if let Some(bytes) = aot::reference_object(arch) {
@@ -97,17 +111,7 @@ impl RefKernels {
             &mut s as *mut u64 as *mut c_void,
         ];
         // SAFETY: (T*, u64, u64) matches gt_fill_<t>; the buffer holds `count` elements.
-        unsafe {
-            driver::launch(
-                f,
-                [grid_for(count), 1, 1],
-                [BLOCK, 1, 1],
-                0,
-                stream,
-                &mut params,
-            )
-        }
-        .map_err(|e| describe(&e))
+        unsafe { launch_over(f, count, &mut params, stream) }
     }
 
     /// Overwrites `count` elements of type `t` with NaN.
@@ -131,17 +135,7 @@ impl RefKernels {
             &mut b as *mut u32 as *mut c_void,
         ];
         // SAFETY: (u16*/u32*, u64, u32) matches gt_fill_bits16/32.
-        unsafe {
-            driver::launch(
-                f,
-                [grid_for(count), 1, 1],
-                [BLOCK, 1, 1],
-                0,
-                stream,
-                &mut params,
-            )
-        }
-        .map_err(|e| describe(&e))
+        unsafe { launch_over(f, count, &mut params, stream) }
     }
 
     /// Computes the reference output of `args` into `out` (f32, packed [batch][N][M]).
