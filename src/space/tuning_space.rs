@@ -134,8 +134,7 @@ impl Space {
                 candidate.domain_mut(id).default = v;
             }
         }
-        let values: Vec<i64> = candidate.domains.iter().map(|d| d.default).collect();
-        if candidate.is_valid(&candidate.config_from_values(&values)) {
+        if candidate.is_valid(&candidate.raw_default()) {
             *self = candidate;
         }
     }
@@ -230,10 +229,15 @@ impl Space {
         c.canonical()
     }
 
+    /// The config made of every domain's default, valid or not.
+    pub fn raw_default(&self) -> KernelConfig {
+        let values: Vec<i64> = self.domains.iter().map(|d| d.default).collect();
+        self.config_from_values(&values)
+    }
+
     /// The defaults of every domain, repaired to a valid config if the raw defaults are not.
     pub fn default_config(&self) -> Result<KernelConfig, SpaceError> {
-        let values: Vec<i64> = self.domains.iter().map(|d| d.default).collect();
-        let c = self.config_from_values(&values);
+        let c = self.raw_default();
         if self.is_valid(&c) {
             return Ok(c);
         }

@@ -23,7 +23,7 @@ use crate::search::driver::{run_search, NoKnownResults, SearchOptions};
 use crate::search::llm_port::SharedLlm;
 use crate::search::progress::Event;
 use crate::search::strategies::{self, StrategyOptions};
-use crate::space::{constraints, GsuAlgo, KernelConfig, Space};
+use crate::space::{constraints, Space};
 
 /// How every GEMM of a workload is tuned.
 #[derive(Debug, Clone)]
@@ -78,28 +78,8 @@ pub fn unsupported_reason(problem: &GemmProblem, hw: &HwSpec) -> Option<String> 
     }
     // Explain with the rule the space's own defaults break: it names the type restriction
     // when that is what makes every config invalid.
-    let mut c = KernelConfig {
-        mt0: 128,
-        mt1: 128,
-        depth_u: 64,
-        mi: [1, 1, 1],
-        wg: [2, 2],
-        pgr: 2,
-        plr: 1,
-        lpa: 0,
-        lpb: 0,
-        swizzle: 0,
-        gsu: 1,
-        gsu_algo: GsuAlgo::Reduce,
-        wgm: 8,
-        grvw: 8,
-        svw: 4,
-        su: 0,
-    };
-    for d in &space.domains {
-        d.id.set(&mut c, d.default);
-    }
-    Some(match constraints::check(&c.canonical(), problem, hw) {
+    let c = space.raw_default();
+    Some(match constraints::check(&c, problem, hw) {
         Err(v) if v.rule == "dtype" => format!("unsupported types: {}", v.message),
         Err(v) => format!("no valid kernel config for this problem ({v})"),
         Ok(()) => "no valid kernel config for this problem".to_string(),
