@@ -15,10 +15,7 @@ fn benches(c: &mut Criterion) {
     let p = GemmProblem::new(16032, 109, 16384);
     let space = Space::for_problem(&p, &HwSpec::by_name("H200").unwrap());
     let cfg = space.default_config().unwrap();
-    let target = Target {
-        vendor: Vendor::Nvidia,
-        arch: "sm_90a".into(),
-    };
+    let target = Target::arch(Vendor::Nvidia, "sm_90a");
     let dir = tempfile::tempdir().unwrap();
     let cache = CompileCache::new(dir.path());
     let compiler = SimCompiler { plants: vec![] };

@@ -13,6 +13,10 @@
 //                                          or f32 partials in the workspace (GSU > 1), which
 //                                             <name>_epilogue turns into D.
 //
+// With stream-K (GT_STREAM_K) the grid is GSU persistent workgroups per compute unit instead,
+// each walking an equal share of all (tile, K tile) iterations; tiles shared by several
+// workgroups are summed in the kernel itself by the last one to finish (see GtStreamK).
+//
 // Operand tiles are kept in LDS in their global orientation (rows along the operand's strided
 // dimension, each row contiguous along the stored leading dimension, plus LPA/LPB elements of
 // padding or an XOR swizzle of 16-byte chunks), so a global vector is one contiguous LDS write;
@@ -390,48 +394,25 @@ GT_DEVICE void gt_tile_of(int id, int tiles_m, int tiles_n, int& tm, int& tn) {
     tn = in_group / rows;
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs args) {
-    extern __shared__ __align__(16) unsigned char gt_smem[];
+// Where this thread's warp sits in the workgroup tile.
+struct GtPos {
+    int tid, lane;
+    int wm0, wn0;  // the warp's accumulator origin
+    int wgm0;      // the warpgroup's row origin (wgmma path)
+};
 
-    const int tid = threadIdx.x;
-#ifdef GT_PLANT_HANG
-    for (;;) gt_pause();
-#endif
-#ifdef GT_PLANT_OOB
-    // Far outside any allocation: an illegal address the driver reports as sticky.
-    if (tid == 0 && blockIdx.x == 0) reinterpret_cast<volatile float*>(args.d)[1ll << 40] = 1.0f;
-#endif
-    const int lane = tid % WAVE, wave = tid / WAVE;
-#if GT_WGMMA
-    // Warpgroup origin (wgm0, wn0); this warp's accumulator rows start 16 rows per warp lower.
-    const int wgm0 = (wave % WG0 / 4) * WGT0, wn0 = (wave / WG0) * WGT1;
-    const int wm0 = wgm0 + (wave % 4) * 16;
-    // The swizzle is a function of the shared address: align the tiles to its period (the
-    // LDS size includes this slack).
-    unsigned char* const smem =
-        gt_smem + ((GT_SW128_PERIOD - int(gt_lds_addr(gt_smem) & (GT_SW128_PERIOD - 1))) &
-                   (GT_SW128_PERIOD - 1));
-#else
-    const int wm0 = (wave % WG0) * WT0, wn0 = (wave / WG0) * WT1;
-    unsigned char* const smem = gt_smem;
-#endif
+// ---- main loop -------------------------------------------------------------------------------
+// Accumulates the K tiles [kt_begin, kt_begin + kt_count) of the MT0 x MT1 tile at (m0, n0) of
+// batch `batch` into `acc` (which the caller zeroed), visiting them from kt_start on and
+// wrapping around (StaggerU). On return every copy has landed and every warp is past its last
+// read of the operand tiles: the LDS is free for the output tile.
+GT_DEVICE void gt_mainloop(const GtGemmArgs& args, unsigned char* smem, const GtPos& pos, int m0,
+                           int n0, int batch, int kt_begin, int kt_count, int kt_start,
+                           float (&acc)[ACC]) {
+    const int tid = pos.tid;
     const gt_i64 M = args.m, N = args.n, K = args.k;
-    const int tiles_m = int((M + MT0 - 1) / MT0), tiles_n = int((N + MT1 - 1) / MT1);
-    int tm, tn;
-    gt_tile_of(blockIdx.x, tiles_m, tiles_n, tm, tn);
-    const int m0 = tm * MT0, n0 = tn * MT1;
-    const int split = blockIdx.y, batch = blockIdx.z;
-
     const TA* A = reinterpret_cast<const TA*>(args.a) + (gt_i64)batch * args.stride_a;
     const TB* B = reinterpret_cast<const TB*>(args.b) + (gt_i64)batch * args.stride_b;
-
-    // This split's K tiles, visited from a staggered start (StaggerU) and wrapping around.
-    const int ktiles = int((K + DU - 1) / DU);
-    const int per_split = (ktiles + GT_GSU - 1) / GT_GSU;
-    const int kt_begin = split * per_split;
-    const int kt_count = (ktiles - kt_begin) < per_split ? (ktiles - kt_begin > 0 ? ktiles - kt_begin : 0)
-                                                          : per_split;
-    const int kt_start = (GT_SU > 0 && kt_count > 0) ? int((gt_i64)blockIdx.x * GT_SU % kt_count) : 0;
     const bool m_inside = m0 + MT0 <= M, n_inside = n0 + MT1 <= N;
 
     auto load_stage = [&](int slot, int local) {
@@ -473,14 +454,11 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
             gt_load_tile<TileB, BR, BC, GT_GRVW, true>(lb, B, args.ldb, br0, bc0, brl, bcl, tid);
         }
     };
-    float acc[ACC];
-#pragma unroll
-    for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
 
 #if GT_WGMMA
     auto issue_stage = [&](int slot) {
         gt_compute_stage(acc, smem + slot * STAGE_BYTES, smem + slot * STAGE_BYTES + TileA::BYTES,
-                         wgm0, wn0);
+                         pos.wgm0, pos.wn0);
     };
     // With PrefetchLocalRead = 1 one stage stays in wgmma while the next is issued; the slot
     // it reads is not reloaded until every warpgroup has waited for it (a barrier later). So
@@ -522,10 +500,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
     }
     gt_wgmma_settle<0>(acc);
 #else
-    auto compute_stage = [&](float(&acc)[ACC], int slot) {
+    auto compute_stage = [&](int slot) {
         const ViewA va{reinterpret_cast<const TA*>(smem + slot * STAGE_BYTES)};
         const ViewB vb{reinterpret_cast<const TB*>(smem + slot * STAGE_BYTES + TileA::BYTES)};
-        gt_compute_stage(acc, va, vb, wm0, wn0, lane);
+        gt_compute_stage(acc, va, vb, pos.wm0, pos.wn0, pos.lane);
     };
 
     if (STAGES == 1) {
@@ -535,7 +513,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
             gt_copy_commit();
             gt_copy_wait<0>();
             gt_barrier();
-            compute_stage(acc, 0);
+            compute_stage(0);
         }
     } else {
         // Ring of STAGES slots: STAGES-1 tiles in flight while one is multiplied. One commit
@@ -551,26 +529,34 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
             const int next = t + STAGES - 1;
             if (next < kt_count) load_stage(next % STAGES, next);
             gt_copy_commit();
-            compute_stage(acc, t % STAGES);
+            compute_stage(t % STAGES);
         }
     }
 #endif
     gt_copy_wait<0>();
     gt_barrier();  // all reads of the operand tiles are done: the LDS becomes the output tile
+}
 
+// ---- epilogue --------------------------------------------------------------------------------
+// The accumulators go to the f32 staging tile in LDS (the caller synchronises afterwards).
+GT_DEVICE void gt_stage_acc(float* ctile, float (&acc)[ACC], const GtPos& pos) {
 #ifdef GT_PLANT_WRONG
 #pragma unroll
     for (int i = 0; i < ACC; ++i) acc[i] *= 1.5f;
 #endif
-    float* ctile = reinterpret_cast<float*>(smem);
 #pragma unroll
     for (int i = 0; i < ACC; ++i) {
         int m, n;
-        gt_acc_coord(lane, i, m, n);
-        ctile[gt_epi_off(wm0 + m, wn0 + n)] = acc[i];
+        gt_acc_coord(pos.lane, i, m, n);
+        ctile[gt_epi_off(pos.wm0 + m, pos.wn0 + n)] = acc[i];
     }
-    gt_barrier();
+}
 
+// The staged tile at (m0, n0) of batch `batch` goes out in SVW-element vectors along M: to D
+// with alpha/beta applied, or (split-K without stream-K) as split `split`'s f32 partial.
+GT_DEVICE void gt_store_tile(const GtGemmArgs& args, const float* ctile, int m0, int n0, int batch,
+                             int split, int tid) {
+    const gt_i64 M = args.m, N = args.n;
     constexpr int SVW = GT_SVW;
     constexpr int VPC = MT0 / SVW;
     for (int v = tid; v < MT1 * VPC; v += THREADS) {
@@ -581,7 +567,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
         float x[SVW];
 #pragma unroll
         for (int e = 0; e < SVW; ++e) x[e] = ctile[gt_epi_off(m + e, n)];
-#if GT_GSU > 1
+#if GT_GSU > 1 && !GT_STREAM_K
         float* ws = args.workspace;
         const gt_i64 total = M * N * args.batch;
         const gt_i64 at = (gt_i64)batch * M * N + gn * M + gm;
@@ -595,6 +581,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
             if (e < count) ws[(gt_i64)split * total + at + e] = x[e];
 #endif
 #else
+        (void)split;
         TD* D = reinterpret_cast<TD*>(args.d) + (gt_i64)batch * args.stride_d + gn * args.ldd + gm;
         float y[SVW];
 #pragma unroll
@@ -621,7 +608,174 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
     }
 }
 
-#if GT_GSU > 1
+#if GT_STREAM_K
+// ---- stream-K --------------------------------------------------------------------------------
+// The grid is a fixed number of persistent workgroups (GSU per compute unit). The work is the
+// sequence of (tile, K tile) iterations, tile-major; workgroup c takes the contiguous range
+// [start(c), start(c + 1)) of it, the first `r` workgroups one iteration more than the rest, so
+// every compute unit gets the same work whatever the tile count. A tile whose iterations fall
+// to several workgroups is finished by the last of them to arrive: each writes its f32 partial
+// tile to its own workspace slot (0 for the first tile of its range, 1 for the last; no range
+// needs more) and counts itself in the tile's flag; the one that sees the count complete adds
+// the partials in workgroup order (deterministic), stores D and resets the flag to zero, so
+// the flags are clean for the next launch. Nobody waits for anybody: no deadlock whatever the
+// number of workgroups resident at once.
+// Iteration counts are 32-bit (the space refuses stream-K beyond 2^31 iterations): this
+// bookkeeping stays live across the main loop, and 64-bit values there cost registers the
+// loop's address arithmetic needs.
+struct GtStreamK {
+    gt_u32 q, r;  // iterations per workgroup; workgroups with one more
+    GT_DEVICE gt_u32 start(gt_u32 c) const { return c * q + (c < r ? c : r); }
+    // The workgroup whose range holds iteration x.
+    GT_DEVICE gt_u32 owner(gt_u32 x) const {
+        const gt_u32 big = r * (q + 1);
+        return x < big ? x / (q + 1) : r + (x - big) / q;
+    }
+};
+
+constexpr int TILE_VECS = MT0 * MT1 / 4;
+static_assert(MT0 * MT1 % 4 == 0, "partial tiles move in 16-byte vectors");
+struct __align__(16) GtF4 { float x, y, z, w; };
+GT_DEVICE void gt_add(GtF4& s, const GtF4& v) {
+    s.x += v.x;
+    s.y += v.y;
+    s.z += v.z;
+    s.w += v.w;
+}
+// Vectors of the tile one thread sums per pass: all of a pass's loads of one partial are in
+// flight together, so a pass costs one L2 round trip per contributor, not one per vector.
+constexpr int FIX_VECS = gt_min((TILE_VECS + THREADS - 1) / THREADS, 8);
+
+// Finishes the staged partial tile `tile` (iterations [first, first + ktiles)) computed by this
+// workgroup; returns whether this workgroup was the last contributor, in which case `ctile`
+// now holds the complete sum.
+GT_DEVICE bool gt_stream_k_fixup(const GtGemmArgs& args, float* ctile, const GtStreamK& sk,
+                                 gt_u32 tile, gt_u32 first, gt_u32 ktiles, int tid, int* last_flag) {
+    const gt_u32 me = blockIdx.x;
+    const gt_u32 lo = sk.owner(first), hi = sk.owner(first + ktiles - 1);
+    auto slot = [&](gt_u32 c) {
+        return reinterpret_cast<GtF4*>(args.workspace) +
+               gt_i64(c * 2 + (sk.start(c) >= first ? 0 : 1)) * TILE_VECS;
+    };
+    GtF4* const staged = reinterpret_cast<GtF4*>(ctile);
+    GtF4* const mine = slot(me);
+    for (int i = tid; i < TILE_VECS; i += THREADS) mine[i] = staged[i];
+    // The barrier orders every thread's partial before thread 0's device-scope fence, which
+    // publishes them all before the count (and, after it, makes the others' visible here).
+    gt_barrier();
+    if (tid == 0) {
+        gt_fence_device();
+        const gt_u32 before = gt_atomic_add_u32(args.flags + tile, 1u);
+        gt_fence_device();
+        *last_flag = before == hi - lo;
+    }
+    gt_barrier();
+    if (!*last_flag) return false;
+    for (int base = 0; base < TILE_VECS; base += FIX_VECS * THREADS) {
+        GtF4 sum[FIX_VECS];
+#pragma unroll
+        for (int j = 0; j < FIX_VECS; ++j) sum[j] = GtF4{0.0f, 0.0f, 0.0f, 0.0f};
+        // Contributors in workgroup order, this one's partial read back from LDS: the same
+        // sum whichever workgroup finishes the tile.
+        for (gt_u32 c = lo; c <= hi; ++c) {
+            const GtF4* src = c == me ? staged : slot(c);
+            GtF4 v[FIX_VECS];
+#pragma unroll
+            for (int j = 0; j < FIX_VECS; ++j) {
+                const int i = base + tid + j * THREADS;
+                if (i < TILE_VECS) v[j] = src[i];
+            }
+#pragma unroll
+            for (int j = 0; j < FIX_VECS; ++j)
+                if (base + tid + j * THREADS < TILE_VECS) gt_add(sum[j], v[j]);
+        }
+        // Every thread reads and writes only its own vectors of the staging tile.
+#pragma unroll
+        for (int j = 0; j < FIX_VECS; ++j) {
+            const int i = base + tid + j * THREADS;
+            if (i < TILE_VECS) staged[i] = sum[j];
+        }
+    }
+    if (tid == 0) args.flags[tile] = 0u;
+    gt_barrier();
+    return true;
+}
+#endif
+
+extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs args) {
+    extern __shared__ __align__(16) unsigned char gt_smem[];
+
+    const int tid = threadIdx.x;
+#ifdef GT_PLANT_HANG
+    for (;;) gt_pause();
+#endif
+#ifdef GT_PLANT_OOB
+    // Far outside any allocation: an illegal address the driver reports as sticky.
+    if (tid == 0 && blockIdx.x == 0) reinterpret_cast<volatile float*>(args.d)[1ll << 40] = 1.0f;
+#endif
+    const int lane = tid % WAVE, wave = tid / WAVE;
+#if GT_WGMMA
+    // Warpgroup origin (wgm0, wn0); this warp's accumulator rows start 16 rows per warp lower.
+    const int wgm0 = (wave % WG0 / 4) * WGT0, wn0 = (wave / WG0) * WGT1;
+    const GtPos pos{tid, lane, wgm0 + (wave % 4) * 16, wn0, wgm0};
+    // The swizzle is a function of the shared address: align the tiles to its period (the
+    // LDS size includes this slack).
+    unsigned char* const smem =
+        gt_smem + ((GT_SW128_PERIOD - int(gt_lds_addr(gt_smem) & (GT_SW128_PERIOD - 1))) &
+                   (GT_SW128_PERIOD - 1));
+#else
+    const GtPos pos{tid, lane, (wave % WG0) * WT0, (wave / WG0) * WT1, 0};
+    unsigned char* const smem = gt_smem;
+#endif
+    float* const ctile = reinterpret_cast<float*>(smem);
+    const gt_i64 M = args.m, N = args.n, K = args.k;
+    const int tiles_m = int((M + MT0 - 1) / MT0), tiles_n = int((N + MT1 - 1) / MT1);
+    const int ktiles = int((K + DU - 1) / DU);
+    float acc[ACC];
+
+#if GT_STREAM_K
+    __shared__ int last_flag;
+    const gt_u32 tiles_mn = gt_u32(tiles_m) * gt_u32(tiles_n), kt = gt_u32(ktiles);
+    const gt_u32 work = tiles_mn * gt_u32(args.batch) * kt;
+    const GtStreamK sk{work / gridDim.x, work % gridDim.x};
+    const gt_u32 w_end = sk.start(blockIdx.x + 1);
+    for (gt_u32 w = sk.start(blockIdx.x); w < w_end;) {
+        const gt_u32 tile = w / kt, first = tile * kt;
+        const int kb = int(w - first);
+        const int ke = (w_end - first) < kt ? int(w_end - first) : ktiles;
+        w = first + gt_u32(ke);
+        const int batch = int(tile / tiles_mn);
+        int tm, tn;
+        gt_tile_of(int(tile - gt_u32(batch) * tiles_mn), tiles_m, tiles_n, tm, tn);
+#pragma unroll
+        for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
+        gt_mainloop(args, smem, pos, tm * MT0, tn * MT1, batch, kb, ke - kb, 0, acc);
+        gt_stage_acc(ctile, acc, pos);
+        gt_barrier();
+        if ((kb == 0 && ke == ktiles) || gt_stream_k_fixup(args, ctile, sk, tile, first, kt, tid, &last_flag))
+            gt_store_tile(args, ctile, tm * MT0, tn * MT1, batch, 0, tid);
+        gt_barrier();  // the staging tile is read out before the next tile's loads reuse the LDS
+    }
+#else
+    int tm, tn;
+    gt_tile_of(blockIdx.x, tiles_m, tiles_n, tm, tn);
+    const int split = blockIdx.y, batch = blockIdx.z;
+    // This split's K tiles, visited from a staggered start (StaggerU) and wrapping around.
+    const int per_split = (ktiles + GT_GSU - 1) / GT_GSU;
+    const int kt_begin = split * per_split;
+    const int kt_count = (ktiles - kt_begin) < per_split ? (ktiles - kt_begin > 0 ? ktiles - kt_begin : 0)
+                                                          : per_split;
+    const int kt_start = (GT_SU > 0 && kt_count > 0) ? int((gt_i64)blockIdx.x * GT_SU % kt_count) : 0;
+#pragma unroll
+    for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
+    gt_mainloop(args, smem, pos, tm * MT0, tn * MT1, batch, kt_begin, kt_count, kt_start, acc);
+    gt_stage_acc(ctile, acc, pos);
+    gt_barrier();
+    gt_store_tile(args, ctile, tm * MT0, tn * MT1, batch, split, tid);
+#endif
+}
+
+#if GT_GSU > 1 && !GT_STREAM_K
 // Split-K epilogue: one thread per element of D (all batches): sums the split partials (atomic:
 // one pre-summed slice; reduce: GSU slices in split order, so the result is deterministic),
 // then applies alpha/beta and converts to D's type.

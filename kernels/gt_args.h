@@ -9,6 +9,7 @@ struct GtGemmArgs {
     const void* c;
     void* d;
     float* workspace;   // split-K partials (f32); null when GSU == 1
+    unsigned* flags;    // stream-K arrival counts, one per tile; all zero between launches
     float alpha;
     float beta;
     long long m, n, k;

@@ -122,6 +122,14 @@ GT_DEVICE void gt_atomic_add_f32(float* p, float v) {
 #endif
 }
 
+// ---- hand-off between workgroups (stream-K fix-up) -------------------------------------------
+// A device-scope fence: this thread's earlier writes are visible GPU-wide before its later
+// ones, and its later reads see what other threads made visible before their own fence.
+GT_DEVICE void gt_fence_device() { __threadfence(); }
+
+// Atomically adds v to *p; returns the previous value.
+GT_DEVICE gt_u32 gt_atomic_add_u32(gt_u32* p, gt_u32 v) { return atomicAdd(p, v); }
+
 // ---- global -> LDS copies --------------------------------------------------------------------
 // gt_copy_async<BYTES>(dst_lds, src_global, src_bytes) copies BYTES bytes, of which only the
 // first src_bytes are read (the rest are zero-filled: that is how tile edges are handled).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Final check on an NVIDIA GPU: benchmarks the seed shapes and edge shapes in all four layouts
 # with `gemmtune bench --backend cuda` (every kernel verified against the GPU reference, cuBLASLt
-# timed in the same run), then cross-checks cuBLAS's time for the seed shape with PyTorch's
+# timed in the same run), checks that planted failures are isolated, verifies stream-K kernels
+# on every path and edge shape, then cross-checks cuBLAS's time for the seed shape with PyTorch's
 # torch.nn.functional.linear. Where the CLI has no `bench` command yet, it runs the GPU smoke
 # tests instead.
 #
@@ -66,6 +67,48 @@ got = bad["outcome"]["status"]
 print(f"planted {kind}: {got} (want {want}); other kernel: {good['outcome']['status']}; reason: {str(bad['outcome'])[:160]}")
 sys.exit(0 if got == want and good["outcome"]["status"] == "timed" else 1)
 PY
+  done
+fi
+
+# Stream-K (GSU<n>S: persistent workgroups, tiles shared between workgroups summed in the
+# kernel by the last to finish): every config of a small sweep with the algorithm fixed, on the
+# edge shapes in all four layouts (mma.sync and FMA atoms), then the warpgroup (wgmma) path on
+# aligned TN shapes, batched and with beta. Every kernel must verify.
+if "$GEMMTUNE" bench --help >/dev/null 2>&1; then
+  sk_check() {  # expected-count, then bench arguments
+    local want=$1; shift
+    "$GEMMTUNE" bench --backend cuda --retime 0 --no-vendor --json "$@" > /tmp/streamk.json || return 1
+    python3 - "$want" "$*" <<'PY'
+import json, sys
+want, what = int(sys.argv[1]), sys.argv[2]
+rows = json.load(open("/tmp/streamk.json"))["configs"]
+ok = [r for r in rows if r["outcome"].get("status") == "timed" and r["outcome"].get("verification", {}).get("passed")]
+sk = [r for r in rows if r["config"]["gsu_algo"] == "StreamK"]
+atoms = sorted({"x".join(map(str, r["config"]["mi"])) for r in rows})
+print(f"stream-K {what}: {len(ok)}/{len(rows)} verified, {len(sk)} stream-K, atoms {atoms}")
+for r in rows:
+    if r not in ok:
+        print(f"  FAILED {r['name']}: {str(r['outcome'])[:200]}")
+sys.exit(0 if len(rows) == want and len(ok) == want and len(sk) == want else 1)
+PY
+  }
+  for layout in NN NT TN TT; do
+    for s in "200 113 5 bf16_r 0 1" "333 109 77 bf16_r 0.5 1" "1000 520 1100 f16_r 1 3" "96 80 64 f32_r 0.25 1"; do
+      read -r m n k t beta b <<<"$s"
+      sk_check 6 -m "$m" -n "$n" -k "$k" --transA "${layout:0:1}" --transB "${layout:1:1}" \
+        --a_type "$t" --b_type "$t" --c_type "$t" --d_type "$t" --compute_type c_f32_r --beta "$beta" \
+        --batch_count "$b" --sweep --fix GlobalSplitUAlgorithm=2 --fix GlobalReadVectorWidth=1,2,4 \
+        --fix StoreVectorWidth=1,2,4 --max-configs 6 || status=1
+    done
+  done
+  WG=MI64x8x16
+  SK=(--config "MT128x112x64_${WG}_WG8x1_PGR6_PLR0_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0"
+      --config "MT64x64x64_${WG}_WG4x1_PGR4_PLR0_LPA0_LPB0_SW1_GSU2S_WGM8_GRVW8_SVW8_SU0"
+      --config "MT128x128x64_${WG}_WG8x1_PGR6_PLR1_LPA0_LPB0_SW1_GSU1S_WGM4_GRVW8_SVW8_SU0")
+  for s in "333 109 776 bf16_r 0.5 1" "1000 520 1104 f16_r 1 3" "4096 128 4096 bf16_r 0 2" "16032 109 16384 bf16_r 0 1"; do
+    read -r m n k t beta b <<<"$s"
+    sk_check 3 -m "$m" -n "$n" -k "$k" --transA T --transB N --a_type "$t" --b_type "$t" --c_type "$t" \
+      --d_type "$t" --compute_type c_f32_r --beta "$beta" --batch_count "$b" "${SK[@]}" || status=1
   done
 fi
 

@@ -7,10 +7,9 @@
 
 use gemmtune::bench::stats::Stats;
 use gemmtune::compile::nvidia::NvrtcCompiler;
-use gemmtune::compile::{pool, Target};
+use gemmtune::compile::pool;
 use gemmtune::device::cuda::CudaDevice;
 use gemmtune::device::{BackendKind, Device, DeviceSelection, Outcome, TimingOptions};
-use gemmtune::hw::Vendor;
 use gemmtune::problem::DataType;
 use gemmtune::space::{GsuAlgo, KernelConfig, Space};
 
@@ -48,10 +47,7 @@ fn configs_verify_and_time_on_the_gpu() {
         dev.reference_origin()
     );
     let nvrtc = NvrtcCompiler::new().expect("NVRTC");
-    let target = Target {
-        vendor: Vendor::Nvidia,
-        arch: info.arch.clone(),
-    };
+    let target = gemmtune::compile::target_for(&info);
     let hw = dev.hw_spec().clone();
     use DataType::*;
     let mut problems = vec![
@@ -187,10 +183,7 @@ fn seed_shape_sweep() {
     };
     let mut dev = CudaDevice::open(&sel).expect("a CUDA device");
     let nvrtc = NvrtcCompiler::new().expect("NVRTC");
-    let target = Target {
-        vendor: Vendor::Nvidia,
-        arch: dev.info().arch.clone(),
-    };
+    let target = gemmtune::compile::target_for(dev.info());
     let hw = dev.hw_spec().clone();
     let p = problem(
         16032,

@@ -19,10 +19,7 @@ use gemmtune::space::{constraints, GsuAlgo, KernelConfig, Space};
 const ARCH: &str = "gfx90a";
 
 fn target() -> Target {
-    Target {
-        vendor: Vendor::Amd,
-        arch: ARCH.into(),
-    }
+    Target::arch(Vendor::Amd, ARCH)
 }
 
 /// hipcc, or `None` after printing why the test is skipped (panics when CI requires it).
@@ -51,6 +48,7 @@ fn source(name: &str, text: String) -> KernelSource {
             shared_bytes: 0,
             workspace_bytes: 0,
             zero_workspace: false,
+            flags_bytes: 0,
             epilogue: None,
         },
     }
@@ -229,11 +227,12 @@ fn sample_configs() -> Vec<(GemmProblem, KernelConfig)> {
             let mut c = base;
             c.mi = if i < 2 { [32, 32, 8] } else { [16, 16, 16] };
             if m == 16032 {
-                c.gsu = 4;
-                c.gsu_algo = if i % 2 == 0 {
-                    GsuAlgo::Atomic
-                } else {
-                    GsuAlgo::Reduce
+                // Each layout a different way of combining K splits.
+                (c.gsu, c.gsu_algo) = match i {
+                    0 => (4, GsuAlgo::Atomic),
+                    1 => (4, GsuAlgo::Reduce),
+                    2 => (1, GsuAlgo::StreamK),
+                    _ => (2, GsuAlgo::StreamK),
                 };
                 c.mt1 = 32;
                 c.wg = [2, 1];

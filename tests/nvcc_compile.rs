@@ -1,5 +1,6 @@
 //! Compiles a sample of the config space for sm_90a with nvcc: several layouts, element types,
-//! edge shapes (unaligned leading dimensions, K smaller than DepthU), split-K of both kinds.
+//! edge shapes (unaligned leading dimensions, K smaller than DepthU), split-K of all three
+//! kinds (atomic, reduce, stream-K).
 //! Fails on a compile error, and on register spills in configs small enough that they must not
 //! spill. The warpgroup path (MI 64x8x16, wgmma) is compiled for the TN layouts it supports,
 //! over tiles, warp grids, depths, pipeline stages and split-K, and must never spill. Without
@@ -35,10 +36,7 @@ type WgmmaCase = (&'static str, &'static str, u32, u32, &'static str, u32);
 fn wgmma_configs_compile_for_sm90a_without_spills() {
     let Some(nvcc) = nvcc_or_skip() else { return };
     let hw = HwSpec::by_name("H200").unwrap();
-    let target = Target {
-        vendor: Vendor::Nvidia,
-        arch: "sm_90a".into(),
-    };
+    let target = Target::arch(Vendor::Nvidia, "sm_90a");
     use DataType::*;
     let cases: [(GemmProblem, &[WgmmaCase]); 4] = [
         (
@@ -51,6 +49,8 @@ fn wgmma_configs_compile_for_sm90a_without_spills() {
                 ("64x112x64", "4x1", 2, 0, "3R", 8),
                 ("128x112x64", "4x2", 5, 1, "1", 8),
                 ("128x112x64", "8x1", 1, 0, "1", 4),
+                ("128x112x64", "8x1", 6, 0, "1S", 8),
+                ("64x112x64", "4x1", 4, 0, "2S", 8),
             ],
         ),
         (
@@ -61,6 +61,7 @@ fn wgmma_configs_compile_for_sm90a_without_spills() {
                 ("256x128x64", "8x1", 4, 1, "1", 8),
                 ("128x128x128", "8x1", 3, 0, "4R", 8),
                 ("64x256x64", "4x1", 3, 1, "1", 8),
+                ("256x64x64", "8x1", 4, 0, "1S", 8),
             ],
         ),
         (
@@ -72,7 +73,10 @@ fn wgmma_configs_compile_for_sm90a_without_spills() {
         ),
         (
             problem(200, 64, 128, "TN", Bf16, Bf16, 0.0, 3),
-            &[("64x64x64", "4x1", 2, 0, "1", 2)],
+            &[
+                ("64x64x64", "4x1", 2, 0, "1", 2),
+                ("64x64x64", "4x1", 3, 1, "4S", 2),
+            ],
         ),
     ];
     let mut failures = Vec::new();
@@ -135,10 +139,7 @@ fn wgmma_configs_compile_for_sm90a_without_spills() {
 fn sampled_configs_compile_for_sm90a_without_spills() {
     let Some(nvcc) = nvcc_or_skip() else { return };
     let hw = HwSpec::by_name("H200").unwrap();
-    let target = Target {
-        vendor: Vendor::Nvidia,
-        arch: "sm_90a".into(),
-    };
+    let target = Target::arch(Vendor::Nvidia, "sm_90a");
     use DataType::*;
     let problems = [
         problem(16032, 109, 16384, "TN", Bf16, Bf16, 0.0, 1),

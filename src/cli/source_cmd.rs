@@ -29,6 +29,7 @@ pub fn run(g: &GlobalOpts, a: &SourceArgs) -> Result<()> {
                 hw.arch.clone()
             }
         }),
+        compute_units: hw.compute_units,
     };
     if let Err(v) = Space::for_problem(&problem, &hw).check(&cfg) {
         note(

@@ -182,10 +182,7 @@ mod tests {
                 "amd" => Vendor::Amd,
                 other => panic!("unknown vendor {other}"),
             };
-            let target = Target {
-                vendor,
-                arch: e.arch.clone(),
-            };
+            let target = Target::arch(vendor, e.arch.clone());
             assert_eq!(
                 e.defines,
                 codegen::defines(&cfg, &e.problem, &target),
@@ -234,10 +231,7 @@ mod tests {
             let cfg = crate::space::Space::for_problem(p, &hw)
                 .default_config()
                 .unwrap();
-            let target = Target {
-                vendor: hw.vendor,
-                arch: arch.to_string(),
-            };
+            let target = Target::arch(hw.vendor, arch);
             text.push_str(&format!("\n@ {vendor} {arch} {spec} {}\n", cfg.name()));
             text.push_str(&codegen::defines(&cfg, p, &target));
         }

@@ -116,11 +116,31 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
     };
     let tiles_m = (p.m as u64).div_ceil(cfg.mt0 as u64);
     let tiles_n = (p.n as u64).div_ceil(cfg.mt1 as u64);
+    let block = [cfg.threads(wave), 1, 1];
+    let shared_bytes = crate::space::constraints::lds_bytes(cfg, p) as u32;
+    if cfg.gsu_algo == GsuAlgo::StreamK {
+        // Persistent: GSU workgroups per compute unit, never more than there are iterations;
+        // each needs two partial-tile slots of f32 (see GtStreamK in the template).
+        let tiles = tiles_m * tiles_n * p.batch as u64;
+        let work = tiles * (p.k as u64).div_ceil(cfg.depth_u as u64);
+        let per_cu = cfg.gsu.max(1) as u64 * target.compute_units.max(1) as u64;
+        let grid = per_cu.min(work).clamp(1, u32::MAX as u64);
+        return LaunchPlan {
+            symbol: cfg.name(),
+            grid: [grid as u32, 1, 1],
+            block,
+            shared_bytes,
+            workspace_bytes: grid * 2 * cfg.mt0 as u64 * cfg.mt1 as u64 * 4,
+            zero_workspace: false,
+            flags_bytes: tiles * 4,
+            epilogue: None,
+        };
+    }
     let mn = (p.m * p.n * p.batch) as u64;
     let (workspace_bytes, zero_workspace) = match (cfg.gsu > 1, cfg.gsu_algo) {
         (false, _) => (0, false),
         (true, GsuAlgo::Atomic) => (mn * 4, true),
-        (true, GsuAlgo::Reduce) => (mn * 4 * cfg.gsu as u64, false),
+        (true, _) => (mn * 4 * cfg.gsu as u64, false),
     };
     let epilogue = (cfg.gsu > 1).then(|| EpiloguePlan {
         symbol: format!("{}_epilogue", cfg.name()),
@@ -130,10 +150,11 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
     LaunchPlan {
         symbol: cfg.name(),
         grid: [(tiles_m * tiles_n) as u32, cfg.gsu, p.batch as u32],
-        block: [cfg.threads(wave), 1, 1],
-        shared_bytes: crate::space::constraints::lds_bytes(cfg, p) as u32,
+        block,
+        shared_bytes,
         workspace_bytes,
         zero_workspace,
+        flags_bytes: 0,
         epilogue,
     }
 }
@@ -178,6 +199,10 @@ pub fn defines(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> String {
     def("GT_SWIZZLE", cfg.swizzle.to_string());
     def("GT_GSU", cfg.gsu.to_string());
     def(
+        "GT_STREAM_K",
+        u8::from(cfg.gsu_algo == GsuAlgo::StreamK).to_string(),
+    );
+    def(
         "GT_GSU_ATOMIC",
         u8::from(cfg.gsu > 1 && cfg.gsu_algo == GsuAlgo::Atomic).to_string(),
     );
@@ -199,7 +224,8 @@ pub fn defines(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> String {
 /// `wgmma.mma_async.sync.aligned.m64n<n>k16.f32.<t>.<t>` adding A (64 x 16) times B (16 x n),
 /// both K-major in shared memory and named by descriptors, into the n/2 f32 registers `d`
 /// (scale-d = 1: accumulate; no negation, no transposition). Written with plain C types: it
-/// precedes the template's headers in the translation unit.
+/// precedes the template's headers in the translation unit. No line is indented: the default
+/// kernel set stores define blocks line-trimmed, and an AOT lookup compares them exactly.
 pub fn wgmma_function(n: u32, t: DataType) -> String {
     let regs = (n / 2) as usize;
     let ptx_type = if t == DataType::F16 { "f16" } else { "bf16" };
@@ -213,13 +239,13 @@ pub fn wgmma_function(n: u32, t: DataType) -> String {
         .join(", ");
     format!(
         "__device__ __forceinline__ void gt_wgmma_m64k16(float (&d)[{regs}], unsigned long long desc_a,\n\
-         \x20                                               unsigned long long desc_b) {{\n\
-         \x20   asm volatile(\n\
-         \x20       \"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{scale}, 0;\\n\"\n\
-         \x20       \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_type}.{ptx_type} \"\n\
-         \x20       \"{{{outs}}}, %{da}, %{db}, p, 1, 1, 0, 0;\\n}}\\n\"\n\
-         \x20       : {constraints}\n\
-         \x20       : \"l\"(desc_a), \"l\"(desc_b), \"r\"(1));\n\
+         unsigned long long desc_b) {{\n\
+         asm volatile(\n\
+         \"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{scale}, 0;\\n\"\n\
+         \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_type}.{ptx_type} \"\n\
+         \"{{{outs}}}, %{da}, %{db}, p, 1, 1, 0, 0;\\n}}\\n\"\n\
+         : {constraints}\n\
+         : \"l\"(desc_a), \"l\"(desc_b), \"r\"(1));\n\
          }}\n",
         da = regs,
         db = regs + 1,
@@ -281,10 +307,7 @@ mod tests {
     use super::*;
 
     fn target() -> Target {
-        Target {
-            vendor: Vendor::Nvidia,
-            arch: "sm_90a".into(),
-        }
+        Target::arch(Vendor::Nvidia, "sm_90a")
     }
 
     #[test]
@@ -298,6 +321,34 @@ mod tests {
         let h = wgmma_function(8, DataType::F16);
         assert!(h.contains("m64n8k16.f32.f16.f16"));
         assert_eq!(h.matches("\"+f\"").count(), 4);
+    }
+
+    #[test]
+    fn stream_k_plans_one_persistent_launch_per_device() {
+        let p = GemmProblem::new(4096, 128, 4096);
+        let cfg = KernelConfig::parse(
+            "MT128x128x64_MI64x8x16_WG8x1_PGR6_PLR0_LPA0_LPB0_SW1_GSU2S_WGM8_GRVW8_SVW8_SU0",
+        )
+        .unwrap();
+        let t = Target {
+            compute_units: 132,
+            ..target()
+        };
+        let plan = launch_plan(&cfg, &p, &t);
+        assert_eq!(plan.grid, [264, 1, 1]);
+        assert!(plan.epilogue.is_none() && !plan.zero_workspace);
+        assert_eq!(plan.workspace_bytes, 264 * 2 * 128 * 128 * 4);
+        assert_eq!(plan.flags_bytes, 32 * 4);
+        // Never more workgroups than (tile, K tile) iterations.
+        let tiny = GemmProblem::new(128, 128, 128);
+        assert_eq!(launch_plan(&cfg, &tiny, &t).grid, [2, 1, 1]);
+        assert!(defines(&cfg, &p, &t).contains("#define GT_STREAM_K 1\n"));
+        let plain = KernelConfig {
+            gsu_algo: GsuAlgo::Reduce,
+            ..cfg
+        };
+        assert!(defines(&plain, &p, &t).contains("#define GT_STREAM_K 0\n"));
+        assert_eq!(launch_plan(&plain, &p, &t).flags_bytes, 0);
     }
 
     #[test]

@@ -64,6 +64,10 @@ pub struct LaunchPlan {
     pub workspace_bytes: u64,
     /// Whether the workspace must be zeroed before the main kernel (atomic split-K).
     pub zero_workspace: bool,
+    /// Bytes of stream-K arrival flags: a buffer the backend zeroes once when it allocates
+    /// it and passes as `flags`; every complete launch leaves it zero again. 0 when none.
+    #[serde(default)]
+    pub flags_bytes: u64,
     /// Second kernel that turns the split-K workspace into D (reduction / alpha-beta).
     pub epilogue: Option<EpiloguePlan>,
 }
@@ -101,6 +105,21 @@ pub struct Target {
     pub vendor: crate::hw::Vendor,
     /// `sm_90a`, `gfx942`, ...
     pub arch: String,
+    /// Compute units (SMs / CUs) of the device; sizes the grid of persistent (stream-K)
+    /// kernels. 0 when not known (source generation without a device): such a plan launches
+    /// as if on one compute unit.
+    pub compute_units: u32,
+}
+
+impl Target {
+    /// A target whose compute-unit count is not known.
+    pub fn arch(vendor: crate::hw::Vendor, arch: impl Into<String>) -> Self {
+        Target {
+            vendor,
+            arch: arch.into(),
+            compute_units: 0,
+        }
+    }
 }
 
 /// A compiler driver. Implementations must be usable from many threads at once.
@@ -188,6 +207,7 @@ pub fn target_for(info: &crate::device::DeviceInfo) -> Target {
     Target {
         vendor: info.vendor,
         arch,
+        compute_units: info.compute_units,
     }
 }
 

@@ -11,6 +11,8 @@ pub struct GemmArgs {
     pub c: u64,
     pub d: u64,
     pub workspace: u64,
+    /// Stream-K arrival counts (u32 per tile), all zero between launches.
+    pub flags: u64,
     pub alpha: f32,
     pub beta: f32,
     pub m: i64,
@@ -30,13 +32,24 @@ pub struct GemmArgs {
 
 impl GemmArgs {
     /// Arguments for `p` with the given device addresses.
-    pub fn new(p: &GemmProblem, a: u64, b: u64, c: u64, d: u64, workspace: u64) -> Self {
+    /// `workspace` and `flags` come from [`crate::compile::LaunchPlan`]'s `workspace_bytes` and
+    /// `flags_bytes` (0 when the plan needs none).
+    pub fn new(
+        p: &GemmProblem,
+        a: u64,
+        b: u64,
+        c: u64,
+        d: u64,
+        workspace: u64,
+        flags: u64,
+    ) -> Self {
         GemmArgs {
             a,
             b,
             c,
             d,
             workspace,
+            flags,
             alpha: p.alpha as f32,
             beta: p.beta as f32,
             m: p.m,
@@ -60,8 +73,8 @@ impl GemmArgs {
 mod tests {
     #[test]
     fn layout_matches_the_c_header() {
-        // 5 pointers + 2 floats + 11 i64 + 2 i32 = 40 + 8 + 88 + 8.
-        assert_eq!(std::mem::size_of::<super::GemmArgs>(), 144);
+        // 6 pointers + 2 floats + 11 i64 + 2 i32 = 48 + 8 + 88 + 8.
+        assert_eq!(std::mem::size_of::<super::GemmArgs>(), 152);
         assert_eq!(std::mem::align_of::<super::GemmArgs>(), 8);
     }
 }

@@ -4,21 +4,24 @@
 //! demonstrated without a GPU. The time of a config is modelled as follows, so a reader can
 //! see why a config is fast or slow here:
 //!
-//! 1. **Work and tiles.** Workgroups = tiles(M) x tiles(N) x batch x GSU. Edge tiles compute
-//!    padded elements: `tile_eff = M*N / (tiles_m*MT0 * tiles_n*MT1)`.
+//! 1. **Work and tiles.** Workgroups = tiles(M) x tiles(N) x batch x GSU (stream-K: GSU per
+//!    CU, at most one per (tile, K tile) iteration). Edge tiles compute padded elements:
+//!    `tile_eff = M*N / (tiles_m*MT0 * tiles_n*MT1)`.
 //! 2. **Occupancy.** Workgroups resident per CU = min over LDS, threads and registers
 //!    (the same estimate the constraints use). **Wave quantisation**: the last round of
-//!    workgroups may fill only part of the GPU; `quant_eff = wgs / (rounds * slots)`.
+//!    workgroups may fill only part of the GPU; `quant_eff = wgs / (rounds * slots)` (1 for
+//!    stream-K, which shares the work evenly).
 //! 3. **Compute time** = padded FLOPs / (peak x per-config efficiency). The efficiency grows
 //!    with the wave tile (operand reuse from registers), with pipelining (PrefetchGlobalRead,
 //!    PrefetchLocalRead), and loses ~12% to LDS bank conflicts without padding or swizzle.
 //! 4. **Memory time** = DRAM bytes / (bandwidth x efficiency). A is read once per tile column
 //!    and B once per tile row, minus what L2 catches (better with WorkGroupMapping grouping
-//!    when a group's panel fits in L2); split-K adds its f32 workspace traffic. Efficiency
+//!    when a group's panel fits in L2); split-K adds its f32 workspace traffic (stream-K: two
+//!    partial tiles per workgroup at most, written and read once). Efficiency
 //!    grows with vector width and with bytes in flight (resident workgroups x stages).
 //! 5. **Total** = max(compute, memory) + 15% of the smaller (imperfect overlap) + launch
-//!    overheads (a second launch for the split-K epilogue), each sample multiplied by seeded
-//!    log-normal noise (1.5%).
+//!    overheads (a second launch for the split-K epilogue, none for stream-K), each sample
+//!    multiplied by seeded log-normal noise (1.5%).
 //!
 //! The vendor baseline is modelled as a good fixed kernel: 80% of the compute peak or 85% of
 //! the bandwidth, whichever binds, plus one launch.
@@ -139,7 +142,20 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     let tiles_m = (p.m as f64 / c.mt0 as f64).ceil();
     let tiles_n = (p.n as f64 / c.mt1 as f64).ceil();
     let tiles = tiles_m * tiles_n * p.batch as f64;
-    let wgs = tiles * c.gsu as f64;
+    let stream_k = c.gsu_algo == GsuAlgo::StreamK;
+    let iters = (p.k as f64 / c.depth_u as f64).ceil();
+    // Stream-K: GSU persistent workgroups per CU sharing the work evenly (no partial wave).
+    let wgs = if stream_k {
+        (c.gsu as f64 * hw.compute_units as f64).min(tiles * iters)
+    } else {
+        tiles * c.gsu as f64
+    };
+    // K splits per tile (on average, for stream-K).
+    let splits = if stream_k {
+        (wgs / tiles).max(1.0)
+    } else {
+        c.gsu as f64
+    };
     let threads = c.threads(hw.wave_size) as f64;
 
     // Occupancy: workgroups resident per CU.
@@ -151,7 +167,11 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     let occ = by_lds.min(by_threads).min(by_regs).max(1.0);
     let slots = hw.compute_units as f64 * occ;
     let rounds = (wgs / slots).ceil();
-    let quant_eff = wgs / (rounds * slots);
+    let quant_eff = if stream_k {
+        1.0
+    } else {
+        wgs / (rounds * slots)
+    };
     // With few workgroups, a CU is under-used regardless of slots: latency is not hidden.
     let cu_fill = (wgs / hw.compute_units as f64).min(1.0);
 
@@ -179,13 +199,13 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     let eb = p.b_type.bytes() as f64;
     let a_bytes = p.m as f64 * p.k as f64 * ea * p.batch as f64;
     let b_bytes = p.k as f64 * p.n as f64 * eb * p.batch as f64;
-    let group_panel = c.wgm as f64 * c.mt0 as f64 * p.k as f64 * ea / c.gsu as f64;
+    let group_panel = c.wgm as f64 * c.mt0 as f64 * p.k as f64 * ea / splits;
     let l2_hit_a = if group_panel < hw.l2_bytes as f64 * 0.5 {
         0.9
     } else {
         0.5
     };
-    let l2_hit_b = if b_bytes / c.gsu as f64 <= hw.l2_bytes as f64 * 0.5 {
+    let l2_hit_b = if b_bytes / splits <= hw.l2_bytes as f64 * 0.5 {
         0.95
     } else {
         0.6
@@ -197,10 +217,13 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
         dram += mn * p.c_type.bytes() as f64;
     }
     dram += mn * p.d_type.bytes() as f64;
-    if c.gsu > 1 {
+    if stream_k {
+        // Each workgroup writes at most two partial tiles, read back once by the finisher.
+        dram += wgs.min(tiles * (splits - 1.0).max(0.0) * 2.0) * (c.mt0 * c.mt1) as f64 * 4.0 * 2.0;
+    } else if c.gsu > 1 {
         dram += match c.gsu_algo {
             GsuAlgo::Atomic => mn * 4.0 * (c.gsu as f64 + 2.0),
-            GsuAlgo::Reduce => mn * 4.0 * 2.0 * c.gsu as f64,
+            _ => mn * 4.0 * 2.0 * c.gsu as f64,
         };
     }
     let vec_eff = (c.grvw as f64 * ea / 16.0).powf(0.25);
@@ -212,7 +235,7 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     let bw_eff = 0.93 * vec_eff * flight_eff * stagger * cu_fill.powf(0.5);
     let memory_us = dram / (hw.memory_bandwidth_gbps * 1e9 * bw_eff) * 1e6;
 
-    let launches = if c.gsu > 1 { 2.0 } else { 1.0 };
+    let launches = if c.gsu > 1 && !stream_k { 2.0 } else { 1.0 };
     compute_us.max(memory_us) + 0.15 * compute_us.min(memory_us) + 2.5 * launches
 }
 
@@ -357,6 +380,23 @@ mod tests {
         // The model never beats the roofline.
         let floor = hw.roofline_us(p.flops(), p.min_bytes(), p.a_type);
         assert!(t1 > floor, "{t1} vs floor {floor}");
+    }
+
+    #[test]
+    fn stream_k_removes_the_partial_wave() {
+        // 80 tiles of 128x128 on 132 CUs: a plain grid leaves 52 idle, stream-K shares the K
+        // iterations over all of them in one launch.
+        let hw = HwSpec::by_name("H200").unwrap();
+        let p = GemmProblem::new(10240, 128, 8192);
+        let plain = KernelConfig::parse(
+            "MT128x128x64_MI64x8x16_WG8x1_PGR6_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0",
+        )
+        .unwrap();
+        let sk = KernelConfig {
+            gsu_algo: GsuAlgo::StreamK,
+            ..plain
+        };
+        assert!(model_time_us(&sk, &p, &hw) < model_time_us(&plain, &p, &hw));
     }
 
     #[test]

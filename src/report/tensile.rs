@@ -189,18 +189,24 @@ pub fn benchmark_config(
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    let algo = match c.gsu_algo {
-        GsuAlgo::Atomic => "\"SingleBuffer\"",
-        GsuAlgo::Reduce => "\"MultipleBuffer\"",
+    // Stream-K is a parameter of its own in Tensile (deterministic fix-up: StreamKAtomic 0),
+    // with GlobalSplitU 1; Tensile sizes the persistent grid from the device itself.
+    let (gsu, algo) = match c.gsu_algo {
+        GsuAlgo::Atomic => (c.gsu, "\"SingleBuffer\""),
+        GsuAlgo::Reduce => (c.gsu, "\"MultipleBuffer\""),
+        GsuAlgo::StreamK => (1, "\"MultipleBuffer\""),
     };
+    let stream_k = u8::from(c.gsu_algo == GsuAlgo::StreamK);
     let forks: Vec<(&str, String)> = vec![
         ("DepthU", c.depth_u.to_string()),
         ("PrefetchGlobalRead", c.pgr.to_string()),
         ("PrefetchLocalRead", c.plr.to_string()),
         ("LdsPadA", c.lpa.to_string()),
         ("LdsPadB", c.lpb.to_string()),
-        ("GlobalSplitU", c.gsu.to_string()),
+        ("GlobalSplitU", gsu.to_string()),
         ("GlobalSplitUAlgorithm", algo.to_string()),
+        ("StreamK", stream_k.to_string()),
+        ("StreamKAtomic", "0".to_string()),
         ("WorkGroupMapping", c.wgm.to_string()),
         ("GlobalReadVectorWidthA", c.grvw.to_string()),
         ("GlobalReadVectorWidthB", c.grvw.to_string()),

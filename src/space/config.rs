@@ -19,6 +19,10 @@ pub enum GsuAlgo {
     /// Each split writes its own f32 slice; a reduction kernel sums them in a fixed order.
     /// Deterministic.
     Reduce,
+    /// Stream-K: GSU persistent workgroups per compute unit share all (tile, K tile)
+    /// iterations equally; a tile split between workgroups is summed in the same kernel by the
+    /// last one to finish it, in workgroup order. One launch, deterministic, no wave tail.
+    StreamK,
 }
 
 impl GsuAlgo {
@@ -26,6 +30,7 @@ impl GsuAlgo {
         match self {
             GsuAlgo::Atomic => 'A',
             GsuAlgo::Reduce => 'R',
+            GsuAlgo::StreamK => 'S',
         }
     }
 }
@@ -52,7 +57,8 @@ pub struct KernelConfig {
     pub lpb: u32,
     /// LDS XOR swizzle instead of padding (0 or 1).
     pub swizzle: u32,
-    /// GlobalSplitU: K is split over this many workgroups (1 = no split).
+    /// GlobalSplitU: K is split over this many workgroups (1 = no split); with stream-K, the
+    /// persistent workgroups per compute unit.
     pub gsu: u32,
     pub gsu_algo: GsuAlgo,
     /// WorkGroupMapping: workgroups grouped along M in groups of this size, for L2 reuse.
@@ -91,7 +97,11 @@ impl KernelConfig {
     /// The same config with fields that do not matter set to fixed values, so that two
     /// configs that generate the same kernel have the same name.
     pub fn canonical(mut self) -> Self {
-        if self.gsu <= 1 {
+        if self.gsu_algo == GsuAlgo::StreamK {
+            // Stream-K ranges are contiguous by construction; there is no start to stagger.
+            self.gsu = self.gsu.max(1);
+            self.su = 0;
+        } else if self.gsu <= 1 {
             self.gsu = 1;
             self.gsu_algo = GsuAlgo::Reduce;
         }
@@ -101,7 +111,7 @@ impl KernelConfig {
     /// The canonical name; also a valid C identifier (the kernel symbol).
     pub fn name(&self) -> String {
         let c = self.canonical();
-        let gsu = if c.gsu > 1 {
+        let gsu = if c.gsu > 1 || c.gsu_algo == GsuAlgo::StreamK {
             format!("GSU{}{}", c.gsu, c.gsu_algo.letter())
         } else {
             "GSU1".to_string()
@@ -181,6 +191,7 @@ impl KernelConfig {
         let (gsu_digits, algo) = match gsu_s.chars().last() {
             Some('A') => (&gsu_s[..gsu_s.len() - 1], GsuAlgo::Atomic),
             Some('R') => (&gsu_s[..gsu_s.len() - 1], GsuAlgo::Reduce),
+            Some('S') => (&gsu_s[..gsu_s.len() - 1], GsuAlgo::StreamK),
             _ => (gsu_s, GsuAlgo::Reduce),
         };
         let gsu = gsu_digits
@@ -268,6 +279,23 @@ mod tests {
         b.gsu_algo = GsuAlgo::Atomic;
         assert_eq!(a.name(), b.name());
         assert!(a.name().contains("_GSU1_"));
+    }
+
+    #[test]
+    fn stream_k_names_round_trip_and_drop_stagger() {
+        let mut c = sample();
+        c.gsu = 1;
+        c.gsu_algo = GsuAlgo::StreamK;
+        c.su = 4;
+        let name = c.name();
+        assert!(name.contains("_GSU1S_") && name.ends_with("_SU0"), "{name}");
+        let back = KernelConfig::parse(&name).unwrap();
+        assert_eq!(back, c.canonical());
+        assert_eq!(back.gsu_algo, GsuAlgo::StreamK);
+        assert_eq!(back.su, 0);
+        let two = KernelConfig::parse(&name.replace("GSU1S", "GSU2S")).unwrap();
+        assert_eq!((two.gsu, two.gsu_algo), (2, GsuAlgo::StreamK));
+        assert!(KernelConfig::parse(&name.replace("GSU1S", "GSU0S")).is_err());
     }
 
     #[test]

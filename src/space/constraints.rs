@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::config::KernelConfig;
+use super::config::{GsuAlgo, KernelConfig};
 use crate::hw::HwSpec;
 use crate::problem::{DataType, GemmProblem};
 
@@ -52,6 +52,14 @@ pub fn warpgroup_tile(c: &KernelConfig) -> [u32; 2] {
     }
     [c.mt0 / groups_m, c.mt1 / c.wg[1]]
 }
+
+/// Most persistent workgroups per compute unit a stream-K kernel launches (GlobalSplitU with
+/// GlobalSplitUAlgorithm 2): beyond what can be resident at once, more only adds fix-ups.
+pub const MAX_STREAM_K_PER_CU: u32 = 4;
+/// Most f32 accumulators per thread, and threads per workgroup, of a stream-K kernel (see the
+/// `split-k` rule).
+pub const MAX_STREAM_K_ACCUMULATORS: u32 = 64;
+pub const MAX_STREAM_K_THREADS: u32 = 256;
 
 /// Most PrefetchGlobalRead stages: the warpgroup path streams deeper pipelines (a memory-bound
 /// shape needs several tiles in flight per SM to cover the DRAM latency).
@@ -359,7 +367,43 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
     // Problem fit: split-K must leave every split at least one DepthU iteration, and tiles
     // far larger than the problem only waste work.
     let iters = (p.k as u64).div_ceil(c.depth_u as u64);
-    if c.gsu as u64 > iters {
+    if c.gsu_algo == GsuAlgo::StreamK {
+        let tiles = (p.m as u64).div_ceil(c.mt0 as u64)
+            * (p.n as u64).div_ceil(c.mt1 as u64)
+            * p.batch as u64;
+        if tiles * iters >= 1 << 31 {
+            return fail(
+                "split-k",
+                format!(
+                    "stream-K counts its {} (tile, DepthU) iterations in 32 bits",
+                    tiles * iters
+                ),
+            );
+        }
+        // The tile loop and the fix-up hold registers across the main loop: ptxas spills with
+        // more than 64 accumulators per thread (128-row warpgroup tiles, sm_90a) and with 512
+        // threads (128 registers each), so stream-K stays within both.
+        let threads = c.threads(hw.wave_size).max(1);
+        let acc = c.mt0 * c.mt1 / threads;
+        if acc > MAX_STREAM_K_ACCUMULATORS || threads > MAX_STREAM_K_THREADS {
+            return fail(
+                "split-k",
+                format!(
+                    "stream-K allows at most {MAX_STREAM_K_ACCUMULATORS} accumulators per thread and \
+                     {MAX_STREAM_K_THREADS} threads, this config has {acc} and {threads}"
+                ),
+            );
+        }
+        if c.gsu > MAX_STREAM_K_PER_CU {
+            return fail(
+                "split-k",
+                format!(
+                    "stream-K runs at most {MAX_STREAM_K_PER_CU} persistent workgroups per compute unit, not {}",
+                    c.gsu
+                ),
+            );
+        }
+    } else if c.gsu as u64 > iters {
         return fail(
             "split-k",
             format!(
@@ -507,6 +551,35 @@ mod tests {
             check(&wgmma_cfg(name), &square, &hw).unwrap_or_else(|v| panic!("{name}: {v}"));
         }
         assert_eq!(warpgroup_tile(&wgmma_cfg(SEED_BEST)), [64, 112]);
+    }
+
+    #[test]
+    fn stream_k_limits_name_the_split_k_rule() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let p = GemmProblem::new(4096, 128, 4096);
+        let ok = wgmma_cfg(
+            "MT128x128x64_MI64x8x16_WG8x1_PGR6_PLR0_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0",
+        );
+        assert_eq!(rule(&ok, &p, &hw), "ok");
+        // Stream-K ignores the iteration count that bounds a plain split.
+        let small_k = GemmProblem::new(4096, 128, 64);
+        assert_eq!(rule(&KernelConfig { gsu: 4, ..ok }, &small_k, &hw), "ok");
+        assert_eq!(rule(&KernelConfig { gsu: 5, ..ok }, &p, &hw), "split-k");
+        // 128 accumulators per thread: one warpgroup on a 128-row tile.
+        assert_eq!(rule(&KernelConfig { wg: [4, 1], ..ok }, &p, &hw), "split-k");
+        // 512 threads: 128 registers each.
+        let wide = KernelConfig {
+            mt1: 256,
+            wg: [8, 2],
+            pgr: 4,
+            ..ok
+        };
+        assert_eq!(
+            rule(&wide, &GemmProblem::new(4096, 4096, 4096), &hw),
+            "split-k"
+        );
+        let huge = GemmProblem::new(1 << 22, 1 << 16, 1 << 16);
+        assert_eq!(rule(&ok, &huge, &hw), "split-k");
     }
 
     #[test]

@@ -119,8 +119,8 @@ impl ParamId {
             ParamId::LdsPadA => "elements of padding added to each LDS row of A to avoid bank conflicts",
             ParamId::LdsPadB => "elements of padding added to each LDS row of B to avoid bank conflicts",
             ParamId::LdsSwizzle => "1 = XOR-swizzle LDS rows instead of padding them",
-            ParamId::GlobalSplitU => "split K over this many workgroups (split-K) to fill the GPU when M*N is small",
-            ParamId::GlobalSplitUAlgorithm => "how split-K partials combine: 0 = atomic adds into an f32 workspace, 1 = per-split workspace + deterministic reduction",
+            ParamId::GlobalSplitU => "split K over this many workgroups (split-K) to fill the GPU when M*N is small; with GlobalSplitUAlgorithm=2 (stream-K), persistent workgroups per compute unit",
+            ParamId::GlobalSplitUAlgorithm => "how split-K partials combine: 0 = atomic adds into an f32 workspace, 1 = per-split workspace + deterministic reduction, 2 = stream-K: GlobalSplitU persistent workgroups per compute unit share all K iterations evenly and finish split tiles in the same kernel (one launch, deterministic)",
             ParamId::WorkGroupMapping => "workgroups are launched in groups of this many along M so neighbours share L2 lines",
             ParamId::GlobalReadVectorWidth => "elements per global load instruction (16 bytes is the widest)",
             ParamId::StoreVectorWidth => "elements per global store of the result",
@@ -145,6 +145,7 @@ impl ParamId {
             ParamId::GlobalSplitUAlgorithm => match c.gsu_algo {
                 GsuAlgo::Atomic => 0,
                 GsuAlgo::Reduce => 1,
+                GsuAlgo::StreamK => 2,
             },
             ParamId::WorkGroupMapping => c.wgm,
             ParamId::GlobalReadVectorWidth => c.grvw,
@@ -169,10 +170,10 @@ impl ParamId {
             ParamId::LdsSwizzle => c.swizzle = u,
             ParamId::GlobalSplitU => c.gsu = u,
             ParamId::GlobalSplitUAlgorithm => {
-                c.gsu_algo = if v == 0 {
-                    GsuAlgo::Atomic
-                } else {
-                    GsuAlgo::Reduce
+                c.gsu_algo = match v {
+                    0 => GsuAlgo::Atomic,
+                    2 => GsuAlgo::StreamK,
+                    _ => GsuAlgo::Reduce,
                 }
             }
             ParamId::WorkGroupMapping => c.wgm = u,
@@ -209,6 +210,7 @@ impl ParamId {
             ParamId::GlobalSplitUAlgorithm => match t.to_ascii_lowercase().as_str() {
                 "0" | "atomic" | "a" => Some(0),
                 "1" | "reduce" | "reduction" | "r" | "multiplebuffer" => Some(1),
+                "2" | "streamk" | "stream-k" | "stream_k" | "s" => Some(2),
                 _ => None,
             },
             _ => t.parse::<i64>().ok().or_else(|| {
@@ -364,6 +366,16 @@ mod tests {
         assert_eq!(ParamId::DepthU.parse_value("64.0"), Some(64));
         assert_eq!(ParamId::DepthU.parse_value("big"), None);
         assert_eq!(ParamId::from_name("gsu"), Some(ParamId::GlobalSplitU));
+        let algo = ParamId::GlobalSplitUAlgorithm;
+        assert_eq!(algo.parse_value("stream-K"), Some(2));
+        assert_eq!(algo.parse_value("reduce"), Some(1));
+        let mut c = KernelConfig::parse(
+            "MT128x112x64_MI16x8x16_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU2A_WGM8_GRVW8_SVW4_SU0",
+        )
+        .unwrap();
+        algo.set(&mut c, 2);
+        assert_eq!(c.gsu_algo, GsuAlgo::StreamK);
+        assert_eq!(algo.get(&c), 2);
     }
 
     #[test]

@@ -80,7 +80,7 @@ impl Space {
                 vec![1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64],
                 default_split(problem, hw, n_tile),
             ),
-            Domain::choice(ParamId::GlobalSplitUAlgorithm, vec![0, 1], 1),
+            Domain::choice(ParamId::GlobalSplitUAlgorithm, vec![0, 1, 2], 1),
             Domain::choice(ParamId::WorkGroupMapping, vec![1, 2, 4, 8, 16, 32], 8),
             Domain::pow2(ParamId::GlobalReadVectorWidth, 1, 16 / ea, 16 / ea),
             Domain::pow2(ParamId::StoreVectorWidth, 1, 16 / ed, (8 / ed).max(1)),
@@ -195,7 +195,10 @@ impl Space {
         for d in &self.domains {
             let v = d.id.get(c);
             // The split algorithm is irrelevant (and canonicalised) without a split.
-            if d.id == ParamId::GlobalSplitUAlgorithm && c.gsu <= 1 {
+            if d.id == ParamId::GlobalSplitUAlgorithm
+                && c.gsu <= 1
+                && c.gsu_algo != GsuAlgo::StreamK
+            {
                 continue;
             }
             if !d.contains(v) {

@@ -31,7 +31,8 @@ pub fn problem(
     p
 }
 
-/// Default config, a few seeded samples, and forced split-K / swizzle / odd-padding variants.
+/// Default config, a few seeded samples, and forced split-K (atomic, reduce, stream-K) / swizzle
+/// / odd-padding variants.
 pub fn sample_configs(space: &Space, seed: u64, samples: usize) -> Vec<KernelConfig> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut out = vec![space
@@ -53,6 +54,11 @@ pub fn sample_configs(space: &Space, seed: u64, samples: usize) -> Vec<KernelCon
             gsu: 3,
             gsu_algo: GsuAlgo::Reduce,
             su: 2,
+            ..base
+        },
+        KernelConfig {
+            gsu: 2,
+            gsu_algo: GsuAlgo::StreamK,
             ..base
         },
         KernelConfig {

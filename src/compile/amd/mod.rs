@@ -361,10 +361,7 @@ k.hip:9:1: remark:     VGPRs: 12 [-Rpass-analysis=kernel-resource-usage]
 
     #[test]
     fn nvidia_targets_are_refused() {
-        let t = Target {
-            vendor: Vendor::Nvidia,
-            arch: "sm_90a".into(),
-        };
+        let t = Target::arch(Vendor::Nvidia, "sm_90a");
         assert!(matches!(
             check_target(&t),
             Err(CompileError::Unavailable(_))

@@ -136,10 +136,7 @@ mod tests {
         let mut p = GemmProblem::new(1000, 520, 1100);
         p.fill_defaults();
         let hw = HwSpec::by_name("H200").unwrap();
-        let target = Target {
-            vendor: Vendor::Nvidia,
-            arch: "sm_90a".into(),
-        };
+        let target = Target::arch(Vendor::Nvidia, "sm_90a");
         let mut cfg = Space::for_problem(&p, &hw).default_config().unwrap();
         cfg.grvw = 1;
         let named = KernelConfig::parse(

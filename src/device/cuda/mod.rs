@@ -49,12 +49,14 @@ struct ProblemState {
     reference: DeviceBuffer,
     stats: DeviceBuffer,
     workspace: Option<DeviceBuffer>,
+    /// Stream-K arrival flags: zeroed when allocated, left zero by every complete launch.
+    flags: Option<DeviceBuffer>,
     flush: Option<DeviceBuffer>,
     vendor: Option<Result<LtPlan, String>>,
 }
 
 impl ProblemState {
-    fn args(&self, copy: usize, workspace: u64) -> GemmArgs {
+    fn args(&self, copy: usize, workspace: u64, flags: u64) -> GemmArgs {
         let s = &self.inputs[copy % self.inputs.len()];
         GemmArgs::new(
             &self.problem,
@@ -63,6 +65,7 @@ impl ProblemState {
             s.c.as_ref().map(|c| c.ptr).unwrap_or(0),
             self.d.ptr,
             workspace,
+            flags,
         )
     }
 
@@ -80,6 +83,21 @@ impl ProblemState {
             self.workspace = Some(DeviceBuffer::new(bytes as usize)?);
         }
         Ok(self.workspace.as_ref().map(|w| w.ptr).unwrap_or(0))
+    }
+
+    /// Stream-K flags of at least `bytes`, all zero (grown, never shrunk; a new buffer is
+    /// zeroed before any kernel can read it, on the same stream).
+    fn flags(&mut self, bytes: u64, stream: sys::CUstream) -> Result<u64, DriverError> {
+        if bytes == 0 {
+            return Ok(0);
+        }
+        if self.flags.as_ref().is_none_or(|f| (f.bytes as u64) < bytes) {
+            self.flags = None;
+            let f = DeviceBuffer::new(bytes as usize)?;
+            f.memset_zero(stream)?;
+            self.flags = Some(f);
+        }
+        Ok(self.flags.as_ref().map(|f| f.ptr).unwrap_or(0))
     }
 }
 
@@ -270,7 +288,7 @@ impl CudaDevice {
         if let Err(e) = self.sync() {
             return self.driver_failed("kernel execution", e);
         }
-        let args = state.args(0, 0);
+        let args = state.args(0, 0, 0);
         let verification =
             match self
                 .refs
@@ -366,6 +384,7 @@ impl CudaDevice {
             reference: DeviceBuffer::new(out_elems * 4).map_err(drv)?,
             stats: DeviceBuffer::new(5 * 8).map_err(drv)?,
             workspace: None,
+            flags: None,
             flush: None,
             vendor: None,
         })
@@ -483,7 +502,7 @@ impl Device for CudaDevice {
                 })
                 .map_err(DeviceError::Driver)?;
         }
-        let args = state.args(0, 0);
+        let args = state.args(0, 0, 0);
         self.refs
             .reference(p, &args, state.reference.ptr, stream)
             .map_err(DeviceError::Driver)?;
@@ -535,7 +554,10 @@ impl Device for CudaDevice {
                     unsafe { cu::memset_d8_async(ws, 0, plan.workspace_bytes as usize, stream) }
                         .map_err(|e| describe(&e))?;
                 }
-                let mut args = state.args(copy, ws);
+                let flags = state
+                    .flags(plan.flags_bytes, stream)
+                    .map_err(|e| describe(&e))?;
+                let mut args = state.args(copy, ws, flags);
                 let mut params = [&mut args as *mut GemmArgs as *mut c_void];
                 // SAFETY: every generated kernel takes one GtGemmArgs by value; the buffers it
                 // names belong to `state` and outlive the launch (synchronised before release).
@@ -593,7 +615,7 @@ impl Device for CudaDevice {
         let mut launch =
             |state: &mut ProblemState, copy: usize, stream: sys::CUstream| -> Result<(), String> {
                 let ws = state.workspace(ws_bytes).map_err(|e| describe(&e))?;
-                let args = state.args(copy, ws);
+                let args = state.args(copy, ws, 0);
                 match &state.vendor {
                     // SAFETY: the plan was built for this problem; buffers and workspace fit it.
                     Some(Ok(plan)) => unsafe {

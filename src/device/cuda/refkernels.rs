@@ -73,10 +73,7 @@ impl RefKernels {
         }
         let nvrtc = nvrtc
             .ok_or("the reference kernels need NVRTC (no ahead-of-time object for this arch)")?;
-        let target = Target {
-            vendor: Vendor::Nvidia,
-            arch: arch.to_string(),
-        };
+        let target = Target::arch(Vendor::Nvidia, arch);
         let src = codegen::reference_source(&target);
         let (bytes, _) = nvrtc
             .compile_source(&src, "gemmtune_reference", arch)

@@ -67,6 +67,9 @@ struct ProblemState {
     reference: Vec<f64>,
     /// Split-K workspace, grown on demand.
     workspace: Option<DeviceBuffer>,
+    /// Stream-K arrival flags, grown on demand: zeroed when allocated, left zero by every
+    /// complete launch.
+    flags: Option<DeviceBuffer>,
     /// Overwritten before each timed launch when `flush_l2` is set.
     flush: Option<DeviceBuffer>,
     /// hipBLASLt plan, built on the first `run_vendor`; `Err` keeps the reason it failed.
@@ -268,6 +271,26 @@ impl HipDevice {
     }
 }
 
+/// Makes `slot` hold a buffer of at least `bytes` (kept when big enough; zeroed when new and
+/// `zeroed` is asked for). Nothing to do for 0 bytes.
+fn grow(
+    gpu: &Gpu,
+    slot: &mut Option<DeviceBuffer>,
+    bytes: u64,
+    zeroed: bool,
+) -> Result<(), HipError> {
+    if bytes == 0 || slot.as_ref().is_some_and(|b| b.bytes() >= bytes) {
+        return Ok(());
+    }
+    *slot = None;
+    let b = gpu.alloc(bytes)?;
+    if zeroed {
+        b.fill_bytes(0)?;
+    }
+    *slot = Some(b);
+    Ok(())
+}
+
 fn no_problem() -> HipError {
     HipError::Invalid("set_problem must be called before running kernels".into())
 }
@@ -355,6 +378,7 @@ impl Device for HipDevice {
                 d,
                 reference,
                 workspace: None,
+                flags: None,
                 flush,
                 vendor: None,
             })
@@ -396,24 +420,17 @@ impl Device for HipDevice {
                 }
             }
         };
-        // Workspace for split-K, grown and kept across kernels of the same problem.
-        if plan.workspace_bytes > 0 {
-            let Some(st) = self.state.as_mut() else {
-                return Outcome::LaunchFailed {
-                    message: no_problem().to_string(),
-                };
+        // Workspace for split-K and flags for stream-K, grown and kept across kernels of the
+        // same problem.
+        let Some(st) = self.state.as_mut() else {
+            return Outcome::LaunchFailed {
+                message: no_problem().to_string(),
             };
-            if st
-                .workspace
-                .as_ref()
-                .is_none_or(|w| w.bytes() < plan.workspace_bytes)
-            {
-                st.workspace = None;
-                match self.gpu.alloc(plan.workspace_bytes) {
-                    Ok(w) => st.workspace = Some(w),
-                    Err(e) => return self.outcome_of_error(e),
-                }
-            }
+        };
+        let grown = grow(&self.gpu, &mut st.workspace, plan.workspace_bytes, false)
+            .and_then(|()| grow(&self.gpu, &mut st.flags, plan.flags_bytes, true));
+        if let Err(e) = grown {
+            return self.outcome_of_error(e);
         }
         let Some(st) = self.state.as_ref() else {
             return Outcome::LaunchFailed {
@@ -423,12 +440,13 @@ impl Device for HipDevice {
         let p = st.problem.clone();
         let d_addr = st.d.addr();
         let ws = st.workspace.as_ref().map_or(0, |w| w.addr());
+        let flags = st.flags.as_ref().map_or(0, |f| f.addr());
         let args: Vec<GemmArgs> = st
             .inputs
             .iter()
             .map(|set| {
                 let c = set.c.as_ref().map_or(0, |c| c.addr());
-                GemmArgs::new(&p, set.a.addr(), set.b.addr(), c, d_addr, ws)
+                GemmArgs::new(&p, set.a.addr(), set.b.addr(), c, d_addr, ws, flags)
             })
             .collect();
         let zero_ws = plan
