@@ -159,12 +159,13 @@ template <class ELEM> struct GtAtomM16N8K16 {
 constexpr int GT_SW128_ROW_BYTES = 128;
 constexpr int GT_SW128_PERIOD = 1024;
 
-// Descriptor of a K-major, 128-byte-swizzled operand whose first row starts at `p`.
-GT_DEVICE gt_u64 gt_wgmma_desc(const void* p) {
-    const gt_u64 addr = gt_lds_addr(p);
-    return ((addr & 0x3ffffull) >> 4) | (1ull << 16) | (gt_u64(GT_SW128_PERIOD >> 4) << 32) |
-           (1ull << 62);
-}
+// A descriptor of this layout in two halves: the high word (stride offset, swizzle mode) is
+// the same for every operand tile, the low word holds the start address >> 4 (14 bits: every
+// LDS address fits, so adding a tile offset >> 4 to the low word never carries out of the
+// field) and the unused leading offset (1).
+constexpr gt_u32 GT_WGMMA_DESC_HI = gt_u32(GT_SW128_PERIOD >> 4) | (1u << 30);
+GT_DEVICE gt_u32 gt_wgmma_desc_lo(gt_u32 lds_addr) { return ((lds_addr & 0x3ffffu) >> 4) | (1u << 16); }
+GT_DEVICE gt_u64 gt_wgmma_desc(gt_u32 lo) { return (gt_u64(GT_WGMMA_DESC_HI) << 32) | lo; }
 
 // Orders this warpgroup's earlier register accesses (of the accumulators) before its next
 // wgmma; required before the first wgmma of a batch.

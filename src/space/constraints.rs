@@ -79,7 +79,7 @@ pub fn lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     if is_wgmma(c) {
         // Unpadded K-major tiles (the swizzle replaces padding), plus the alignment slack.
         let main = c.pgr.max(1) as u64 * du * (mt0 * ea + mt1 * eb);
-        return main.max(mt0 * mt1 * 4) + WGMMA_LDS_ALIGN;
+        return staged_output(c, main) + WGMMA_LDS_ALIGN;
     }
     // Rows of the LDS tile run along the operand's contiguous dimension; padding is per row.
     let a_tile = if p.trans_a.is_t() {
@@ -93,9 +93,19 @@ pub fn lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
         mt1 * (du + c.lpb as u64)
     };
     let stages = c.pgr.max(1) as u64;
-    let main = stages * (a_tile * ea + b_tile * eb);
-    let epilogue = mt0 * mt1 * 4;
-    main.max(epilogue)
+    staged_output(c, stages * (a_tile * ea + b_tile * eb))
+}
+
+/// LDS bytes of the operand stages plus the f32 output tile staged through LDS: in the same
+/// bytes after the main loop, or (stream-K, whose loads run on while a tile is written out) in
+/// bytes of its own after them.
+fn staged_output(c: &KernelConfig, stages: u64) -> u64 {
+    let output = c.mt0 as u64 * c.mt1 as u64 * 4;
+    if c.gsu_algo == GsuAlgo::StreamK {
+        stages + output
+    } else {
+        stages.max(output)
+    }
 }
 
 /// A rough per-thread register estimate (32-bit registers): accumulators, operand fragments
@@ -394,6 +404,12 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
                 ),
             );
         }
+        if c.pgr < 2 {
+            return fail(
+                "split-k",
+                "stream-K pipelines across tiles and needs PrefetchGlobalRead >= 2".into(),
+            );
+        }
         if c.gsu > MAX_STREAM_K_PER_CU {
             return fail(
                 "split-k",
@@ -558,7 +574,7 @@ mod tests {
         let hw = HwSpec::by_name("H200").unwrap();
         let p = GemmProblem::new(4096, 128, 4096);
         let ok = wgmma_cfg(
-            "MT128x128x64_MI64x8x16_WG8x1_PGR6_PLR0_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0",
+            "MT128x128x64_MI64x8x16_WG8x1_PGR5_PLR0_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0",
         );
         assert_eq!(rule(&ok, &p, &hw), "ok");
         // Stream-K ignores the iteration count that bounds a plain split.
@@ -567,11 +583,14 @@ mod tests {
         assert_eq!(rule(&KernelConfig { gsu: 5, ..ok }, &p, &hw), "split-k");
         // 128 accumulators per thread: one warpgroup on a 128-row tile.
         assert_eq!(rule(&KernelConfig { wg: [4, 1], ..ok }, &p, &hw), "split-k");
+        // The output tile has LDS of its own: six stages no longer fit beside it.
+        assert_eq!(rule(&KernelConfig { pgr: 6, ..ok }, &p, &hw), "lds");
+        assert_eq!(rule(&KernelConfig { pgr: 1, ..ok }, &p, &hw), "split-k");
         // 512 threads: 128 registers each.
         let wide = KernelConfig {
             mt1: 256,
             wg: [8, 2],
-            pgr: 4,
+            pgr: 2,
             ..ok
         };
         assert_eq!(
