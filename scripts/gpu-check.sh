@@ -105,7 +105,7 @@ PY
   SK=(--config "MT128x112x64_${WG}_WG8x1_PGR5_PLR0_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0"
       --config "MT64x64x64_${WG}_WG4x1_PGR4_PLR0_LPA0_LPB0_SW1_GSU2S_WGM8_GRVW8_SVW8_SU0"
       --config "MT128x128x64_${WG}_WG8x1_PGR5_PLR1_LPA0_LPB0_SW1_GSU1S_WGM4_GRVW8_SVW8_SU0")
-  for s in "333 109 776 bf16_r 0.5 1" "1000 520 1104 f16_r 1 3" "4096 128 4096 bf16_r 0 2" "16032 109 16384 bf16_r 0 1"; do
+  for s in "336 109 776 bf16_r 0.5 1" "1000 520 1104 f16_r 1 3" "4096 128 4096 bf16_r 0 2" "16032 109 16384 bf16_r 0 1"; do
     read -r m n k t beta b <<<"$s"
     sk_check 3 -m "$m" -n "$n" -k "$k" --transA T --transB N --a_type "$t" --b_type "$t" --c_type "$t" \
       --d_type "$t" --compute_type c_f32_r --beta "$beta" --batch_count "$b" "${SK[@]}" || status=1
