@@ -158,6 +158,69 @@ fn usage_errors_exit_2_with_one_clear_line() {
 }
 
 #[test]
+fn stream_k_configs_run_and_sweep_with_the_algorithm_fixed() {
+    // By name, next to the same tile without a split.
+    let sk = "MT128x112x64_MI64x8x16_WG8x1_PGR5_PLR0_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0";
+    let plain = "MT128x112x64_MI64x8x16_WG8x1_PGR6_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0";
+    let out = gemmtune(&[
+        "bench",
+        "--backend",
+        "sim",
+        "--json",
+        "--config",
+        sk,
+        "--config",
+        plain,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = json(&out);
+    for row in j["configs"].as_array().unwrap() {
+        assert_eq!(row["outcome"]["status"], "timed", "{row}");
+    }
+    assert!(j["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["name"] == sk));
+    // A sweep restricted to stream-K proposes nothing else; by name or number.
+    for fix in ["GlobalSplitUAlgorithm=stream-k", "GSUAlgo=2"] {
+        let out = gemmtune(&[
+            "bench",
+            "--backend",
+            "sim",
+            "--json",
+            "--m",
+            "4096",
+            "--n",
+            "128",
+            "--k",
+            "4096",
+            "--sweep",
+            "--fix",
+            fix,
+            "--max-configs",
+            "8",
+            "--no-vendor",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let rows = json(&out)["configs"].as_array().unwrap().clone();
+        assert!(!rows.is_empty());
+        for row in rows {
+            let name = row["name"].as_str().unwrap();
+            assert!(name.contains("S_WGM"), "{name} is not stream-K");
+        }
+    }
+}
+
+#[test]
 fn invalid_config_for_the_problem_is_a_failed_row_not_an_error() {
     // 32x32x8 is an AMD MFMA shape: invalid on the simulated H200.
     let bad = "MT128x128x64_MI32x32x8_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU1_WGM8_GRVW8_SVW4_SU0";
