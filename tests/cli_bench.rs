@@ -221,6 +221,35 @@ fn stream_k_configs_run_and_sweep_with_the_algorithm_fixed() {
 }
 
 #[test]
+fn an_empty_sweep_is_a_usage_error_naming_the_pinned_parameters() {
+    // lda = 333: no 8-wide global read is aligned, and the sweep pins GRVW to 8.
+    let out = gemmtune(&[
+        "bench",
+        "--backend",
+        "sim",
+        "--m",
+        "333",
+        "--n",
+        "109",
+        "--k",
+        "77",
+        "--transA",
+        "N",
+        "--transB",
+        "N",
+        "--sweep",
+        "--fix",
+        "GSU=2",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no valid config") && err.contains("GlobalReadVectorWidth=8"),
+        "{err}"
+    );
+}
+
+#[test]
 fn invalid_config_for_the_problem_is_a_failed_row_not_an_error() {
     // 32x32x8 is an AMD MFMA shape: invalid on the simulated H200.
     let bad = "MT128x128x64_MI32x32x8_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU1_WGM8_GRVW8_SVW4_SU0";

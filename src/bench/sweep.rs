@@ -17,7 +17,7 @@ use crate::device::sim::model_time_us;
 use crate::space::{KernelConfig, ParamId, Space, SpaceError};
 
 /// Parameters the preset pins to their defaults.
-const PINNED: [ParamId; 4] = [
+pub const PINNED: [ParamId; 4] = [
     ParamId::StoreVectorWidth,
     ParamId::StaggerU,
     ParamId::WorkGroupMapping,

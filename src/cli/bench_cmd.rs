@@ -77,7 +77,27 @@ pub fn sweep_selection(
         })
         .collect::<Result<Vec<_>, _>>()?;
     let s = sweep::sweep_spaces(space, &fixes).map_err(|e| UsageError(e.to_string()))?;
-    Ok(sweep::sweep_configs(&s, max, seed).map_err(|e| UsageError(e.to_string()))?)
+    let configs = sweep::sweep_configs(&s, max, seed).map_err(|e| UsageError(e.to_string()))?;
+    if configs.is_empty() {
+        // Usually a pinned minor parameter whose default the problem does not admit (a wide
+        // vector on an unaligned leading dimension): say which ones were pinned, and to what.
+        let pinned = sweep::PINNED
+            .iter()
+            .filter(|p| {
+                !fixes
+                    .iter()
+                    .any(|(n, _)| crate::space::ParamId::from_name(n) == Some(**p))
+            })
+            .map(|p| format!("{}={}", p.name(), p.format_value(space.domain(*p).default)))
+            .collect::<Vec<_>>();
+        return Err(UsageError(format!(
+            "the swept space holds no valid config for this problem; pinned to their defaults: {} \
+             (widen them with --fix, e.g. --fix GlobalReadVectorWidth=1,2,4,8)",
+            pinned.join(", ")
+        ))
+        .into());
+    }
+    Ok(configs)
 }
 
 /// Kernel names from `--config` and `--configs FILE`.
