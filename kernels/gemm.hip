@@ -185,77 +185,6 @@ GT_DEVICE void gt_load_tile(typename Tile::Elem* lds, const typename Tile::Elem*
     }
 }
 
-#if GT_WGMMA
-// ---- bounds-free wgmma tile loads with per-thread addresses computed once --------------------
-// Thread tid moves the 16-byte vector at (row tid / VPR + i * RSTEP, column (tid % VPR) * VEC)
-// in round i. RSTEP is a multiple of 8, so every round keeps the row's swizzle phase: the LDS
-// address of round i is the first one plus i * RSTEP rows, and the global one plus i * RSTEP
-// * ld. The general loader recomputes both per vector, which costs more issue slots than the
-// copies themselves at these tile sizes.
-template <class Tile, int ROWS, int COLS> struct GtFastLoad {
-    static constexpr int VEC = 16 / Tile::ES;
-    static constexpr int VPR = COLS / VEC;
-    static constexpr int RSTEP = THREADS / VPR;
-    static constexpr int ROUNDS = (ROWS + RSTEP - 1) / RSTEP;
-    static constexpr bool OK = GT_GRVW == VEC && THREADS % VPR == 0 && RSTEP % 8 == 0;
-
-    // What one thread needs to load its vectors of any K slice of one tile, computed once per
-    // tile: its source at K = 0, its LDS offset, the source step between rounds, and which
-    // rounds fall inside the matrix (the others are zero-filled).
-    struct Cursor {
-        const char* src;
-        gt_i64 step;
-        gt_u32 dst;
-        gt_u32 inside;  // bit i: round i is inside the matrix
-    };
-    // `g` points at the tile's first element (row 0, column 0) in global memory; rows from
-    // `rows` on are outside the matrix.
-    GT_DEVICE static Cursor cursor(const typename Tile::Elem* g, gt_i64 ld, int tid, gt_i64 rows) {
-        const int r = tid / VPR, c = (tid % VPR) * VEC;
-        Cursor cu{reinterpret_cast<const char*>(g + (gt_i64)r * ld + c), (gt_i64)RSTEP * ld * Tile::ES,
-                  gt_u32(Tile::byte_off(r, c)), 0u};
-#pragma unroll
-        for (int i = 0; i < ROUNDS; ++i)
-            if (r + i * RSTEP < rows) cu.inside |= 1u << i;
-        return cu;
-    }
-    // Copies the K slice starting at element k0 (inside the matrix) into the stage whose tile
-    // starts at LDS address `lds`.
-    GT_DEVICE static void load(const Cursor& cu, gt_u32 lds, int k0, int tid) {
-        const char* const src = cu.src + (gt_i64)k0 * Tile::ES;
-        const gt_u32 dst = lds + cu.dst;
-#pragma unroll
-        for (int i = 0; i < ROUNDS; ++i) {
-            // A partial last round: threads past the tile's rows have nothing to copy.
-            if (ROWS % RSTEP != 0 && i == ROUNDS - 1 && tid / VPR + i * RSTEP >= ROWS) break;
-            const bool in = (cu.inside >> i) & 1u;
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst + gt_u32(i * RSTEP * GT_SW128_ROW_BYTES)),
-                         "l"(in ? src + i * cu.step : cu.src), "r"(in ? 16 : 0)
-                         : "memory");
-        }
-    }
-
-    // `g` points at the tile's first element (row 0, column 0) in global memory; rows from
-    // `rows` on are outside the matrix and zero-filled (the whole K range must be inside).
-    GT_DEVICE static void load(unsigned char* lds, const typename Tile::Elem* g, gt_i64 ld, int tid,
-                               gt_i64 rows) {
-        const int r = tid / VPR, c = (tid % VPR) * VEC;
-        const char* src = reinterpret_cast<const char*>(g + (gt_i64)r * ld + c);
-        const gt_i64 step = (gt_i64)RSTEP * ld * Tile::ES;
-        const gt_u32 dst = gt_lds_addr(lds + Tile::byte_off(r, c));
-#pragma unroll
-        for (int i = 0; i < ROUNDS; ++i) {
-            if (ROWS % RSTEP != 0 && i == ROUNDS - 1 && r + i * RSTEP >= ROWS) break;
-            const bool in = r + i * RSTEP < rows;
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst + gt_u32(i * RSTEP * GT_SW128_ROW_BYTES)),
-                         "l"(in ? src + i * step : reinterpret_cast<const char*>(g)), "r"(in ? 16 : 0)
-                         : "memory");
-        }
-    }
-};
-typedef GtFastLoad<TileA, MT0, DU> FastA;
-typedef GtFastLoad<TileB, MT1, DU> FastB;
-#endif
 
 // ---- the per-wave compute of one LDS stage ---------------------------------------------------
 #if GT_WGMMA
@@ -456,23 +385,11 @@ GT_DEVICE void gt_load_stage(const GtGemmArgs& args, unsigned char* stage, int t
     // Each operand takes the bounds-free path when its own tile is inside the matrix (a
     // partial N tile must not slow down the A stream, and vice versa).
     const bool k_inside = k0 + DU <= K;
-#if GT_WGMMA
-    // TN: A rows are m, B rows are n, both K-contiguous.
-    if (FastA::OK && k_inside) {
-        FastA::load(reinterpret_cast<unsigned char*>(la), A + (gt_i64)m0 * args.lda + k0, args.lda, tid, M - m0);
-    } else if (m_inside && k_inside) {
-#else
     if (m_inside && k_inside) {
-#endif
         gt_load_tile<TileA, AR, AC, GT_GRVW, false>(la, A, args.lda, ar0, ac0, arl, acl, tid);
     } else {
         gt_load_tile<TileA, AR, AC, GT_GRVW, true>(la, A, args.lda, ar0, ac0, arl, acl, tid);
     }
-#if GT_WGMMA
-    if (FastB::OK && k_inside) {
-        FastB::load(reinterpret_cast<unsigned char*>(lb), B + (gt_i64)n0 * args.ldb + k0, args.ldb, tid, N - n0);
-    } else
-#endif
     if (n_inside && k_inside) {
         gt_load_tile<TileB, BR, BC, GT_GRVW, false>(lb, B, args.ldb, br0, bc0, brl, bcl, tid);
     } else {
@@ -495,6 +412,41 @@ GT_DEVICE void gt_consume_stage(float (&acc)[ACC], unsigned char* smem, int slot
 #endif
 }
 
+#if GT_WGMMA
+// ---- wgmma operand stages through the tensor memory accelerator -----------------------------
+// A ring of STAGES LDS slots with one mbarrier each: thread 0 announces a stage's bytes and
+// issues one box per operand and 64 of K (the tensor maps in the arguments describe A and B as
+// (K, rows, batch) with the 128-byte swizzle GtSw128Tile has), every thread waits for the
+// slot's phase. Edges cost nothing: the maps zero-fill whatever lies outside the matrices.
+struct GtTmaRing {
+    gt_u32 lds, bar0;  // LDS address of slot 0 and of the first barrier
+
+    // Thread 0 initialises the barriers; the caller's next barrier publishes them.
+    GT_DEVICE GtTmaRing(unsigned char* smem, gt_u64* bars, int tid)
+        : lds(gt_lds_addr(smem)), bar0(gt_lds_addr(bars)) {
+        if (tid == 0) {
+#pragma unroll
+            for (int s = 0; s < STAGES; ++s) gt_mbar_init(bar0 + 8 * s, 1);
+            gt_mbar_init_fence();
+        }
+    }
+    // Thread 0 only: loads the K slice at k0 of the tile at (m0, n0) of `batch` into `slot`.
+    GT_DEVICE void load(const GtGemmArgs& args, int slot, int k0, int m0, int n0, int batch) const {
+        const gt_u32 bar = bar0 + 8 * slot, st = lds + gt_u32(slot * STAGE_BYTES);
+        gt_mbar_expect(bar, STAGE_BYTES);
+#pragma unroll
+        for (int j = 0; j < DU / 64; ++j) {
+            gt_tma_load_3d(st + gt_u32(j * TileA::SLAB_BYTES), &args.tma_a, k0 + 64 * j, m0, batch, bar);
+            gt_tma_load_3d(st + gt_u32(TileA::BYTES + j * TileB::SLAB_BYTES), &args.tma_b, k0 + 64 * j,
+                           n0, batch, bar);
+        }
+    }
+    // Waits for the t-th stage loaded since the ring was set up: the (t / STAGES)-th fill of
+    // slot t % STAGES completes that phase of its barrier.
+    GT_DEVICE void wait(int t) const { gt_mbar_wait(bar0 + 8 * (t % STAGES), gt_u32(t / STAGES) & 1u); }
+};
+#endif
+
 // ---- main loop -------------------------------------------------------------------------------
 // Accumulates the K tiles [kt_begin, kt_begin + kt_count) of the MT0 x MT1 tile at (m0, n0) of
 // batch `batch` into `acc` (which the caller zeroed), visiting them from kt_start on and
@@ -504,16 +456,17 @@ GT_DEVICE void gt_mainloop(const GtGemmArgs& args, unsigned char* smem, const Gt
                            int n0, int batch, int kt_begin, int kt_count, int kt_start,
                            float (&acc)[ACC]) {
 #if GT_WGMMA
+    __shared__ __align__(8) gt_u64 gt_slot_bars[STAGES];
+    const GtTmaRing ring(smem, gt_slot_bars, pos.tid);
+    gt_barrier();
     // The descriptor words of slot 0, computed once; a stage's are a constant offset from them.
-    // (The loads keep gt_load_stage, whose per-stage address arithmetic the compiler hoists
-    // out of this loop: precomputed load cursors measured slower here, H200.)
-    const gt_u32 lds = gt_lds_addr(smem);
-    const gt_u32 da0 = gt_wgmma_desc_lo(lds + gt_u32(TileA::byte_off(pos.wgm0, 0)));
-    const gt_u32 db0 = gt_wgmma_desc_lo(lds + gt_u32(TileA::BYTES + TileB::byte_off(pos.wn0, 0)));
+    const gt_u32 da0 = gt_wgmma_desc_lo(ring.lds + gt_u32(TileA::byte_off(pos.wgm0, 0)));
+    const gt_u32 db0 = gt_wgmma_desc_lo(ring.lds + gt_u32(TileA::BYTES + TileB::byte_off(pos.wn0, 0)));
     auto load_stage = [&](int slot, int local) {
+        if (pos.tid != 0) return;
         int kt = kt_start + local;
         if (kt >= kt_count) kt -= kt_count;
-        gt_load_stage(args, smem + slot * STAGE_BYTES, pos.tid, m0, n0, batch, (kt_begin + kt) * DU);
+        ring.load(args, slot, (kt_begin + kt) * DU, m0, n0, batch);
     };
     auto issue_stage = [&](int slot) {
         const gt_u32 off = gt_u32(slot * (STAGE_BYTES >> 4));
@@ -530,30 +483,22 @@ GT_DEVICE void gt_mainloop(const GtGemmArgs& args, unsigned char* smem, const Gt
         for (int t = 0; t < kt_count; ++t) {
             gt_barrier();  // the previous tile's wgmmas are done (each warpgroup waited)
             load_stage(0, t);
-            gt_copy_commit();
-            gt_copy_wait<0>();
-            gt_fence_proxy_async();
-            gt_barrier();
+            ring.wait(t);
             issue_stage(0);
             gt_wgmma_settle<0>(acc);
         }
     } else {
 #pragma unroll
-        for (int s = 0; s < AHEAD; ++s) {
+        for (int s = 0; s < AHEAD; ++s)
             if (s < kt_count) load_stage(s, s);
-            gt_copy_commit();
-        }
         for (int t = 0; t < kt_count; ++t) {
-            // Tile t is the oldest of AHEAD committed groups still possibly pending.
-            gt_copy_wait<(AHEAD >= 1 ? AHEAD - 1 : 0)>();
-            gt_fence_proxy_async();
-            // Tile t visible to every warpgroup; every warpgroup has also finished the stage
-            // IN_FLIGHT + 1 tiles back, whose slot the load below reuses.
+            ring.wait(t);
+            // Every warpgroup has finished the stage IN_FLIGHT + 1 tiles back, whose slot the
+            // load below reuses.
             gt_barrier();
             issue_stage(t % STAGES);
             const int next = t + AHEAD;
             if (next < kt_count) load_stage(next % STAGES, next);
-            gt_copy_commit();
             gt_wgmma_settle<IN_FLIGHT>(acc);
         }
     }
@@ -762,7 +707,15 @@ GT_DEVICE bool gt_stream_k_fixup(const GtGemmArgs& args, float* ctile, const GtS
 }
 #endif
 
-extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs args) {
+// Tensor maps are read by the copy instructions from the kernel's parameter space, which
+// needs the parameter to be a __grid_constant__.
+#if GT_WGMMA
+#define GT_ARGS_PARAM const __grid_constant__ GtGemmArgs args
+#else
+#define GT_ARGS_PARAM GtGemmArgs args
+#endif
+
+extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GT_ARGS_PARAM) {
     extern __shared__ __align__(16) unsigned char gt_smem[];
 
     const int tid = threadIdx.x;
@@ -815,45 +768,27 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
     // The producer walks the range in order, tracking its tile instead of dividing per load.
     gt_u32 ld_tile = w_begin / kt;
     int ld_k = int(w_begin - ld_tile * kt), ld_m0, ld_n0, ld_batch;
+    place(ld_tile, ld_m0, ld_n0, ld_batch);
 #if GT_WGMMA
-    // Descriptor words once, and load cursors recomputed per tile: the loads here change tile
-    // inside the loop, where the compiler cannot hoist gt_load_stage's address arithmetic
-    // (cursors measured 15% faster than gt_load_stage on the seed shape, H200).
-    const gt_u32 lds = gt_lds_addr(smem);
-    const gt_u32 da0 = gt_wgmma_desc_lo(lds + gt_u32(TileA::byte_off(pos.wgm0, 0)));
-    const gt_u32 db0 = gt_wgmma_desc_lo(lds + gt_u32(TileA::BYTES + TileB::byte_off(pos.wn0, 0)));
-    typename FastA::Cursor ca;
-    typename FastB::Cursor cb;
-    auto aim = [&]() {
-        place(ld_tile, ld_m0, ld_n0, ld_batch);
-        const TA* A = reinterpret_cast<const TA*>(args.a) + (gt_i64)ld_batch * args.stride_a;
-        const TB* B = reinterpret_cast<const TB*>(args.b) + (gt_i64)ld_batch * args.stride_b;
-        ca = FastA::cursor(A + (gt_i64)ld_m0 * args.lda, args.lda, tid, M - ld_m0);
-        cb = FastB::cursor(B + (gt_i64)ld_n0 * args.ldb, args.ldb, tid, N - ld_n0);
-    };
+    // Tensor-map loads (one thread) and descriptor words computed once, as in gt_mainloop.
+    __shared__ __align__(8) gt_u64 gt_slot_bars[STAGES];
+    const GtTmaRing ring(smem, gt_slot_bars, tid);
+    gt_barrier();
+    const gt_u32 da0 = gt_wgmma_desc_lo(ring.lds + gt_u32(TileA::byte_off(pos.wgm0, 0)));
+    const gt_u32 db0 = gt_wgmma_desc_lo(ring.lds + gt_u32(TileA::BYTES + TileB::byte_off(pos.wn0, 0)));
     auto load_one = [&](int slot) {
-        const int k0 = ld_k * DU;
-        if (FastA::OK && FastB::OK && k0 + DU <= K) {
-            const gt_u32 st = lds + gt_u32(slot * STAGE_BYTES);
-            FastA::load(ca, st, k0, tid);
-            FastB::load(cb, st + gt_u32(TileA::BYTES), k0, tid);
-        } else {
-            gt_load_stage(args, smem + slot * STAGE_BYTES, tid, ld_m0, ld_n0, ld_batch, k0);
-        }
+        if (tid == 0) ring.load(args, slot, ld_k * DU, ld_m0, ld_n0, ld_batch);
     };
 #else
-    auto aim = [&]() { place(ld_tile, ld_m0, ld_n0, ld_batch); };
     auto load_one = [&](int slot) {
         gt_load_stage(args, smem + slot * STAGE_BYTES, tid, ld_m0, ld_n0, ld_batch, ld_k * DU);
     };
 #endif
-    aim();
     auto load_next = [&](int i) {
         load_one(i % STAGES);
         if (++ld_k == ktiles) {
             ld_k = 0;
-            ++ld_tile;
-            aim();
+            place(++ld_tile, ld_m0, ld_n0, ld_batch);
         }
     };
     // The consumer finishes a tile at its last iteration in this range.
@@ -879,18 +814,14 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GtGemmArgs 
     constexpr int AHEAD = STAGES - 1 - IN_FLIGHT;
     static_assert(AHEAD >= 1, "stream-K pipelines need a stage in flight");
 #pragma unroll
-    for (int s = 0; s < AHEAD; ++s) {
+    for (int s = 0; s < AHEAD; ++s)
         if (s < iters) load_next(s);
-        gt_copy_commit();
-    }
     for (int i = 0; i < iters; ++i) {
-        gt_copy_wait<AHEAD - 1>();
-        gt_fence_proxy_async();
-        gt_barrier();  // stage i visible; the stage the load below reuses is no longer read
+        ring.wait(i);
+        gt_barrier();  // the stage the load below reuses is no longer read
         const gt_u32 off = gt_u32((i % STAGES) * (STAGE_BYTES >> 4));
         gt_compute_stage(acc, da0 + off, db0 + off);
         if (i + AHEAD < iters) load_next(i + AHEAD);
-        gt_copy_commit();
         if (w_begin + gt_u32(i) + 1 == boundary || i + 1 == iters) {
             gt_wgmma_settle<0>(acc);
             finish(i);

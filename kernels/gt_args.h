@@ -3,6 +3,13 @@
 // in the same order. Pointers are untyped: the kernel casts them to GT_TYPE_A/B/C/D.
 #pragma once
 
+// A CUDA tensor map (CUtensorMap: 128 opaque bytes; CUDA 13 aligns it to 128), built by the
+// host for kernels that load their operand tiles with the Hopper tensor memory accelerator
+// (GT_TMA); zero otherwise.
+struct alignas(128) GtTensorMap {
+    unsigned long long words[16];
+};
+
 struct GtGemmArgs {
     const void* a;
     const void* b;
@@ -17,4 +24,6 @@ struct GtGemmArgs {
     long long stride_a, stride_b, stride_c, stride_d;
     int batch;
     int pad_;
+    GtTensorMap tma_a;  // A as (K, M, batch) boxes of 64 x MT0 x 1
+    GtTensorMap tma_b;  // B as (K, N, batch) boxes of 64 x MT1 x 1
 };

@@ -182,6 +182,38 @@ GT_DEVICE void gt_fence_proxy_async() { asm volatile("fence.proxy.async.shared::
 // Keeps the compiler from moving accesses of `x` across the asm around it: accumulators
 // written by an asynchronous wgmma are only valid after the wait.
 GT_DEVICE void gt_reg_fence(float& x) { asm volatile("" : "+f"(x)::"memory"); }
+
+// ---- tensor memory accelerator loads (GT_TMA) -------------------------------------------------
+// One thread asks for a whole operand box with one instruction; the copy lands in LDS in the
+// 128-byte swizzle the tensor map names (the same layout as GtSw128Tile) and counts its bytes
+// on an mbarrier, on which every thread waits. Out-of-bounds elements arrive as zeros.
+// An mbarrier (8 bytes of LDS) expecting `count` arrivals per phase.
+GT_DEVICE void gt_mbar_init(gt_u32 bar, int count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+// Makes the initialisations visible to the other threads and to the async proxy.
+GT_DEVICE void gt_mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+// Arrives on `bar`, announcing `bytes` more to come from asynchronous copies this phase.
+GT_DEVICE void gt_mbar_expect(gt_u32 bar, gt_u32 bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+// Waits until the phase of `bar` with this parity has completed.
+GT_DEVICE void gt_mbar_wait(gt_u32 bar, gt_u32 parity) {
+    asm volatile(
+        "{\n.reg .pred done;\nWAIT:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra WAIT;\n}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+// Copies the box at coordinates (c0, c1, c2) of the tensor `map` (a kernel parameter) to LDS
+// address `dst`, completing on mbarrier `bar`.
+GT_DEVICE void gt_tma_load_3d(gt_u32 dst, const void* map, int c0, int c1, int c2, gt_u32 bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(dst),
+        "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+        : "memory");
+}
 #endif
 
 #if GT_MI_M > 1 && !GT_WGMMA

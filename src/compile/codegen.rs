@@ -130,6 +130,7 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
             workspace_bytes: grid * 2 * cfg.mt0 as u64 * cfg.mt1 as u64 * 4,
             zero_workspace: false,
             flags_bytes: tiles * 4,
+            tma_rows: uses_tma(cfg, target).then_some([cfg.mt0, cfg.mt1]),
             epilogue: None,
         };
     }
@@ -152,8 +153,16 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
         workspace_bytes,
         zero_workspace,
         flags_bytes: 0,
+        tma_rows: uses_tma(cfg, target).then_some([cfg.mt0, cfg.mt1]),
         epilogue,
     }
+}
+
+/// Whether a kernel loads its operand tiles through the tensor memory accelerator: the
+/// warpgroup path (NVIDIA sm_90a), whose 128-byte-swizzled K-major tiles are exactly what a
+/// tensor map with 128-byte swizzle writes.
+pub fn uses_tma(cfg: &KernelConfig, target: &Target) -> bool {
+    target.vendor == Vendor::Nvidia && is_wgmma(cfg)
 }
 
 /// Workgroups of a stream-K launch: GSU per compute unit, never more than there are (tile, K

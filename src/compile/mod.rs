@@ -68,6 +68,11 @@ pub struct LaunchPlan {
     /// it and passes as `flags`; every complete launch leaves it zero again. 0 when none.
     #[serde(default)]
     pub flags_bytes: u64,
+    /// Rows of the A and B boxes when the kernel loads its tiles through the tensor memory
+    /// accelerator: the backend then encodes a tensor map of A and of B (boxes of 64 K
+    /// elements by these rows) into the arguments of every launch.
+    #[serde(default)]
+    pub tma_rows: Option<[u32; 2]>,
     /// Second kernel that turns the split-K workspace into D (reduction / alpha-beta).
     pub epilogue: Option<EpiloguePlan>,
 }

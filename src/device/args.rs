@@ -2,6 +2,11 @@
 
 use crate::problem::GemmProblem;
 
+/// `struct GtTensorMap` from `kernels/gt_args.h`: a CUDA tensor map's 128 opaque bytes.
+#[repr(C, align(128))]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct TensorMap(pub [u64; 16]);
+
 /// `struct GtGemmArgs` from `kernels/gt_args.h`, field for field.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -28,6 +33,10 @@ pub struct GemmArgs {
     pub stride_d: i64,
     pub batch: i32,
     pub pad: i32,
+    /// Tensor maps of A and B for kernels that load through the tensor memory accelerator
+    /// (set by the CUDA backend when the launch plan asks for them; zero otherwise).
+    pub tma_a: TensorMap,
+    pub tma_b: TensorMap,
 }
 
 impl GemmArgs {
@@ -65,6 +74,8 @@ impl GemmArgs {
             stride_d: p.stride_d,
             batch: p.batch as i32,
             pad: 0,
+            tma_a: TensorMap::default(),
+            tma_b: TensorMap::default(),
         }
     }
 }
@@ -73,8 +84,10 @@ impl GemmArgs {
 mod tests {
     #[test]
     fn layout_matches_the_c_header() {
-        // 6 pointers + 2 floats + 11 i64 + 2 i32 = 48 + 8 + 88 + 8.
-        assert_eq!(std::mem::size_of::<super::GemmArgs>(), 152);
-        assert_eq!(std::mem::align_of::<super::GemmArgs>(), 8);
+        // 6 pointers + 2 floats + 11 i64 + 2 i32 = 48 + 8 + 88 + 8 = 152, padded to 256 for
+        // the two 128-byte-aligned 128-byte tensor maps.
+        assert_eq!(std::mem::size_of::<super::GemmArgs>(), 512);
+        assert_eq!(std::mem::align_of::<super::GemmArgs>(), 128);
+        assert_eq!(std::mem::offset_of!(super::GemmArgs, tma_a), 256);
     }
 }

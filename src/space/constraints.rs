@@ -486,6 +486,30 @@ fn check_wgmma(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Vio
             "MI64x8x16 uses the 128-byte LDS swizzle: LdsSwizzle=1, LdsPadA=LdsPadB=0".into(),
         );
     }
+    // The tiles arrive through tensor maps, whose rows (and batches) must start on 16-byte
+    // boundaries and whose boxes are at most 256 rows.
+    {
+        let unit = (16 / p.a_type.bytes().max(1)) as i64;
+        let batched = p.batch > 1;
+        let misaligned = p.lda % unit != 0
+            || p.ldb % unit != 0
+            || batched && (p.stride_a % unit != 0 || p.stride_b % unit != 0);
+        if misaligned {
+            return fail(
+                rule,
+                format!(
+                    "MI64x8x16 loads through tensor maps: lda, ldb{} must be multiples of {unit} elements (16 bytes)",
+                    if batched { " and the batch strides" } else { "" }
+                ),
+            );
+        }
+        if c.mt0 > 256 || c.mt1 > 256 {
+            return fail(
+                rule,
+                "MI64x8x16 tensor-map boxes are at most 256 rows: MacroTile <= 256".into(),
+            );
+        }
+    }
     // Without fragments to prefetch, PrefetchLocalRead=1 keeps one stage multiplying in the
     // tensor cores while the next is issued; that stage's slot is not reloaded meanwhile, so
     // it needs a third stage.

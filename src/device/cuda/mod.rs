@@ -13,6 +13,7 @@
 mod cublaslt;
 mod driver;
 mod refkernels;
+mod tma;
 
 use std::ffi::c_void;
 
@@ -537,6 +538,27 @@ impl Device for CudaDevice {
         if let Err(e) = driver::allow_shared(main, plan.shared_bytes) {
             return self.driver_failed("setting the dynamic shared memory size", e);
         }
+        // Tensor maps of every rotating copy, encoded before any launch: encoding between the
+        // timing events would be counted as kernel time.
+        let maps = match (plan.tma_rows, self.state.as_ref()) {
+            (Some([ra, rb]), Some(st)) => {
+                let encoded: Result<Vec<_>, String> = st
+                    .inputs
+                    .iter()
+                    .map(|s| {
+                        Ok((
+                            tma::operand_map(&st.problem, true, s.a.ptr, ra)?,
+                            tma::operand_map(&st.problem, false, s.b.ptr, rb)?,
+                        ))
+                    })
+                    .collect();
+                match encoded {
+                    Ok(m) => m,
+                    Err(message) => return Outcome::LaunchFailed { message },
+                }
+            }
+            _ => Vec::new(),
+        };
         let epilogue = match &plan.epilogue {
             Some(ep) => match module.function(&ep.symbol) {
                 Ok(f) => Some((f, ep.grid, ep.block)),
@@ -558,6 +580,10 @@ impl Device for CudaDevice {
                     .flags(plan.flags_bytes, stream)
                     .map_err(|e| describe(&e))?;
                 let mut args = state.args(copy, ws, flags);
+                if let Some((a, b)) = maps.get(copy % maps.len().max(1)) {
+                    args.tma_a = *a;
+                    args.tma_b = *b;
+                }
                 let mut params = [&mut args as *mut GemmArgs as *mut c_void];
                 // SAFETY: every generated kernel takes one GtGemmArgs by value; the buffers it
                 // names belong to `state` and outlive the launch (synchronised before release).
