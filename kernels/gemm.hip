@@ -5,7 +5,8 @@
 // and be correct. One workgroup computes one MT0 x MT1 tile of D (of one batch, blockIdx.z) over
 // its share of K (blockIdx.y of GSU splits):
 //
-//   global --(GRVW-element vectors; cp.async on sm_80+)--> LDS ring of PGR stages
+//   global --(GRVW-element vectors; cp.async on sm_80+;
+//            MI 64x8x16: tensor-map boxes through the tensor memory accelerator)--> LDS ring of PGR stages
 //          --(atom fragments: ldmatrix + mma.sync / MFMA, or f32 FMA for MI 1x1x1)--> registers
 //          (MI 64x8x16, GT_WGMMA: warpgroups of 4 warps multiply the LDS tiles in place with
 //           asynchronous wgmma, sm_90a, into accumulator registers)
@@ -21,10 +22,10 @@
 // dimension, each row contiguous along the stored leading dimension, plus LPA/LPB elements of
 // padding or an XOR swizzle of 16-byte chunks), so a global vector is one contiguous LDS write;
 // the atoms read transposed when they need to (ldmatrix .trans). The wgmma path keeps both
-// operands K-major in the 128-byte swizzle layout its descriptors describe (GtSw128Tile).
-// Elements outside the matrix
-// are zero-filled while loading, so the compute loop never tests bounds; tiles entirely inside
-// the matrix take a load path without any bounds test.
+// operands K-major in the 128-byte swizzle layout its descriptors describe (GtSw128Tile), which
+// is also what its tensor maps write. Elements outside the matrix are zero-filled while loading,
+// so the compute loop never tests bounds; tiles entirely inside the matrix take a load path
+// without any bounds test.
 #include "gt_args.h"
 #include "gt_platform.h"
 #include "gt_mma.h"
