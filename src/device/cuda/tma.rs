@@ -35,7 +35,7 @@ pub fn operand_map(p: &GemmProblem, is_a: bool, base: u64, rows: u32) -> Result<
     };
     let dims: [u64; 3] = [p.k as u64, extent as u64, batch];
     let strides: [u64; 2] = [ld as u64 * es, batch_stride * es];
-    if base % 16 != 0 || strides.iter().any(|s| s % 16 != 0) {
+    if !base.is_multiple_of(16) || strides.iter().any(|s| !s.is_multiple_of(16)) {
         return Err(format!(
             "tensor-map loads need 16-byte aligned rows: {} has leading dimension {ld} and batch stride {batch_stride}",
             if is_a { "A" } else { "B" }
