@@ -15,6 +15,15 @@ fn gemmtune(args: &[&str]) -> Output {
     out
 }
 
+/// Asserts that the command exited 0, showing its stderr otherwise.
+fn assert_ok(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -47,11 +56,7 @@ fn seed_bench_on_sim_reports_every_config_and_the_vendor() {
         "--csv",
         csv.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let j = json(&out);
     let configs = j["configs"].as_array().unwrap();
     assert!(configs.len() >= 4);
@@ -172,11 +177,7 @@ fn stream_k_configs_run_and_sweep_with_the_algorithm_fixed() {
         "--config",
         plain,
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let j = json(&out);
     for row in j["configs"].as_array().unwrap() {
         assert_eq!(row["outcome"]["status"], "timed", "{row}");
@@ -206,11 +207,7 @@ fn stream_k_configs_run_and_sweep_with_the_algorithm_fixed() {
             "8",
             "--no-vendor",
         ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_ok(&out);
         let rows = json(&out)["configs"].as_array().unwrap().clone();
         assert!(!rows.is_empty());
         for row in rows {
