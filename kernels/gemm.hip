@@ -104,8 +104,8 @@ template <class Tile, bool KC> struct GtView {
 // ROWS rows (m or n) of COLS elements of K, cut into slabs of 128 bytes of K: slab s holds
 // columns [64s, 64s + 64) (16-bit elements) of every row, one 128-byte row after another, and
 // 16-byte chunk c of row r sits at chunk c ^ (r % 8). That is the layout the descriptor's
-// swizzle mode 1 reads (see gt_mma_nvidia.h), and a warp's 8 consecutive 16-byte writes of
-// one row fill one whole 128-byte row: no bank conflicts.
+// swizzle mode 1 reads (see gt_mma_nvidia.h) and what a tensor map with 128-byte swizzle
+// writes, one box of 64 elements by ROWS per slab (GtTmaRing).
 template <class T, int ROWS, int COLS> struct GtSw128Tile {
     typedef T Elem;
     static constexpr int ES = int(sizeof(T));
