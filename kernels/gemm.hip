@@ -398,34 +398,33 @@ GT_DEVICE void gt_load_stage(const GtGemmArgs& args, unsigned char* stage, int t
     }
 }
 
-// Multiplies the operand tiles of LDS stage `slot` into `acc`: issued as one wgmma commit group
-// on the warpgroup path (the caller waits for it), computed in place otherwise.
+#if !GT_WGMMA
+// Multiplies the operand tiles of LDS stage `slot` into `acc` (the warpgroup path multiplies
+// through GtTmaRing::multiply instead).
 GT_DEVICE void gt_consume_stage(float (&acc)[ACC], unsigned char* smem, int slot, const GtPos& pos) {
     unsigned char* const st = smem + slot * STAGE_BYTES;
-#if GT_WGMMA
-    const gt_u32 lds = gt_lds_addr(st);
-    gt_compute_stage(acc, gt_wgmma_desc_lo(lds + gt_u32(TileA::byte_off(pos.wgm0, 0))),
-                     gt_wgmma_desc_lo(lds + gt_u32(TileA::BYTES + TileB::byte_off(pos.wn0, 0))));
-#else
     const ViewA va{reinterpret_cast<const TA*>(st)};
     const ViewB vb{reinterpret_cast<const TB*>(st + TileA::BYTES)};
     gt_compute_stage(acc, va, vb, pos.wm0, pos.wn0, pos.lane);
-#endif
 }
-
-#if GT_WGMMA
+#else
 // ---- wgmma operand stages through the tensor memory accelerator -----------------------------
 // A ring of STAGES LDS slots with one mbarrier each: thread 0 announces a stage's bytes and
 // issues one box per operand and 64 of K (the tensor maps in the arguments describe A and B as
 // (K, rows, batch) with the 128-byte swizzle GtSw128Tile has), every thread waits for the
 // slot's phase. Edges cost nothing: the maps zero-fill whatever lies outside the matrices.
+// The ring also knows the descriptor words of this warpgroup's rows in slot 0, computed once:
+// a slot's are a constant offset from them.
 struct GtTmaRing {
     gt_u32 lds, bar0;  // LDS address of slot 0 and of the first barrier
+    gt_u32 da0, db0;   // low descriptor words of this warpgroup's first A and B rows in slot 0
 
     // Thread 0 initialises the barriers; the caller's next barrier publishes them.
-    GT_DEVICE GtTmaRing(unsigned char* smem, gt_u64* bars, int tid)
-        : lds(gt_lds_addr(smem)), bar0(gt_lds_addr(bars)) {
-        if (tid == 0) {
+    GT_DEVICE GtTmaRing(unsigned char* smem, gt_u64* bars, const GtPos& pos)
+        : lds(gt_lds_addr(smem)), bar0(gt_lds_addr(bars)),
+          da0(gt_wgmma_desc_lo(lds + gt_u32(TileA::byte_off(pos.wgm0, 0)))),
+          db0(gt_wgmma_desc_lo(lds + gt_u32(TileA::BYTES + TileB::byte_off(pos.wn0, 0)))) {
+        if (pos.tid == 0) {
 #pragma unroll
             for (int s = 0; s < STAGES; ++s) gt_mbar_init(bar0 + 8 * s, 1);
             gt_mbar_init_fence();
@@ -445,6 +444,11 @@ struct GtTmaRing {
     // Waits for the t-th stage loaded since the ring was set up: the (t / STAGES)-th fill of
     // slot t % STAGES completes that phase of its barrier.
     GT_DEVICE void wait(int t) const { gt_mbar_wait(bar0 + 8 * (t % STAGES), gt_u32(t / STAGES) & 1u); }
+    // Issues this warpgroup's wgmmas on `slot` as one commit group; the caller waits for it.
+    GT_DEVICE void multiply(float (&acc)[ACC], int slot) const {
+        const gt_u32 off = gt_u32(slot * (STAGE_BYTES >> 4));
+        gt_compute_stage(acc, da0 + off, db0 + off);
+    }
 };
 #endif
 
@@ -458,20 +462,13 @@ GT_DEVICE void gt_mainloop(const GtGemmArgs& args, unsigned char* smem, const Gt
                            float (&acc)[ACC]) {
 #if GT_WGMMA
     __shared__ __align__(8) gt_u64 gt_slot_bars[STAGES];
-    const GtTmaRing ring(smem, gt_slot_bars, pos.tid);
+    const GtTmaRing ring(smem, gt_slot_bars, pos);
     gt_barrier();
-    // The descriptor words of slot 0, computed once; a stage's are a constant offset from them.
-    const gt_u32 da0 = gt_wgmma_desc_lo(ring.lds + gt_u32(TileA::byte_off(pos.wgm0, 0)));
-    const gt_u32 db0 = gt_wgmma_desc_lo(ring.lds + gt_u32(TileA::BYTES + TileB::byte_off(pos.wn0, 0)));
     auto load_stage = [&](int slot, int local) {
         if (pos.tid != 0) return;
         int kt = kt_start + local;
         if (kt >= kt_count) kt -= kt_count;
         ring.load(args, slot, (kt_begin + kt) * DU, m0, n0, batch);
-    };
-    auto issue_stage = [&](int slot) {
-        const gt_u32 off = gt_u32(slot * (STAGE_BYTES >> 4));
-        gt_compute_stage(acc, da0 + off, db0 + off);
     };
     // With PrefetchLocalRead = 1 one stage stays in wgmma while the next is issued; the slot
     // it reads is not reloaded until every warpgroup has waited for it (a barrier later). So
@@ -485,7 +482,7 @@ GT_DEVICE void gt_mainloop(const GtGemmArgs& args, unsigned char* smem, const Gt
             gt_barrier();  // the previous tile's wgmmas are done (each warpgroup waited)
             load_stage(0, t);
             ring.wait(t);
-            issue_stage(0);
+            ring.multiply(acc, 0);
             gt_wgmma_settle<0>(acc);
         }
     } else {
@@ -497,7 +494,7 @@ GT_DEVICE void gt_mainloop(const GtGemmArgs& args, unsigned char* smem, const Gt
             // Every warpgroup has finished the stage IN_FLIGHT + 1 tiles back, whose slot the
             // load below reuses.
             gt_barrier();
-            issue_stage(t % STAGES);
+            ring.multiply(acc, t % STAGES);
             const int next = t + AHEAD;
             if (next < kt_count) load_stage(next % STAGES, next);
             gt_wgmma_settle<IN_FLIGHT>(acc);
@@ -771,12 +768,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GT_ARGS_PAR
     int ld_k = int(w_begin - ld_tile * kt), ld_m0, ld_n0, ld_batch;
     place(ld_tile, ld_m0, ld_n0, ld_batch);
 #if GT_WGMMA
-    // Tensor-map loads (one thread) and descriptor words computed once, as in gt_mainloop.
+    // Tensor-map loads by one thread, as in gt_mainloop.
     __shared__ __align__(8) gt_u64 gt_slot_bars[STAGES];
-    const GtTmaRing ring(smem, gt_slot_bars, tid);
+    const GtTmaRing ring(smem, gt_slot_bars, pos);
     gt_barrier();
-    const gt_u32 da0 = gt_wgmma_desc_lo(ring.lds + gt_u32(TileA::byte_off(pos.wgm0, 0)));
-    const gt_u32 db0 = gt_wgmma_desc_lo(ring.lds + gt_u32(TileA::BYTES + TileB::byte_off(pos.wn0, 0)));
     auto load_one = [&](int slot) {
         if (tid == 0) ring.load(args, slot, ld_k * DU, ld_m0, ld_n0, ld_batch);
     };
@@ -820,8 +815,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GT_ARGS_PAR
     for (int i = 0; i < iters; ++i) {
         ring.wait(i);
         gt_barrier();  // the stage the load below reuses is no longer read
-        const gt_u32 off = gt_u32((i % STAGES) * (STAGE_BYTES >> 4));
-        gt_compute_stage(acc, da0 + off, db0 + off);
+        ring.multiply(acc, i % STAGES);
         if (i + AHEAD < iters) load_next(i + AHEAD);
         if (w_begin + gt_u32(i) + 1 == boundary || i + 1 == iters) {
             gt_wgmma_settle<0>(acc);

@@ -176,9 +176,6 @@ GT_DEVICE void gt_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned
 template <int N> GT_DEVICE void gt_wgmma_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
-// Makes this thread's ordinary (and cp.async) writes to LDS visible to the async proxy that
-// wgmma reads through; each writer executes it before the barrier that precedes the reads.
-GT_DEVICE void gt_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 // Keeps the compiler from moving accesses of `x` across the asm around it: accumulators
 // written by an asynchronous wgmma are only valid after the wait.
 GT_DEVICE void gt_reg_fence(float& x) { asm volatile("" : "+f"(x)::"memory"); }

@@ -118,6 +118,7 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
     let tiles_n = (p.n as u64).div_ceil(cfg.mt1 as u64);
     let block = [cfg.threads(wave), 1, 1];
     let shared_bytes = crate::space::constraints::lds_bytes(cfg, p) as u32;
+    let tma_rows = uses_tma(cfg, target).then_some([cfg.mt0, cfg.mt1]);
     if cfg.gsu_algo == GsuAlgo::StreamK {
         let tiles = tiles_m * tiles_n * p.batch as u64;
         let work = tiles * (p.k as u64).div_ceil(cfg.depth_u as u64);
@@ -130,7 +131,7 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
             workspace_bytes: grid * 2 * cfg.mt0 as u64 * cfg.mt1 as u64 * 4,
             zero_workspace: false,
             flags_bytes: tiles * 4,
-            tma_rows: uses_tma(cfg, target).then_some([cfg.mt0, cfg.mt1]),
+            tma_rows,
             epilogue: None,
         };
     }
@@ -153,7 +154,7 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
         workspace_bytes,
         zero_workspace,
         flags_bytes: 0,
-        tma_rows: uses_tma(cfg, target).then_some([cfg.mt0, cfg.mt1]),
+        tma_rows,
         epilogue,
     }
 }

@@ -72,34 +72,35 @@ impl ProblemState {
 
     /// A workspace of at least `bytes` (grown, never shrunk).
     fn workspace(&mut self, bytes: u64) -> Result<u64, DriverError> {
-        if bytes == 0 {
-            return Ok(0);
-        }
-        if self
-            .workspace
-            .as_ref()
-            .is_none_or(|w| (w.bytes as u64) < bytes)
-        {
-            self.workspace = None;
-            self.workspace = Some(DeviceBuffer::new(bytes as usize)?);
-        }
-        Ok(self.workspace.as_ref().map(|w| w.ptr).unwrap_or(0))
+        grown(&mut self.workspace, bytes, None)
     }
 
     /// Stream-K flags of at least `bytes`, all zero (grown, never shrunk; a new buffer is
     /// zeroed before any kernel can read it, on the same stream).
     fn flags(&mut self, bytes: u64, stream: sys::CUstream) -> Result<u64, DriverError> {
-        if bytes == 0 {
-            return Ok(0);
-        }
-        if self.flags.as_ref().is_none_or(|f| (f.bytes as u64) < bytes) {
-            self.flags = None;
-            let f = DeviceBuffer::new(bytes as usize)?;
-            f.memset_zero(stream)?;
-            self.flags = Some(f);
-        }
-        Ok(self.flags.as_ref().map(|f| f.ptr).unwrap_or(0))
+        grown(&mut self.flags, bytes, Some(stream))
     }
+}
+
+/// The address of `slot`'s buffer after making it hold at least `bytes` (kept when big enough;
+/// a new one is zeroed on `zero_on` when given). 0, with nothing allocated, for 0 bytes.
+fn grown(
+    slot: &mut Option<DeviceBuffer>,
+    bytes: u64,
+    zero_on: Option<sys::CUstream>,
+) -> Result<u64, DriverError> {
+    if bytes == 0 {
+        return Ok(0);
+    }
+    if slot.as_ref().is_none_or(|b| (b.bytes as u64) < bytes) {
+        *slot = None;
+        let b = DeviceBuffer::new(bytes as usize)?;
+        if let Some(stream) = zero_on {
+            b.memset_zero(stream)?;
+        }
+        *slot = Some(b);
+    }
+    Ok(slot.as_ref().map(|b| b.ptr).unwrap_or(0))
 }
 
 pub struct CudaDevice {
