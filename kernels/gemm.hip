@@ -863,29 +863,65 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GT_ARGS_PAR
 }
 
 #if GT_GSU > 1 && !GT_STREAM_K
-// Split-K epilogue: one thread per element of D (all batches): sums the split partials (atomic:
-// one pre-summed slice; reduce: GSU slices in split order, so the result is deterministic),
-// then applies alpha/beta and converts to D's type.
-extern "C" __global__ void __launch_bounds__(256) GT_CAT(GT_KERNEL_NAME, _epilogue)(GtGemmArgs args) {
+// Split-K epilogue: sums the split partials of D's columns (atomic: one pre-summed slice;
+// reduce: GSU slices in split order, so the result is deterministic), then applies alpha/beta
+// and converts to D's type. The grid is (M in runs of EPI_THREADS * EPI_VEC, columns, batch);
+// each thread takes EPI_VEC consecutive rows of one column, as one 16-byte load per slice
+// where M keeps the slices 16-byte aligned. Columns beyond gridDim.y loop.
+constexpr int EPI_THREADS = 256, EPI_VEC = 4;
+extern "C" __global__ void __launch_bounds__(EPI_THREADS) GT_CAT(GT_KERNEL_NAME, _epilogue)(GtGemmArgs args) {
     const gt_i64 M = args.m, N = args.n;
-    const gt_i64 mn = M * N, total = mn * args.batch;
-    const float* ws = args.workspace;
-    for (gt_i64 idx = (gt_i64)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
-         idx += (gt_i64)gridDim.x * blockDim.x) {
-        const gt_i64 b = idx / mn, r = idx - b * mn;
-        const gt_i64 n = r / M, m = r - n * M;
-#if GT_GSU_ATOMIC
-        float s = ws[idx];
-#else
-        float s = 0.0f;
+    const gt_i64 total = M * N * args.batch;
+    const gt_i64 m = ((gt_i64)blockIdx.x * EPI_THREADS + threadIdx.x) * EPI_VEC;
+    if (m >= M) return;
+    const int count = M - m < EPI_VEC ? int(M - m) : EPI_VEC;
+    // Slices start at multiples of `total` floats and columns at multiples of M.
+    const bool vec = count == EPI_VEC && M % EPI_VEC == 0;
+    const gt_i64 b = blockIdx.z;
+    for (gt_i64 n = blockIdx.y; n < N; n += gridDim.y) {
+        const gt_i64 at = (b * N + n) * M + m;
+        float s[EPI_VEC];
 #pragma unroll
-        for (int sp = 0; sp < GT_GSU; ++sp) s += ws[sp * total + idx];
-#endif
-        float y = args.alpha * s;
+        for (int e = 0; e < EPI_VEC; ++e) s[e] = 0.0f;
+#pragma unroll
+        for (int sp = 0; sp < (GT_GSU_ATOMIC ? 1 : GT_GSU); ++sp) {
+            const float* src = args.workspace + sp * total + at;
+            if (vec) {
+                const float4 v = *reinterpret_cast<const float4*>(src);
+                s[0] += v.x;
+                s[1] += v.y;
+                s[2] += v.z;
+                s[3] += v.w;
+            } else {
+#pragma unroll
+                for (int e = 0; e < EPI_VEC; ++e)
+                    if (e < count) s[e] += src[e];
+            }
+        }
+        TD* D = reinterpret_cast<TD*>(args.d) + b * args.stride_d + n * args.ldd + m;
 #if !GT_BETA_ZERO
-        y += args.beta * gt_to_f32(reinterpret_cast<const TC*>(args.c)[b * args.stride_c + n * args.ldc + m]);
+        const TC* C = reinterpret_cast<const TC*>(args.c) + b * args.stride_c + n * args.ldc + m;
 #endif
-        reinterpret_cast<TD*>(args.d)[b * args.stride_d + n * args.ldd + m] = gt_from_f32<TD>(y);
+        float y[EPI_VEC];
+#pragma unroll
+        for (int e = 0; e < EPI_VEC; ++e) {
+            y[e] = args.alpha * s[e];
+#if !GT_BETA_ZERO
+            if (e < count) y[e] += args.beta * gt_to_f32(C[e]);
+#endif
+        }
+        constexpr int VB = EPI_VEC * int(sizeof(TD));
+        if (count == EPI_VEC && gt_aligned(D, VB)) {
+            typename GtVec<VB>::type pack;
+            TD* t = reinterpret_cast<TD*>(&pack);
+#pragma unroll
+            for (int e = 0; e < EPI_VEC; ++e) t[e] = gt_from_f32<TD>(y[e]);
+            *reinterpret_cast<typename GtVec<VB>::type*>(D) = pack;
+        } else {
+#pragma unroll
+            for (int e = 0; e < EPI_VEC; ++e)
+                if (e < count) D[e] = gt_from_f32<TD>(y[e]);
+        }
     }
 }
 #endif

@@ -141,9 +141,15 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
         (true, GsuAlgo::Atomic) => (mn * 4, true),
         (true, _) => (mn * 4 * cfg.gsu as u64, false),
     };
+    // The split-K epilogue: 256 threads of 4 consecutive rows each along M, one column of
+    // one batch per grid row (columns past the grid's 65535 rows loop in the kernel).
     let epilogue = (cfg.gsu > 1).then(|| EpiloguePlan {
         symbol: format!("{}_epilogue", cfg.name()),
-        grid: [mn.div_ceil(256).min(u32::MAX as u64) as u32, 1, 1],
+        grid: [
+            (p.m as u64).div_ceil(256 * 4).min(u32::MAX as u64) as u32,
+            (p.n as u64).clamp(1, 65535) as u32,
+            p.batch.max(1) as u32,
+        ],
         block: [256, 1, 1],
     });
     LaunchPlan {
@@ -377,6 +383,26 @@ mod tests {
         };
         assert!(defines(&plain, &p, &t).contains("#define GT_STREAM_K 0\n"));
         assert_eq!(launch_plan(&plain, &p, &t).flags_bytes, 0);
+    }
+
+    #[test]
+    fn split_k_epilogue_covers_every_column_of_every_batch() {
+        let cfg = KernelConfig::parse(
+            "MT64x64x64_MI64x8x16_WG4x1_PGR8_PLR0_LPA0_LPB0_SW1_GSU2R_WGM8_GRVW8_SVW8_SU0",
+        )
+        .unwrap();
+        let mut p = GemmProblem::new(4097, 109, 4096);
+        p.batch = 3;
+        let plan = launch_plan(&cfg, &p, &target());
+        assert_eq!(plan.grid, [65 * 2, 2, 3]);
+        let epi = plan.epilogue.expect("a split-K kernel has an epilogue launch");
+        // 4 rows per thread, 256 threads: 5 blocks along M cover 4097 rows.
+        assert_eq!((epi.grid, epi.block), ([5, 109, 3], [256, 1, 1]));
+        assert_eq!(plan.workspace_bytes, 4097 * 109 * 3 * 4 * 2);
+        // Columns past 65535 grid rows loop inside the kernel.
+        let wide = GemmProblem::new(64, 100_000, 64);
+        let epi = launch_plan(&cfg, &wide, &target()).epilogue.unwrap();
+        assert_eq!(epi.grid, [1, 65535, 1]);
     }
 
     #[test]
