@@ -128,8 +128,13 @@ impl Space {
         } else {
             &[]
         };
+        let small = if self.problem.n < 256 {
+            self.small_wgmma_tile()
+        } else {
+            Vec::new()
+        };
         let mut candidate = self.clone();
-        for &(id, v) in prefs.iter().chain(wide) {
+        for &(id, v) in prefs.iter().chain(wide).chain(&small) {
             if candidate.domain(id).contains(v) {
                 candidate.domain_mut(id).default = v;
             }
@@ -137,6 +142,38 @@ impl Space {
         if candidate.is_valid(&candidate.raw_default()) {
             *self = candidate;
         }
+    }
+
+    /// Skinny problems whose 128-row tiles fill less than half of the compute units start
+    /// from one warpgroup on 64 rows (and 64 columns where that is still short of a full
+    /// wave), eight stages deep, without split-K when the smaller tiles fill the GPU. Measured
+    /// on an H200, same run: 4096x128x4096 18.3 us (MT64x64, no split) against 26.9 (MT128x128)
+    /// and 22.4 (MT128x128, GSU4R); 6144x64x4096 19.9 against 21.5. With half a wave or more
+    /// of 128-row tiles the bigger tile stays: 10240x128x8192 (80 tiles) ran 53 us on
+    /// MT128x128 against 68-83 us on 64-row tiles (1.2 and 2.4 waves).
+    fn small_wgmma_tile(&self) -> Vec<(ParamId, i64)> {
+        let p = &self.problem;
+        let n_tile = self.domain(ParamId::MacroTile1).default;
+        let tiles =
+            |mt0: i64, mt1: i64| (p.m + mt0 - 1) / mt0 * ((p.n + mt1 - 1) / mt1) * p.batch.max(1);
+        let cus = self.hw.compute_units as i64;
+        let full = |t: i64| t * 10 >= cus * 9;
+        if tiles(128, n_tile) * 2 >= cus {
+            return Vec::new();
+        }
+        let mt1 = if full(tiles(64, n_tile)) || n_tile <= 64 {
+            n_tile
+        } else {
+            64
+        };
+        let split = default_split_for(p, &self.hw, 64, mt1);
+        vec![
+            (ParamId::MacroTile0, 64),
+            (ParamId::MacroTile1, mt1),
+            (ParamId::WavesM, 4),
+            (ParamId::PrefetchGlobalRead, 8),
+            (ParamId::GlobalSplitU, split),
+        ]
     }
 
     pub fn domain(&self, id: ParamId) -> &Domain {
@@ -377,8 +414,13 @@ impl Space {
 /// default 128-row tiles, while each split keeps at least 64 iterations of DepthU 64 (splitting
 /// short K only adds reduction traffic).
 fn default_split(p: &GemmProblem, hw: &HwSpec, n_tile: i64) -> i64 {
+    default_split_for(p, hw, 128, n_tile)
+}
+
+/// The split-K default for tiles of mt0 x mt1.
+fn default_split_for(p: &GemmProblem, hw: &HwSpec, mt0: i64, mt1: i64) -> i64 {
     let ceil = |a: i64, b: i64| (a + b - 1) / b;
-    let tiles = ceil(p.m, 128) * ceil(p.n, n_tile.max(16)) * p.batch;
+    let tiles = ceil(p.m, mt0) * ceil(p.n, mt1.max(16)) * p.batch;
     let iters = ceil(p.k, 64);
     [1, 2, 3, 4, 6, 8]
         .into_iter()
@@ -431,6 +473,34 @@ mod tests {
                 s.check(&c).unwrap();
             }
         }
+    }
+
+    #[test]
+    fn wgmma_start_fills_the_gpu_on_small_skinny_problems() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let start = |m, n, k| {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            let c = s.default_config().unwrap();
+            s.check(&c).unwrap();
+            c
+        };
+        // 32 tiles of 128x128 on 132 SMs: 128 tiles of 64x64, one warpgroup, no split.
+        let c = start(4096, 128, 4096);
+        assert_eq!((c.mt0, c.mt1, c.wg, c.pgr, c.gsu), (64, 64, [4, 1], 8, 1));
+        assert!(constraints::is_wgmma(&c));
+        // 128 tiles of 64x128 are already a full wave.
+        let c = start(7680, 128, 4096);
+        assert_eq!((c.mt0, c.mt1, c.gsu), (64, 128, 1));
+        // 80 tiles of 128x128 are more than half a wave: the 128-row start stays.
+        let c = start(10240, 128, 8192);
+        assert_eq!((c.mt0, c.mt1, c.wg), (128, 128, [8, 1]));
+        // 126 tiles of 128x112 fill the GPU: the 128-row start stays.
+        let c = start(16032, 109, 16384);
+        assert_eq!((c.mt0, c.mt1, c.wg), (128, 112, [8, 1]));
+        // Even 64x64 tiles leave SMs idle: split-K makes up the rest.
+        let c = start(3584, 64, 18944);
+        assert_eq!((c.mt0, c.mt1), (64, 64));
+        assert!(c.gsu > 1, "{}", c.name());
     }
 
     #[test]
