@@ -395,7 +395,9 @@ mod tests {
         p.batch = 3;
         let plan = launch_plan(&cfg, &p, &target());
         assert_eq!(plan.grid, [65 * 2, 2, 3]);
-        let epi = plan.epilogue.expect("a split-K kernel has an epilogue launch");
+        let epi = plan
+            .epilogue
+            .expect("a split-K kernel has an epilogue launch");
         // 4 rows per thread, 256 threads: 5 blocks along M cover 4097 rows.
         assert_eq!((epi.grid, epi.block), ([5, 109, 3], [256, 1, 1]));
         assert_eq!(plan.workspace_bytes, 4097 * 109 * 3 * 4 * 2);
