@@ -15,6 +15,13 @@ fn gemmtune(args: &[&str]) -> Output {
     out
 }
 
+/// `gemmtune bench --backend sim --json` followed by `args`.
+fn sim_bench_json(args: &[&str]) -> Output {
+    let mut all = vec!["bench", "--backend", "sim", "--json"];
+    all.extend_from_slice(args);
+    gemmtune(&all)
+}
+
 /// Asserts that the command exited 0, showing its stderr otherwise.
 fn assert_ok(out: &Output) {
     assert!(
@@ -89,11 +96,7 @@ fn planted_failures_are_isolated_per_config() {
         ("compile", "compile_failed"),
     ] {
         let plant = format!("MT64x112=={kind}").replacen("==", "=", 1);
-        let out = gemmtune(&[
-            "bench",
-            "--backend",
-            "sim",
-            "--json",
+        let out = sim_bench_json(&[
             "--timeout",
             "2",
             "--plant",
@@ -126,18 +129,7 @@ fn planted_failures_are_isolated_per_config() {
 #[test]
 fn a_wrong_kernel_is_never_the_winner_even_if_fastest() {
     // C is the fastest config in the model; plant it wrong.
-    let out = gemmtune(&[
-        "bench",
-        "--backend",
-        "sim",
-        "--json",
-        "--plant",
-        "GSU2R=wrong",
-        "--config",
-        A,
-        "--config",
-        C,
-    ]);
+    let out = sim_bench_json(&["--plant", "GSU2R=wrong", "--config", A, "--config", C]);
     let j = json(&out);
     assert_eq!(j["summary"]["winner"], A);
 }
@@ -167,16 +159,7 @@ fn stream_k_configs_run_and_sweep_with_the_algorithm_fixed() {
     // By name, next to the same tile without a split.
     let sk = "MT128x112x64_MI64x8x16_WG8x1_PGR5_PLR0_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0";
     let plain = "MT128x112x64_MI64x8x16_WG8x1_PGR6_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0";
-    let out = gemmtune(&[
-        "bench",
-        "--backend",
-        "sim",
-        "--json",
-        "--config",
-        sk,
-        "--config",
-        plain,
-    ]);
+    let out = sim_bench_json(&["--config", sk, "--config", plain]);
     assert_ok(&out);
     let j = json(&out);
     for row in j["configs"].as_array().unwrap() {
@@ -189,11 +172,7 @@ fn stream_k_configs_run_and_sweep_with_the_algorithm_fixed() {
         .any(|r| r["name"] == sk));
     // A sweep restricted to stream-K proposes nothing else; by name or number.
     for fix in ["GlobalSplitUAlgorithm=stream-k", "GSUAlgo=2"] {
-        let out = gemmtune(&[
-            "bench",
-            "--backend",
-            "sim",
-            "--json",
+        let out = sim_bench_json(&[
             "--m",
             "4096",
             "--n",
@@ -250,16 +229,7 @@ fn an_empty_sweep_is_a_usage_error_naming_the_pinned_parameters() {
 fn invalid_config_for_the_problem_is_a_failed_row_not_an_error() {
     // 32x32x8 is an AMD MFMA shape: invalid on the simulated H200.
     let bad = "MT128x128x64_MI32x32x8_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU1_WGM8_GRVW8_SVW4_SU0";
-    let out = gemmtune(&[
-        "bench",
-        "--backend",
-        "sim",
-        "--json",
-        "--config",
-        bad,
-        "--config",
-        A,
-    ]);
+    let out = sim_bench_json(&["--config", bad, "--config", A]);
     assert!(out.status.success());
     let j = json(&out);
     let row = &j["configs"][0];
