@@ -555,6 +555,36 @@ GT_DEVICE void gt_stage_acc(float* ctile, float (&acc)[ACC], const GtPos& pos) {
     }
 }
 
+// Writes V consecutive elements of D along M from (m, n) of batch `batch`, the first `count`
+// of them inside the matrix: D = alpha * x (+ beta * C), as one packed store when all V are
+// inside and the address is aligned to it.
+template <int V>
+GT_DEVICE void gt_write_d(const GtGemmArgs& args, const float (&x)[V], gt_i64 batch, gt_i64 n,
+                          gt_i64 m, int count) {
+    TD* D = reinterpret_cast<TD*>(args.d) + batch * args.stride_d + n * args.ldd + m;
+    float y[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) y[e] = args.alpha * x[e];
+#if !GT_BETA_ZERO
+    const TC* C = reinterpret_cast<const TC*>(args.c) + batch * args.stride_c + n * args.ldc + m;
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+        if (e < count) y[e] += args.beta * gt_to_f32(C[e]);
+#endif
+    constexpr int VB = V * int(sizeof(TD));
+    if (count == V && gt_aligned(D, VB)) {
+        typename GtVec<VB>::type pack;
+        TD* t = reinterpret_cast<TD*>(&pack);
+#pragma unroll
+        for (int e = 0; e < V; ++e) t[e] = gt_from_f32<TD>(y[e]);
+        *reinterpret_cast<typename GtVec<VB>::type*>(D) = pack;
+    } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+            if (e < count) D[e] = gt_from_f32<TD>(y[e]);
+    }
+}
+
 // The staged tile at (m0, n0) of batch `batch` goes out in SVW-element vectors along M: to D
 // with alpha/beta applied, or (split-K without stream-K) as split `split`'s f32 partial.
 GT_DEVICE void gt_store_tile(const GtGemmArgs& args, const float* ctile, int m0, int n0, int batch,
@@ -585,28 +615,7 @@ GT_DEVICE void gt_store_tile(const GtGemmArgs& args, const float* ctile, int m0,
 #endif
 #else
         (void)split;
-        TD* D = reinterpret_cast<TD*>(args.d) + (gt_i64)batch * args.stride_d + gn * args.ldd + gm;
-        float y[SVW];
-#pragma unroll
-        for (int e = 0; e < SVW; ++e) y[e] = args.alpha * x[e];
-#if !GT_BETA_ZERO
-        const TC* C = reinterpret_cast<const TC*>(args.c) + (gt_i64)batch * args.stride_c + gn * args.ldc + gm;
-#pragma unroll
-        for (int e = 0; e < SVW; ++e)
-            if (e < count) y[e] += args.beta * gt_to_f32(C[e]);
-#endif
-        constexpr int VB = SVW * int(sizeof(TD));
-        if (count == SVW && gt_aligned(D, VB)) {
-            typename GtVec<VB>::type pack;
-            TD* t = reinterpret_cast<TD*>(&pack);
-#pragma unroll
-            for (int e = 0; e < SVW; ++e) t[e] = gt_from_f32<TD>(y[e]);
-            *reinterpret_cast<typename GtVec<VB>::type*>(D) = pack;
-        } else {
-#pragma unroll
-            for (int e = 0; e < SVW; ++e)
-                if (e < count) D[e] = gt_from_f32<TD>(y[e]);
-        }
+        gt_write_d(args, x, batch, gn, gm, count);
 #endif
     }
 }
@@ -898,30 +907,7 @@ extern "C" __global__ void __launch_bounds__(EPI_THREADS) GT_CAT(GT_KERNEL_NAME,
                     if (e < count) s[e] += src[e];
             }
         }
-        TD* D = reinterpret_cast<TD*>(args.d) + b * args.stride_d + n * args.ldd + m;
-#if !GT_BETA_ZERO
-        const TC* C = reinterpret_cast<const TC*>(args.c) + b * args.stride_c + n * args.ldc + m;
-#endif
-        float y[EPI_VEC];
-#pragma unroll
-        for (int e = 0; e < EPI_VEC; ++e) {
-            y[e] = args.alpha * s[e];
-#if !GT_BETA_ZERO
-            if (e < count) y[e] += args.beta * gt_to_f32(C[e]);
-#endif
-        }
-        constexpr int VB = EPI_VEC * int(sizeof(TD));
-        if (count == EPI_VEC && gt_aligned(D, VB)) {
-            typename GtVec<VB>::type pack;
-            TD* t = reinterpret_cast<TD*>(&pack);
-#pragma unroll
-            for (int e = 0; e < EPI_VEC; ++e) t[e] = gt_from_f32<TD>(y[e]);
-            *reinterpret_cast<typename GtVec<VB>::type*>(D) = pack;
-        } else {
-#pragma unroll
-            for (int e = 0; e < EPI_VEC; ++e)
-                if (e < count) D[e] = gt_from_f32<TD>(y[e]);
-        }
+        gt_write_d(args, s, b, n, m, count);
     }
 }
 #endif
