@@ -9,7 +9,8 @@
 //            MI 64x8x16: tensor-map boxes through the tensor memory accelerator)--> LDS ring of PGR stages
 //          --(atom fragments: ldmatrix + mma.sync / MFMA, or f32 FMA for MI 1x1x1)--> registers
 //          (MI 64x8x16, GT_WGMMA: warpgroups of 4 warps multiply the LDS tiles in place with
-//           asynchronous wgmma, sm_90a, into accumulator registers)
+//           asynchronous wgmma, sm_90a, into accumulator registers; with GT_PRODUCER_WARP one
+//           extra warp issues the loads and the warpgroups only multiply)
 //          --(f32 tile staged through LDS)--> SVW-element stores of D (GSU = 1)
 //                                          or f32 partials in the workspace (GSU > 1), which
 //                                             <name>_epilogue turns into D.
@@ -44,6 +45,13 @@ constexpr int MT0 = GT_MT0, MT1 = GT_MT1, DU = GT_DU;
 constexpr int WG0 = GT_WG0, WG1 = GT_WG1;
 constexpr int WAVE = GT_VENDOR_AMD ? 64 : 32;
 constexpr int THREADS = GT_THREADS;
+// ProducerWarp (GT_PRODUCER_WARP, wgmma only): one warp beyond the THREADS that compute issues
+// the loads. Codegen names it only when set.
+#ifndef GT_PRODUCER_WARP
+#define GT_PRODUCER_WARP 0
+#endif
+static_assert(!GT_PRODUCER_WARP || (GT_WGMMA && !GT_STREAM_K), "ProducerWarp is for the wgmma path, without stream-K");
+constexpr int LAUNCH_THREADS = THREADS + (GT_PRODUCER_WARP ? WAVE : 0);
 constexpr int STAGES = GT_PGR;
 constexpr int WT0 = MT0 / WG0, WT1 = MT1 / WG1;
 constexpr bool USE_MMA = GT_MI_M > 1;
@@ -452,6 +460,56 @@ struct GtTmaRing {
 };
 #endif
 
+#if GT_PRODUCER_WARP
+// ---- warp-specialised main loop (ProducerWarp) ---------------------------------------------
+// One warp more than the warpgroups, the producer, keeps the ring full: its lane 0 waits for
+// a slot to be released, then issues the slot's tensor-map loads. The warpgroups only wait
+// for their data, multiply, and release a slot once their wgmmas on it are done: every
+// consumer warp arrives on the slot's "free" barrier. No workgroup barrier sits in the loop,
+// so a slot is refilled as soon as the last warp is done with it and the warpgroups never
+// wait for each other; all STAGES slots can be in flight.
+constexpr int CONSUMER_WARPS = THREADS / WAVE;
+GT_DEVICE void gt_mainloop_ws(const GtGemmArgs& args, unsigned char* smem, const GtPos& pos, int m0,
+                              int n0, int batch, int kt_begin, int kt_count, int kt_start,
+                              float (&acc)[ACC]) {
+    __shared__ __align__(8) gt_u64 gt_slot_bars[STAGES];
+    __shared__ __align__(8) gt_u64 gt_free_bars[STAGES];
+    const GtTmaRing ring(smem, gt_slot_bars, pos);
+    const gt_u32 free0 = gt_lds_addr(gt_free_bars);
+    if (pos.tid == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; ++s) gt_mbar_init(free0 + 8 * s, CONSUMER_WARPS);
+        gt_mbar_init_fence();
+    }
+    gt_barrier();
+    if (pos.tid >= THREADS) {
+        if (pos.lane == 0) {
+            for (int t = 0; t < kt_count; ++t) {
+                const int slot = t % STAGES;
+                // The f-th refill of a slot waits for the release of the fill before it,
+                // which completes phase f - 1 of the slot's free barrier.
+                if (t >= STAGES) gt_mbar_wait(free0 + 8 * slot, gt_u32(t / STAGES - 1) & 1u);
+                int kt = kt_start + t;
+                if (kt >= kt_count) kt -= kt_count;
+                ring.load(args, slot, (kt_begin + kt) * DU, m0, n0, batch);
+            }
+        }
+        __syncwarp();  // the warp reaches the caller's barriers converged
+        return;
+    }
+    // IN_FLIGHT stages stay in the tensor cores while the next one is issued; the stage
+    // before them is done and its slot goes back to the producer.
+    constexpr int IN_FLIGHT = GT_PLR;
+    for (int t = 0; t < kt_count; ++t) {
+        ring.wait(t);
+        ring.multiply(acc, t % STAGES);
+        gt_wgmma_settle<IN_FLIGHT>(acc);
+        if (t >= IN_FLIGHT && pos.lane == 0) gt_mbar_arrive(free0 + 8 * ((t - IN_FLIGHT) % STAGES));
+    }
+    gt_wgmma_settle<0>(acc);
+}
+#endif
+
 // ---- main loop -------------------------------------------------------------------------------
 // Accumulates the K tiles [kt_begin, kt_begin + kt_count) of the MT0 x MT1 tile at (m0, n0) of
 // batch `batch` into `acc` (which the caller zeroed), visiting them from kt_start on and
@@ -722,7 +780,7 @@ GT_DEVICE bool gt_stream_k_fixup(const GtGemmArgs& args, float* ctile, const GtS
 #define GT_ARGS_PARAM GtGemmArgs args
 #endif
 
-extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GT_ARGS_PARAM) {
+extern "C" __global__ void __launch_bounds__(LAUNCH_THREADS) GT_KERNEL_NAME(GT_ARGS_PARAM) {
     extern __shared__ __align__(16) unsigned char gt_smem[];
 
     const int tid = threadIdx.x;
@@ -864,10 +922,20 @@ extern "C" __global__ void __launch_bounds__(THREADS) GT_KERNEL_NAME(GT_ARGS_PAR
     const int kt_start = (GT_SU > 0 && kt_count > 0) ? int((gt_i64)blockIdx.x * GT_SU % kt_count) : 0;
 #pragma unroll
     for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
+#if GT_PRODUCER_WARP
+    gt_mainloop_ws(args, smem, pos, tm * MT0, tn * MT1, batch, kt_begin, kt_count, kt_start, acc);
+#else
     gt_mainloop(args, smem, pos, tm * MT0, tn * MT1, batch, kt_begin, kt_count, kt_start, acc);
-    gt_stage_acc(ctile, acc, pos);
+#endif
+#if GT_WGMMA
+    // Warpgroups finish their last wgmmas independently: none may overwrite the operand
+    // tiles with its accumulators while another is still reading them.
     gt_barrier();
-    gt_store_tile(args, ctile, tm * MT0, tn * MT1, batch, split, tid);
+#endif
+    // The producer warp (if any) has no accumulators and leaves the stores to the others.
+    if (tid < THREADS) gt_stage_acc(ctile, acc, pos);
+    gt_barrier();
+    if (tid < THREADS) gt_store_tile(args, ctile, tm * MT0, tn * MT1, batch, split, tid);
 #endif
 }
 

@@ -194,6 +194,10 @@ GT_DEVICE void gt_mbar_init_fence() { asm volatile("fence.mbarrier_init.release.
 GT_DEVICE void gt_mbar_expect(gt_u32 bar, gt_u32 bytes) {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
 }
+// Arrives on `bar`, one of the arrivals its phase counts.
+GT_DEVICE void gt_mbar_arrive(gt_u32 bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
 // Waits until the phase of `bar` with this parity has completed.
 GT_DEVICE void gt_mbar_wait(gt_u32 bar, gt_u32 parity) {
     asm volatile(

@@ -2,7 +2,7 @@
 # Final check on an NVIDIA GPU: benchmarks the seed shapes and edge shapes in all four layouts
 # with `gemmtune bench --backend cuda` (every kernel verified against the GPU reference, cuBLASLt
 # timed in the same run), checks that planted failures are isolated, verifies stream-K kernels
-# on every path and edge shape, then cross-checks cuBLAS's time for the seed shape with PyTorch's
+# on every path and edge shape, verifies warpgroup kernels with the producer warp, then cross-checks cuBLAS's time for the seed shape with PyTorch's
 # torch.nn.functional.linear. Where the CLI has no `bench` command yet, it runs the GPU smoke
 # tests instead.
 #
@@ -73,29 +73,32 @@ fi
 # Stream-K (GSU<n>S: persistent workgroups, tiles shared between workgroups summed in the
 # kernel by the last to finish): every config of a small sweep with the algorithm fixed, on the
 # edge shapes in all four layouts (mma.sync and FMA atoms), then the warpgroup (wgmma) path on
-# aligned TN shapes, batched and with beta. Every kernel must verify.
+# aligned TN shapes, batched and with beta, where the producer-warp kernels are checked too.
+# Every kernel must verify.
 if "$GEMMTUNE" bench --help >/dev/null 2>&1; then
-  sk_check() {  # expected-count, then bench arguments
-    local want=$1; shift
-    "$GEMMTUNE" bench --backend cuda --retime 0 --no-vendor --json "$@" > /tmp/streamk.json || return 1
-    python3 - "$want" "$*" <<'PY'
+  # Runs `bench --json` with the given arguments; every kernel must verify, there must be
+  # `want` of them, and each must have config[field] == value (a JSON literal).
+  all_verified() {  # want field value, then bench arguments
+    local want=$1 field=$2 value=$3; shift 3
+    "$GEMMTUNE" bench --backend cuda --retime 0 --no-vendor --json "$@" > /tmp/checked.json || return 1
+    python3 - "$want" "$field" "$value" "$*" <<'PY'
 import json, sys
-want, what = int(sys.argv[1]), sys.argv[2]
-rows = json.load(open("/tmp/streamk.json"))["configs"]
+want, field, value, what = int(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
+rows = json.load(open("/tmp/checked.json"))["configs"]
 ok = [r for r in rows if r["outcome"].get("status") == "timed" and r["outcome"].get("verification", {}).get("passed")]
-sk = [r for r in rows if r["config"]["gsu_algo"] == "StreamK"]
+mine = [r for r in rows if r["config"].get(field) == value]
 atoms = sorted({"x".join(map(str, r["config"]["mi"])) for r in rows})
-print(f"stream-K {what}: {len(ok)}/{len(rows)} verified, {len(sk)} stream-K, atoms {atoms}")
+print(f"{field}={value} {what}: {len(ok)}/{len(rows)} verified, {len(mine)} with {field}={value}, atoms {atoms}")
 for r in rows:
     if r not in ok:
         print(f"  FAILED {r['name']}: {str(r['outcome'])[:200]}")
-sys.exit(0 if len(rows) == want and len(ok) == want and len(sk) == want else 1)
+sys.exit(0 if len(rows) == want and len(ok) == want and len(mine) == want else 1)
 PY
   }
   for layout in NN NT TN TT; do
     for s in "200 113 5 bf16_r 0 1" "333 109 77 bf16_r 0.5 1" "1000 520 1100 f16_r 1 3" "96 80 64 f32_r 0.25 1"; do
       read -r m n k t beta b <<<"$s"
-      sk_check 6 -m "$m" -n "$n" -k "$k" --transA "${layout:0:1}" --transB "${layout:1:1}" \
+      all_verified 6 gsu_algo '"StreamK"' -m "$m" -n "$n" -k "$k" --transA "${layout:0:1}" --transB "${layout:1:1}" \
         --a_type "$t" --b_type "$t" --c_type "$t" --d_type "$t" --compute_type c_f32_r --beta "$beta" \
         --batch_count "$b" --sweep --fix GlobalSplitUAlgorithm=2 --fix GlobalReadVectorWidth=1,2,4 \
         --fix StoreVectorWidth=1,2,4 --max-configs 6 || status=1
@@ -105,10 +108,19 @@ PY
   SK=(--config "MT128x112x64_${WG}_WG8x1_PGR5_PLR0_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0"
       --config "MT64x64x64_${WG}_WG4x1_PGR4_PLR0_LPA0_LPB0_SW1_GSU2S_WGM8_GRVW8_SVW8_SU0"
       --config "MT128x128x64_${WG}_WG8x1_PGR5_PLR1_LPA0_LPB0_SW1_GSU1S_WGM4_GRVW8_SVW8_SU0")
+  # Warpgroup kernels with the producer warp (ProducerWarp=1, `_PW1`): one and two
+  # warpgroups along M and N, one and two stages in the tensor cores, split-K of both kinds.
+  PW=(--config "MT64x64x64_${WG}_WG4x1_PGR8_PLR1_LPA0_LPB0_SW1_GSU1_WGM2_GRVW8_SVW8_SU0_PW1"
+      --config "MT128x112x64_${WG}_WG8x1_PGR5_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1"
+      --config "MT128x128x64_${WG}_WG4x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM4_GRVW8_SVW8_SU0_PW1"
+      --config "MT64x128x64_${WG}_WG4x1_PGR8_PLR0_LPA0_LPB0_SW1_GSU2R_WGM8_GRVW8_SVW8_SU0_PW1"
+      --config "MT128x64x64_${WG}_WG8x1_PGR3_PLR1_LPA0_LPB0_SW1_GSU3A_WGM8_GRVW8_SVW8_SU0_PW1")
   for s in "336 109 776 bf16_r 0.5 1" "1000 520 1104 f16_r 1 3" "4096 128 4096 bf16_r 0 2" "16032 109 16384 bf16_r 0 1"; do
     read -r m n k t beta b <<<"$s"
-    sk_check 3 -m "$m" -n "$n" -k "$k" --transA T --transB N --a_type "$t" --b_type "$t" --c_type "$t" \
-      --d_type "$t" --compute_type c_f32_r --beta "$beta" --batch_count "$b" "${SK[@]}" || status=1
+    common=(-m "$m" -n "$n" -k "$k" --transA T --transB N --a_type "$t" --b_type "$t" --c_type "$t"
+      --d_type "$t" --compute_type c_f32_r --beta "$beta" --batch_count "$b")
+    all_verified 3 gsu_algo '"StreamK"' "${common[@]}" "${SK[@]}" || status=1
+    all_verified 5 pw 1 "${common[@]}" "${PW[@]}" || status=1
   done
 fi
 

@@ -199,6 +199,7 @@ fn sample_configs() -> Vec<(GemmProblem, KernelConfig)> {
         grvw: 8,
         svw: 4,
         su: 0,
+        pw: 0,
     };
     let mut out = Vec::new();
     let layouts = [

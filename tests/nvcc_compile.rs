@@ -10,7 +10,7 @@ use gemmtune::compile::nvidia::NvccCompiler;
 use gemmtune::compile::{pool, CompileError, Target};
 use gemmtune::hw::{HwSpec, Vendor};
 use gemmtune::problem::{DataType, GemmProblem};
-use gemmtune::space::{constraints, KernelConfig, Space};
+use gemmtune::space::{constraints, GsuAlgo, KernelConfig, Space};
 
 mod common;
 use common::kernels::{problem, sample_configs};
@@ -82,7 +82,7 @@ fn wgmma_configs_compile_for_sm90a_without_spills() {
     let mut failures = Vec::new();
     for (p, list) in &cases {
         let space = Space::for_problem(p, &hw);
-        let configs: Vec<KernelConfig> = list
+        let mut configs: Vec<KernelConfig> = list
             .iter()
             .map(|(mt, wg, pgr, plr, gsu, grvw)| {
                 let name = format!(
@@ -95,6 +95,18 @@ fn wgmma_configs_compile_for_sm90a_without_spills() {
                 c
             })
             .collect();
+        // Every case outside stream-K also with the producer warp (ProducerWarp=1).
+        let with_producer: Vec<KernelConfig> = configs
+            .iter()
+            .filter(|c| c.gsu_algo != GsuAlgo::StreamK)
+            .map(|c| KernelConfig { pw: 1, ..*c })
+            .collect();
+        for c in &with_producer {
+            space
+                .check(c)
+                .unwrap_or_else(|v| panic!("{} is not valid for {}: {v}", c.name(), p.label()));
+        }
+        configs.extend(with_producer);
         let results = pool::compile_batch(&nvcc, &configs, p, &target, None, 0);
         for (cfg, r) in configs.iter().zip(results) {
             match r {

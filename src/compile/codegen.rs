@@ -116,7 +116,7 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
     };
     let tiles_m = (p.m as u64).div_ceil(cfg.mt0 as u64);
     let tiles_n = (p.n as u64).div_ceil(cfg.mt1 as u64);
-    let block = [cfg.threads(wave), 1, 1];
+    let block = [cfg.launch_threads(wave), 1, 1];
     let shared_bytes = crate::space::constraints::lds_bytes(cfg, p) as u32;
     let tma_rows = uses_tma(cfg, target).then_some([cfg.mt0, cfg.mt1]);
     if cfg.gsu_algo == GsuAlgo::StreamK {
@@ -245,6 +245,11 @@ pub fn defines(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> String {
         let n = warpgroup_tile(&cfg)[1];
         def("GT_WGMMA", "1".into());
         def("GT_WGMMA_N", n.to_string());
+        // Named only when set: the define blocks (and compile-cache keys) of kernels without
+        // a producer warp stay as they were.
+        if cfg.pw > 0 {
+            def("GT_PRODUCER_WARP", "1".into());
+        }
         defs.push_str(&wgmma_function(n, p.a_type));
     }
     defs
@@ -405,6 +410,21 @@ mod tests {
         let wide = GemmProblem::new(64, 100_000, 64);
         let epi = launch_plan(&cfg, &wide, &target()).epilogue.unwrap();
         assert_eq!(epi.grid, [1, 65535, 1]);
+    }
+
+    #[test]
+    fn producer_warp_adds_a_warp_and_names_its_define() {
+        let p = GemmProblem::new(4096, 128, 4096);
+        let cfg = KernelConfig::parse(
+            "MT64x64x64_MI64x8x16_WG4x1_PGR8_PLR1_LPA0_LPB0_SW1_GSU1_WGM2_GRVW8_SVW8_SU0_PW1",
+        )
+        .unwrap();
+        let plan = launch_plan(&cfg, &p, &target());
+        assert_eq!(plan.block, [160, 1, 1]);
+        assert!(defines(&cfg, &p, &target()).contains("#define GT_PRODUCER_WARP 1\n"));
+        let plain = KernelConfig { pw: 0, ..cfg };
+        assert_eq!(launch_plan(&plain, &p, &target()).block, [128, 1, 1]);
+        assert!(!defines(&plain, &p, &target()).contains("GT_PRODUCER_WARP"));
     }
 
     #[test]

@@ -70,6 +70,11 @@ pub struct KernelConfig {
     /// StaggerU: the K loop of consecutive workgroups starts this many DepthU iterations apart,
     /// spreading reads over memory channels (0 = off).
     pub su: u32,
+    /// ProducerWarp (warpgroup path only): 1 = one extra warp issues the tensor-map loads
+    /// while the warpgroups only multiply (warp specialisation). Named `_PW1` at the end of
+    /// the kernel name only when set, so names without it keep their meaning.
+    #[serde(default)]
+    pub pw: u32,
 }
 
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -84,9 +89,14 @@ impl KernelConfig {
         self.mi != [1, 1, 1]
     }
 
-    /// Threads per workgroup for a given wave size.
+    /// Threads per workgroup that compute (own accumulators), for a given wave size.
     pub fn threads(&self, wave_size: u32) -> u32 {
         self.wg[0] * self.wg[1] * wave_size
+    }
+
+    /// Threads a workgroup is launched with: the computing ones plus the producer warp.
+    pub fn launch_threads(&self, wave_size: u32) -> u32 {
+        self.threads(wave_size) + if self.pw > 0 { wave_size } else { 0 }
     }
 
     /// The wave tile: C elements along M and N one wave owns.
@@ -136,7 +146,7 @@ impl KernelConfig {
             c.grvw,
             c.svw,
             c.su
-        )
+        ) + if c.pw > 0 { "_PW1" } else { "" }
     }
 
     /// Parses a canonical name back into the config. Every field must be present, once.
@@ -157,11 +167,11 @@ impl KernelConfig {
         let mut fields: [Option<&str>; 15] = [None; 15];
         const PREFIXES: [&str; 15] = [
             "MT", "MI", "WG", "PGR", "PLR", "LPA", "LPB", "SW", "GSU", "WGM", "GRVW", "SVW", "SU",
-            "", "",
+            "PW", "",
         ];
         for part in name.trim().split('_') {
             // Longest prefix first so that `SVW` is not read as `SW`... and `SU` after `SVW`.
-            let idx = (0..13)
+            let idx = (0..14)
                 .filter(|&i| {
                     part.starts_with(PREFIXES[i])
                         && part[PREFIXES[i].len()..]
@@ -214,7 +224,12 @@ impl KernelConfig {
             grvw: num(10)?,
             svw: num(11)?,
             su: num(12)?,
+            // Optional: a name without it has no producer warp.
+            pw: if fields[13].is_some() { num(13)? } else { 0 },
         };
+        if cfg.pw > 1 {
+            return Err(bad(format!("`PW{}`: ProducerWarp is 0 or 1", cfg.pw)));
+        }
         if cfg.gsu == 0 || cfg.wgm == 0 || cfg.wg.contains(&0) || cfg.mt0 == 0 || cfg.mt1 == 0 {
             return Err(bad("zero tile, wave, GSU or WGM".into()));
         }
@@ -257,7 +272,24 @@ mod tests {
             grvw: 8,
             svw: 4,
             su: 0,
+            pw: 0,
         }
+    }
+
+    #[test]
+    fn producer_warp_is_named_only_when_set() {
+        let mut c = sample();
+        assert!(!c.name().contains("_PW"));
+        c.pw = 1;
+        let name = c.name();
+        assert!(name.ends_with("_SU0_PW1"), "{name}");
+        assert_eq!(KernelConfig::parse(&name).unwrap(), c);
+        assert_eq!(
+            KernelConfig::parse(&name.replace("_PW1", "_PW0")).unwrap(),
+            sample()
+        );
+        assert!(KernelConfig::parse(&name.replace("_PW1", "_PW2")).is_err());
+        assert!(KernelConfig::parse(&format!("{name}_PW1")).is_err());
     }
 
     #[test]

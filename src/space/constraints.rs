@@ -145,6 +145,7 @@ pub const RULE_ORDER: &[&str] = &[
     "matrix-instruction",
     "dtype",
     "wgmma",
+    "producer-warp",
     "wave-tile",
     "depth-u",
     "global-read",
@@ -273,6 +274,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
     if is_wgmma(c) {
         check_wgmma(c, p, hw)?;
     }
+    check_producer_warp(c, p, hw)?;
     // Wave tiles must be whole matrix instructions (or whole FMA thread tiles).
     let [wt0, wt1] = c.wave_tile();
     if !c.mt0.is_multiple_of(c.wg[0]) || !c.mt1.is_multiple_of(c.wg[1]) {
@@ -453,6 +455,54 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
     Ok(())
 }
 
+/// The `producer-warp` rule: warp specialisation exists where one thread's tensor-map loads
+/// can feed the warpgroups (the wgmma path), outside stream-K (whose single pipeline runs
+/// across tiles with the workgroup's barriers in it), and the extra warp must fit: in the
+/// threads of a workgroup, and in the register file beside the computing threads.
+fn check_producer_warp(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
+    let rule = "producer-warp";
+    match c.pw {
+        0 => return Ok(()),
+        1 => {}
+        v => return fail(rule, format!("ProducerWarp is 0 or 1, not {v}")),
+    }
+    if !is_wgmma(c) {
+        return fail(
+            rule,
+            "ProducerWarp=1 feeds wgmma warpgroups through tensor maps: MI64x8x16 only".into(),
+        );
+    }
+    if c.gsu_algo == GsuAlgo::StreamK {
+        return fail(
+            rule,
+            "ProducerWarp=1 does not combine with stream-K (GlobalSplitUAlgorithm=2)".into(),
+        );
+    }
+    let threads = c.launch_threads(hw.wave_size);
+    if threads > hw.max_threads_per_workgroup {
+        return fail(
+            rule,
+            format!(
+                "{} computing threads plus the producer warp exceed {} per workgroup",
+                c.threads(hw.wave_size),
+                hw.max_threads_per_workgroup
+            ),
+        );
+    }
+    // Every thread of the launch gets the same register allocation (in steps of 8).
+    let budget = (hw.registers_per_cu / threads as u64).min(u32::MAX as u64) as u32 & !7;
+    let need = registers_estimate(c, p, hw);
+    if need > budget {
+        return fail(
+            rule,
+            format!(
+                "with the producer warp, {threads} threads get {budget} registers each; this config needs about {need}"
+            ),
+        );
+    }
+    Ok(())
+}
+
 /// The `wgmma` rule: what the warpgroup path of the template supports.
 fn check_wgmma(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
     let rule = "wgmma";
@@ -591,6 +641,63 @@ mod tests {
             check(&wgmma_cfg(name), &square, &hw).unwrap_or_else(|v| panic!("{name}: {v}"));
         }
         assert_eq!(warpgroup_tile(&wgmma_cfg(SEED_BEST)), [64, 112]);
+    }
+
+    #[test]
+    fn producer_warp_is_for_wgmma_outside_stream_k_and_must_fit() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let seed = GemmProblem::new(16032, 109, 16384);
+        let ok = KernelConfig {
+            pw: 1,
+            ..wgmma_cfg(SEED_BEST)
+        };
+        assert_eq!(rule(&ok, &seed, &hw), "ok");
+        let mma = KernelConfig {
+            mi: [16, 8, 16],
+            wg: [2, 2],
+            swizzle: 0,
+            pgr: 3,
+            ..ok
+        };
+        assert_eq!(rule(&KernelConfig { pw: 0, ..mma }, &seed, &hw), "ok");
+        assert_eq!(rule(&mma, &seed, &hw), "producer-warp");
+        let stream_k = KernelConfig {
+            gsu: 1,
+            gsu_algo: GsuAlgo::StreamK,
+            pgr: 4,
+            ..ok
+        };
+        assert_eq!(rule(&KernelConfig { pw: 0, ..stream_k }, &seed, &hw), "ok");
+        assert_eq!(rule(&stream_k, &seed, &hw), "producer-warp");
+        assert_eq!(
+            rule(&KernelConfig { pw: 2, ..ok }, &seed, &hw),
+            "producer-warp"
+        );
+        // 1024 computing threads leave no room for a 33rd warp.
+        let square = GemmProblem::new(4096, 4096, 4096);
+        let full = wgmma_cfg(
+            "MT256x128x64_MI64x8x16_WG16x2_PGR2_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0",
+        );
+        assert_eq!(rule(&full, &square, &hw), "ok");
+        assert_eq!(
+            rule(&KernelConfig { pw: 1, ..full }, &square, &hw),
+            "producer-warp"
+        );
+        // 512 + 32 threads get 120 registers each: enough for 64 accumulators.
+        let wide = wgmma_cfg(
+            "MT128x256x64_MI64x8x16_WG8x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM16_GRVW8_SVW8_SU0",
+        );
+        assert_eq!(rule(&KernelConfig { pw: 1, ..wide }, &square, &hw), "ok");
+        // 384 + 32 threads get 152 each, short of 128 accumulators and the rest (384 alone
+        // get 168).
+        let big = wgmma_cfg(
+            "MT192x256x64_MI64x8x16_WG12x1_PGR2_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0",
+        );
+        assert_eq!(rule(&big, &square, &hw), "ok");
+        assert_eq!(
+            rule(&KernelConfig { pw: 1, ..big }, &square, &hw),
+            "producer-warp"
+        );
     }
 
     #[test]

@@ -29,10 +29,11 @@ pub enum ParamId {
     GlobalReadVectorWidth,
     StoreVectorWidth,
     StaggerU,
+    ProducerWarp,
 }
 
 impl ParamId {
-    pub const ALL: [ParamId; 17] = [
+    pub const ALL: [ParamId; 18] = [
         ParamId::MacroTile0,
         ParamId::MacroTile1,
         ParamId::DepthU,
@@ -50,6 +51,7 @@ impl ParamId {
         ParamId::GlobalReadVectorWidth,
         ParamId::StoreVectorWidth,
         ParamId::StaggerU,
+        ParamId::ProducerWarp,
     ];
 
     /// The name used in configs, prompts, TOML files and Tensile exports.
@@ -72,6 +74,7 @@ impl ParamId {
             ParamId::GlobalReadVectorWidth => "GlobalReadVectorWidth",
             ParamId::StoreVectorWidth => "StoreVectorWidth",
             ParamId::StaggerU => "StaggerU",
+            ParamId::ProducerWarp => "ProducerWarp",
         }
     }
 
@@ -102,6 +105,7 @@ impl ParamId {
             ParamId::GlobalReadVectorWidth => "GRVW",
             ParamId::StoreVectorWidth => "SVW",
             ParamId::StaggerU => "SU",
+            ParamId::ProducerWarp => "PW",
         }
     }
 
@@ -125,6 +129,7 @@ impl ParamId {
             ParamId::GlobalReadVectorWidth => "elements per global load instruction (16 bytes is the widest)",
             ParamId::StoreVectorWidth => "elements per global store of the result",
             ParamId::StaggerU => "offset in DepthU iterations between the K start of consecutive workgroups, spreading reads over memory channels (0 = off)",
+            ParamId::ProducerWarp => "1 = warp specialisation on the Hopper wgmma path: one extra warp issues the tensor-map loads into every free pipeline stage while the warpgroups only multiply (no workgroup barrier in the main loop); 0 = the warpgroups take turns loading",
         }
     }
 
@@ -151,6 +156,7 @@ impl ParamId {
             ParamId::GlobalReadVectorWidth => c.grvw,
             ParamId::StoreVectorWidth => c.svw,
             ParamId::StaggerU => c.su,
+            ParamId::ProducerWarp => c.pw,
         }) as i64
     }
 
@@ -180,6 +186,7 @@ impl ParamId {
             ParamId::GlobalReadVectorWidth => c.grvw = u,
             ParamId::StoreVectorWidth => c.svw = u,
             ParamId::StaggerU => c.su = u,
+            ParamId::ProducerWarp => c.pw = u,
         }
     }
 

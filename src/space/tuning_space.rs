@@ -85,6 +85,11 @@ impl Space {
             Domain::pow2(ParamId::GlobalReadVectorWidth, 1, 16 / ea, 16 / ea),
             Domain::pow2(ParamId::StoreVectorWidth, 1, 16 / ed, (8 / ed).max(1)),
             Domain::choice(ParamId::StaggerU, vec![0, 1, 2, 4, 8], 0),
+            Domain::choice(
+                ParamId::ProducerWarp,
+                if wgmma { vec![0, 1] } else { vec![0] },
+                0,
+            ),
         ];
         let mut space = Space {
             domains,
@@ -150,7 +155,9 @@ impl Space {
     /// on an H200, same run: 4096x128x4096 18.3 us (MT64x64, no split) against 26.9 (MT128x128)
     /// and 22.4 (MT128x128, GSU4R); 6144x64x4096 19.9 against 21.5. With half a wave or more
     /// of 128-row tiles the bigger tile stays: 10240x128x8192 (80 tiles) ran 53 us on
-    /// MT128x128 against 68-83 us on 64-row tiles (1.2 and 2.4 waves).
+    /// MT128x128 against 68-83 us on 64-row tiles (1.2 and 2.4 waves). These start with the
+    /// producer warp: 4096x128x4096 on MT64x64 PGR8 ran 17.0-17.2 us with it against
+    /// 17.8-18.0 without (H200, same run).
     fn small_wgmma_tile(&self) -> Vec<(ParamId, i64)> {
         let p = &self.problem;
         let n_tile = self.domain(ParamId::MacroTile1).default;
@@ -173,6 +180,7 @@ impl Space {
             (ParamId::WavesM, 4),
             (ParamId::PrefetchGlobalRead, 8),
             (ParamId::GlobalSplitU, split),
+            (ParamId::ProducerWarp, 1),
         ]
     }
 
@@ -447,6 +455,7 @@ fn blank() -> KernelConfig {
         grvw: 1,
         svw: 1,
         su: 0,
+        pw: 0,
     }
 }
 

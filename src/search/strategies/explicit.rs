@@ -65,7 +65,10 @@ pub fn default_steps() -> Vec<TuningStep> {
         tile,
         TuningStep::new("waves", &[WavesM, WavesN]),
         TuningStep::new("depth", &[DepthU]),
-        TuningStep::new("pipelining", &[PrefetchGlobalRead, PrefetchLocalRead]),
+        TuningStep::new(
+            "pipelining",
+            &[PrefetchGlobalRead, PrefetchLocalRead, ProducerWarp],
+        ),
         TuningStep::new("lds", &[LdsPadA, LdsPadB, LdsSwizzle]),
         TuningStep::new("split-k", &[GlobalSplitU, GlobalSplitUAlgorithm]),
         TuningStep::new("mapping", &[WorkGroupMapping, StaggerU]),
