@@ -460,6 +460,18 @@ struct GtTmaRing {
 };
 #endif
 
+// The K tiles one workgroup accumulates: [begin, begin + count), visited from `start` on and
+// wrapping around (StaggerU).
+struct GtKRange {
+    int begin, count, start;
+    // K offset of the local-th tile visited.
+    GT_DEVICE int k0(int local) const {
+        int kt = start + local;
+        if (kt >= count) kt -= count;
+        return (begin + kt) * DU;
+    }
+};
+
 #if GT_PRODUCER_WARP
 // ---- warp-specialised main loop (ProducerWarp) ---------------------------------------------
 // One warp more than the warpgroups, the producer, keeps the ring full: its lane 0 waits for
@@ -469,9 +481,9 @@ struct GtTmaRing {
 // so a slot is refilled as soon as the last warp is done with it and the warpgroups never
 // wait for each other; all STAGES slots can be in flight.
 constexpr int CONSUMER_WARPS = THREADS / WAVE;
+// Same contract as gt_mainloop.
 GT_DEVICE void gt_mainloop_ws(const GtGemmArgs& args, unsigned char* smem, const GtPos& pos, int m0,
-                              int n0, int batch, int kt_begin, int kt_count, int kt_start,
-                              float (&acc)[ACC]) {
+                              int n0, int batch, const GtKRange& kr, float (&acc)[ACC]) {
     __shared__ __align__(8) gt_u64 gt_slot_bars[STAGES];
     __shared__ __align__(8) gt_u64 gt_free_bars[STAGES];
     const GtTmaRing ring(smem, gt_slot_bars, pos);
@@ -484,49 +496,45 @@ GT_DEVICE void gt_mainloop_ws(const GtGemmArgs& args, unsigned char* smem, const
     gt_barrier();
     if (pos.tid >= THREADS) {
         if (pos.lane == 0) {
-            for (int t = 0; t < kt_count; ++t) {
+            for (int t = 0; t < kr.count; ++t) {
                 const int slot = t % STAGES;
                 // The f-th refill of a slot waits for the release of the fill before it,
                 // which completes phase f - 1 of the slot's free barrier.
                 if (t >= STAGES) gt_mbar_wait(free0 + 8 * slot, gt_u32(t / STAGES - 1) & 1u);
-                int kt = kt_start + t;
-                if (kt >= kt_count) kt -= kt_count;
-                ring.load(args, slot, (kt_begin + kt) * DU, m0, n0, batch);
+                ring.load(args, slot, kr.k0(t), m0, n0, batch);
             }
         }
-        __syncwarp();  // the warp reaches the caller's barriers converged
-        return;
+        __syncwarp();  // the warp reaches the barrier below converged
+    } else {
+        // IN_FLIGHT stages stay in the tensor cores while the next one is issued; the stage
+        // before them is done and its slot goes back to the producer.
+        constexpr int IN_FLIGHT = GT_PLR;
+        for (int t = 0; t < kr.count; ++t) {
+            ring.wait(t);
+            ring.multiply(acc, t % STAGES);
+            gt_wgmma_settle<IN_FLIGHT>(acc);
+            if (t >= IN_FLIGHT && pos.lane == 0) gt_mbar_arrive(free0 + 8 * ((t - IN_FLIGHT) % STAGES));
+        }
+        gt_wgmma_settle<0>(acc);
     }
-    // IN_FLIGHT stages stay in the tensor cores while the next one is issued; the stage
-    // before them is done and its slot goes back to the producer.
-    constexpr int IN_FLIGHT = GT_PLR;
-    for (int t = 0; t < kt_count; ++t) {
-        ring.wait(t);
-        ring.multiply(acc, t % STAGES);
-        gt_wgmma_settle<IN_FLIGHT>(acc);
-        if (t >= IN_FLIGHT && pos.lane == 0) gt_mbar_arrive(free0 + 8 * ((t - IN_FLIGHT) % STAGES));
-    }
-    gt_wgmma_settle<0>(acc);
+    // Every load was waited for, and the warpgroups finish their last wgmmas independently:
+    // the LDS becomes the output tile only when all are done.
+    gt_barrier();
 }
 #endif
 
 // ---- main loop -------------------------------------------------------------------------------
-// Accumulates the K tiles [kt_begin, kt_begin + kt_count) of the MT0 x MT1 tile at (m0, n0) of
-// batch `batch` into `acc` (which the caller zeroed), visiting them from kt_start on and
-// wrapping around (StaggerU). On return every copy has landed and every warp is past its last
-// read of the operand tiles: the LDS is free for the output tile.
+// Accumulates the K tiles of `kr` of the MT0 x MT1 tile at (m0, n0) of batch `batch` into
+// `acc` (which the caller zeroed). On return every copy has landed and every warp is past its
+// last read of the operand tiles: the LDS is free for the output tile.
 GT_DEVICE void gt_mainloop(const GtGemmArgs& args, unsigned char* smem, const GtPos& pos, int m0,
-                           int n0, int batch, int kt_begin, int kt_count, int kt_start,
-                           float (&acc)[ACC]) {
+                           int n0, int batch, const GtKRange& kr, float (&acc)[ACC]) {
 #if GT_WGMMA
     __shared__ __align__(8) gt_u64 gt_slot_bars[STAGES];
     const GtTmaRing ring(smem, gt_slot_bars, pos);
     gt_barrier();
     auto load_stage = [&](int slot, int local) {
-        if (pos.tid != 0) return;
-        int kt = kt_start + local;
-        if (kt >= kt_count) kt -= kt_count;
-        ring.load(args, slot, (kt_begin + kt) * DU, m0, n0, batch);
+        if (pos.tid == 0) ring.load(args, slot, kr.k0(local), m0, n0, batch);
     };
     // With PrefetchLocalRead = 1 one stage stays in wgmma while the next is issued; the slot
     // it reads is not reloaded until every warpgroup has waited for it (a barrier later). So
@@ -536,7 +544,7 @@ GT_DEVICE void gt_mainloop(const GtGemmArgs& args, unsigned char* smem, const Gt
     static_assert(IN_FLIGHT == 0 || STAGES >= 3, "wgmma with PrefetchLocalRead=1 needs 3+ stages");
     constexpr int AHEAD = STAGES - 1 - IN_FLIGHT;
     if (STAGES == 1) {
-        for (int t = 0; t < kt_count; ++t) {
+        for (int t = 0; t < kr.count; ++t) {
             gt_barrier();  // the previous tile's wgmmas are done (each warpgroup waited)
             load_stage(0, t);
             ring.wait(t);
@@ -546,29 +554,27 @@ GT_DEVICE void gt_mainloop(const GtGemmArgs& args, unsigned char* smem, const Gt
     } else {
 #pragma unroll
         for (int s = 0; s < AHEAD; ++s)
-            if (s < kt_count) load_stage(s, s);
-        for (int t = 0; t < kt_count; ++t) {
+            if (s < kr.count) load_stage(s, s);
+        for (int t = 0; t < kr.count; ++t) {
             ring.wait(t);
             // Every warpgroup has finished the stage IN_FLIGHT + 1 tiles back, whose slot the
             // load below reuses.
             gt_barrier();
             ring.multiply(acc, t % STAGES);
             const int next = t + AHEAD;
-            if (next < kt_count) load_stage(next % STAGES, next);
+            if (next < kr.count) load_stage(next % STAGES, next);
             gt_wgmma_settle<IN_FLIGHT>(acc);
         }
     }
     gt_wgmma_settle<0>(acc);
 #else
     auto load_stage = [&](int slot, int local) {
-        int kt = kt_start + local;
-        if (kt >= kt_count) kt -= kt_count;
-        gt_load_stage(args, smem + slot * STAGE_BYTES, pos.tid, m0, n0, batch, (kt_begin + kt) * DU);
+        gt_load_stage(args, smem + slot * STAGE_BYTES, pos.tid, m0, n0, batch, kr.k0(local));
     };
     auto compute_stage = [&](int slot) { gt_consume_stage(acc, smem, slot, pos); };
 
     if (STAGES == 1) {
-        for (int t = 0; t < kt_count; ++t) {
+        for (int t = 0; t < kr.count; ++t) {
             gt_barrier();  // the previous tile's readers are done with the single slot
             load_stage(0, t);
             gt_copy_commit();
@@ -581,14 +587,14 @@ GT_DEVICE void gt_mainloop(const GtGemmArgs& args, unsigned char* smem, const Gt
         // per step (possibly empty) keeps "tile t has landed" == "at most STAGES-2 pending".
 #pragma unroll
         for (int s = 0; s < STAGES - 1; ++s) {
-            if (s < kt_count) load_stage(s, s);
+            if (s < kr.count) load_stage(s, s);
             gt_copy_commit();
         }
-        for (int t = 0; t < kt_count; ++t) {
+        for (int t = 0; t < kr.count; ++t) {
             gt_copy_wait<(STAGES >= 2 ? STAGES - 2 : 0)>();
             gt_barrier();  // tile t visible to all; slot (t-1) % STAGES free for reuse
             const int next = t + STAGES - 1;
-            if (next < kt_count) load_stage(next % STAGES, next);
+            if (next < kr.count) load_stage(next % STAGES, next);
             gt_copy_commit();
             compute_stage(t % STAGES);
         }
@@ -922,15 +928,11 @@ extern "C" __global__ void __launch_bounds__(LAUNCH_THREADS) GT_KERNEL_NAME(GT_A
     const int kt_start = (GT_SU > 0 && kt_count > 0) ? int((gt_i64)blockIdx.x * GT_SU % kt_count) : 0;
 #pragma unroll
     for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
+    const GtKRange kr{kt_begin, kt_count, kt_start};
 #if GT_PRODUCER_WARP
-    gt_mainloop_ws(args, smem, pos, tm * MT0, tn * MT1, batch, kt_begin, kt_count, kt_start, acc);
+    gt_mainloop_ws(args, smem, pos, tm * MT0, tn * MT1, batch, kr, acc);
 #else
-    gt_mainloop(args, smem, pos, tm * MT0, tn * MT1, batch, kt_begin, kt_count, kt_start, acc);
-#endif
-#if GT_WGMMA
-    // Warpgroups finish their last wgmmas independently: none may overwrite the operand
-    // tiles with its accumulators while another is still reading them.
-    gt_barrier();
+    gt_mainloop(args, smem, pos, tm * MT0, tn * MT1, batch, kr, acc);
 #endif
     // The producer warp (if any) has no accumulators and leaves the stores to the others.
     if (tid < THREADS) gt_stage_acc(ctile, acc, pos);
