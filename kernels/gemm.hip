@@ -199,31 +199,48 @@ GT_DEVICE void gt_load_tile(typename Tile::Elem* lds, const typename Tile::Elem*
 #if GT_WGMMA
 // Warpgroup g (warps 4g..4g+3, consecutive along M) owns a WGT0 x WGT1 tile of C: SLICES
 // slices of 64 rows, each one m64n<WGT1>k16 wgmma per 16 of K. gt_wgmma_m64k16 is generated
-// for N = WGT1 (codegen.rs), with N/2 accumulator operands.
+// for the instruction's N (codegen.rs), with N/2 accumulator operands.
+//
+// SwapAB (GT_SWAP_AB) computes the transposed tile instead, D^T = B^T A^T: the instruction's
+// 64-row slices run along N (B's rows) and its N along M (A's rows, any multiple of 8 up to
+// 256). A skinny problem can then take M tiles such as 48, 80 or 224 rows, which fill the
+// compute units in one wave where multiples of 64 leave part of them idle.
+#ifndef GT_SWAP_AB
+#define GT_SWAP_AB 0
+#endif
+constexpr bool SWAP = GT_SWAP_AB;
 constexpr int WGS_M = WG0 / 4;
 constexpr int WGT0 = MT0 / WGS_M, WGT1 = MT1 / WG1;
-constexpr int SLICES = WGT0 / 64, KSTEPS = DU / 16;
-constexpr int ACC_SLICE = WGT1 / 2;
+// The warpgroup tile's extent cut into 64-row slices, and the instruction's N.
+constexpr int SLICED = SWAP ? WGT1 : WGT0, INSTR_N = SWAP ? WGT0 : WGT1;
+constexpr int SLICES = SLICED / 64, KSTEPS = DU / 16;
+constexpr int ACC_SLICE = INSTR_N / 2;
 constexpr int ACC = SLICES * ACC_SLICE;
-static_assert(WG0 % 4 == 0 && MT0 % WGS_M == 0 && WGT0 % 64 == 0,
+static_assert(WG0 % 4 == 0 && MT0 % WGS_M == 0 && SLICED % 64 == 0,
               "warpgroups of 4 warps along M, each a whole number of 64-row slices");
-static_assert(WGT1 % 8 == 0 && WGT1 <= 256, "the warpgroup tile's N is a multiple of 8, at most 256");
-static_assert(GT_WGMMA_N == WGT1, "the generated wgmma function must match the warpgroup tile");
+static_assert(INSTR_N % 8 == 0 && INSTR_N <= 256, "the instruction's N is a multiple of 8, at most 256");
+static_assert(GT_WGMMA_N == INSTR_N, "the generated wgmma function must match the warpgroup tile");
+
+template <bool C, class X, class Y> struct GtPick { typedef X type; };
+template <class X, class Y> struct GtPick<false, X, Y> { typedef Y type; };
+// The operand tile the slices come from, and the one the instruction's N runs along.
+typedef GtPick<SWAP, TileB, TileA>::type TileS;
+typedef GtPick<SWAP, TileA, TileB>::type TileN;
 
 // Issues the wgmmas of one LDS stage for this warpgroup as one commit group; the caller waits
-// for it. `da` and `db` are the low descriptor words of this warpgroup's first A row and first
-// B row in the stage; each wgmma's is a constant offset >> 4 from them: 32 bytes per k16 step
-// inside a slab, a slab per 64 of K, 8 KiB per 64-row slice. 32-bit adds only: the high word
-// is a constant.
-GT_DEVICE void gt_compute_stage(float (&acc)[ACC], gt_u32 da, gt_u32 db) {
+// for it. `ds` and `dn` are the low descriptor words of this warpgroup's first sliced row and
+// first instruction-N row in the stage (A's and B's, or B's and A's when swapped); each
+// wgmma's is a constant offset >> 4 from them: 32 bytes per k16 step inside a slab, a slab per
+// 64 of K, 8 KiB per 64-row slice. 32-bit adds only: the high word is a constant.
+GT_DEVICE void gt_compute_stage(float (&acc)[ACC], gt_u32 ds, gt_u32 dn) {
     gt_wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < KSTEPS; ++kk) {
-        const gt_u64 dbk = gt_wgmma_desc(db + gt_u32(TileB::byte_off(0, kk * 16) >> 4));
+        const gt_u64 dnk = gt_wgmma_desc(dn + gt_u32(TileN::byte_off(0, kk * 16) >> 4));
 #pragma unroll
         for (int s = 0; s < SLICES; ++s) {
-            const gt_u64 dak = gt_wgmma_desc(da + gt_u32(TileA::byte_off(s * 64, kk * 16) >> 4));
-            gt_wgmma_m64k16(*reinterpret_cast<float(*)[ACC_SLICE]>(&acc[s * ACC_SLICE]), dak, dbk);
+            const gt_u64 dsk = gt_wgmma_desc(ds + gt_u32(TileS::byte_off(s * 64, kk * 16) >> 4));
+            gt_wgmma_m64k16(*reinterpret_cast<float(*)[ACC_SLICE]>(&acc[s * ACC_SLICE]), dsk, dnk);
         }
     }
     gt_wgmma_commit();
@@ -238,13 +255,15 @@ template <int N> GT_DEVICE void gt_wgmma_settle(float (&acc)[ACC]) {
 }
 
 // Accumulator register `idx` of this lane -> (m, n) relative to its warp's origin (row 16w of
-// the warpgroup tile, w = warp within the warpgroup). Per slice and per 8 columns j, the 4
-// registers are (r, c), (r, c+1), (r+8, c), (r+8, c+1) with r = lane/4, c = 8j + 2*(lane%4).
+// the warpgroup tile's sliced extent, w = warp within the warpgroup). Per slice and per 8
+// instruction columns j, the 4 registers are (r, c), (r, c+1), (r+8, c), (r+8, c+1) with
+// r = lane/4, c = 8j + 2*(lane%4); rows are m and columns n, or the other way when swapped.
 GT_DEVICE void gt_acc_coord(int lane, int idx, int& m, int& n) {
     const int s = idx / ACC_SLICE, r = idx % ACC_SLICE;
     const int j = r / 4, q = r % 4;
-    m = s * 64 + (lane >> 2) + (q >> 1) * 8;
-    n = j * 8 + (lane & 3) * 2 + (q & 1);
+    const int row = s * 64 + (lane >> 2) + (q >> 1) * 8, col = j * 8 + (lane & 3) * 2 + (q & 1);
+    m = SWAP ? col : row;
+    n = SWAP ? row : col;
 }
 #elif GT_MI_M > 1
 constexpr int TM = WT0 / GtAtom::M, TN = WT1 / GtAtom::N, KSTEPS = DU / GtAtom::K;
@@ -345,7 +364,8 @@ GT_DEVICE void gt_acc_coord(int lane, int idx, int& m, int& n) {
 // ---- epilogue staging tile: f32 [MT1][MT0], m XOR-permuted in groups of 8 by n so the MMA
 // lanes that write one column group hit different banks; groups of 8 stay contiguous, so an
 // SVW-wide read (SVW <= 8) is one contiguous run.
-constexpr int EPI_MASK = gt_min(MT0 / 8, 4) - 1;
+// The mask keeps m inside its aligned group of 8 * (mask + 1) rows, which MT0 must hold whole.
+constexpr int EPI_MASK = gt_min(gt_pow2_factor(MT0 / 8), 4) - 1;
 GT_DEVICE int gt_epi_off(int m, int n) { return n * MT0 + (m ^ ((n & EPI_MASK) << 3)); }
 static_assert(GT_SVW <= 8 && MT0 % GT_SVW == 0, "StoreVectorWidth must divide MT0, at most 8");
 
@@ -369,8 +389,8 @@ GT_DEVICE void gt_tile_of(int id, int tiles_m, int tiles_n, int& tm, int& tn) {
 // Where this thread's warp sits in the workgroup tile.
 struct GtPos {
     int tid, lane;
-    int wm0, wn0;  // the warp's accumulator origin
-    int wgm0;      // the warpgroup's row origin (wgmma path)
+    int wm0, wn0;   // the warp's accumulator origin
+    int wgm0, wgn0; // the warpgroup's origin (wgmma path)
 };
 
 // ---- one pipeline stage ---------------------------------------------------------------------
@@ -425,13 +445,15 @@ GT_DEVICE void gt_consume_stage(float (&acc)[ACC], unsigned char* smem, int slot
 // a slot's are a constant offset from them.
 struct GtTmaRing {
     gt_u32 lds, bar0;  // LDS address of slot 0 and of the first barrier
-    gt_u32 da0, db0;   // low descriptor words of this warpgroup's first A and B rows in slot 0
+    gt_u32 ds0, dn0;   // low descriptor words of this warpgroup's first sliced and N rows in slot 0
 
     // Thread 0 initialises the barriers; the caller's next barrier publishes them.
     GT_DEVICE GtTmaRing(unsigned char* smem, gt_u64* bars, const GtPos& pos)
         : lds(gt_lds_addr(smem)), bar0(gt_lds_addr(bars)),
-          da0(gt_wgmma_desc_lo(lds + gt_u32(TileA::byte_off(pos.wgm0, 0)))),
-          db0(gt_wgmma_desc_lo(lds + gt_u32(TileA::BYTES + TileB::byte_off(pos.wn0, 0)))) {
+          ds0(gt_wgmma_desc_lo(lds + gt_u32(SWAP ? TileA::BYTES + TileB::byte_off(pos.wgn0, 0)
+                                                 : TileA::byte_off(pos.wgm0, 0)))),
+          dn0(gt_wgmma_desc_lo(lds + gt_u32(SWAP ? TileA::byte_off(pos.wgm0, 0)
+                                                 : TileA::BYTES + TileB::byte_off(pos.wgn0, 0)))) {
         if (pos.tid == 0) {
 #pragma unroll
             for (int s = 0; s < STAGES; ++s) gt_mbar_init(bar0 + 8 * s, 1);
@@ -455,7 +477,7 @@ struct GtTmaRing {
     // Issues this warpgroup's wgmmas on `slot` as one commit group; the caller waits for it.
     GT_DEVICE void multiply(float (&acc)[ACC], int slot) const {
         const gt_u32 off = gt_u32(slot * (STAGE_BYTES >> 4));
-        gt_compute_stage(acc, da0 + off, db0 + off);
+        gt_compute_stage(acc, ds0 + off, dn0 + off);
     }
 };
 #endif
@@ -799,16 +821,17 @@ extern "C" __global__ void __launch_bounds__(LAUNCH_THREADS) GT_KERNEL_NAME(GT_A
 #endif
     const int lane = tid % WAVE, wave = tid / WAVE;
 #if GT_WGMMA
-    // Warpgroup origin (wgm0, wn0); this warp's accumulator rows start 16 rows per warp lower.
-    const int wgm0 = (wave % WG0 / 4) * WGT0, wn0 = (wave / WG0) * WGT1;
-    const GtPos pos{tid, lane, wgm0 + (wave % 4) * 16, wn0, wgm0};
+    // Warpgroup origin (wgm0, wgn0); this warp's accumulator rows start 16 rows per warp
+    // further along the sliced extent (N when swapped).
+    const int wgm0 = (wave % WG0 / 4) * WGT0, wgn0 = (wave / WG0) * WGT1, w16 = (wave % 4) * 16;
+    const GtPos pos{tid, lane, wgm0 + (SWAP ? 0 : w16), wgn0 + (SWAP ? w16 : 0), wgm0, wgn0};
     // The swizzle is a function of the shared address: align the tiles to its period (the
     // LDS size includes this slack).
     unsigned char* const smem =
         gt_smem + ((GT_SW128_PERIOD - int(gt_lds_addr(gt_smem) & (GT_SW128_PERIOD - 1))) &
                    (GT_SW128_PERIOD - 1));
 #else
-    const GtPos pos{tid, lane, (wave % WG0) * WT0, (wave / WG0) * WT1, 0};
+    const GtPos pos{tid, lane, (wave % WG0) * WT0, (wave / WG0) * WT1, 0, 0};
     unsigned char* const smem = gt_smem;
 #endif
     const gt_i64 M = args.m, N = args.n, K = args.k;

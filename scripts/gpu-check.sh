@@ -2,7 +2,8 @@
 # Final check on an NVIDIA GPU: benchmarks the seed shapes and edge shapes in all four layouts
 # with `gemmtune bench --backend cuda` (every kernel verified against the GPU reference, cuBLASLt
 # timed in the same run), checks that planted failures are isolated, verifies stream-K kernels
-# on every path and edge shape, verifies warpgroup kernels with the producer warp, then cross-checks cuBLAS's time for the seed shape with PyTorch's
+# on every path and edge shape, verifies warpgroup kernels with the producer warp and with the
+# transposed tile (SwapAB), then cross-checks cuBLAS's time for the seed shape with PyTorch's
 # torch.nn.functional.linear. Where the CLI has no `bench` command yet, it runs the GPU smoke
 # tests instead.
 #
@@ -101,6 +102,7 @@ PY
       all_verified 6 gsu_algo '"StreamK"' -m "$m" -n "$n" -k "$k" --transA "${layout:0:1}" --transB "${layout:1:1}" \
         --a_type "$t" --b_type "$t" --c_type "$t" --d_type "$t" --compute_type c_f32_r --beta "$beta" \
         --batch_count "$b" --sweep --fix GlobalSplitUAlgorithm=2 --fix GlobalReadVectorWidth=1,2,4 \
+        --fix MacroTile0=16,32,64,128,256 --fix SwapAB=0 \
         --fix StoreVectorWidth=1,2,4 --max-configs 6 || status=1
     done
   done
@@ -115,12 +117,26 @@ PY
       --config "MT128x128x64_${WG}_WG4x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM4_GRVW8_SVW8_SU0_PW1"
       --config "MT64x128x64_${WG}_WG4x1_PGR8_PLR0_LPA0_LPB0_SW1_GSU2R_WGM8_GRVW8_SVW8_SU0_PW1"
       --config "MT128x64x64_${WG}_WG8x1_PGR3_PLR1_LPA0_LPB0_SW1_GSU3A_WGM8_GRVW8_SVW8_SU0_PW1")
+  # Swapped warpgroup kernels (SwapAB=1, `_SAB1`: the instruction's slices along N, M tiles
+  # in steps of 16): one and two warpgroups along M and N, with and without the producer warp,
+  # split-K of all three kinds.
+  SAB=(--config "MT80x128x64_${WG}_WG4x2_PGR6_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_SAB1"
+       --config "MT48x128x64_${WG}_WG4x1_PGR8_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_SAB1"
+       --config "MT224x64x64_${WG}_WG4x1_PGR5_PLR1_LPA0_LPB0_SW1_GSU2R_WGM8_GRVW8_SVW8_SU0_PW1_SAB1"
+       --config "MT128x128x64_${WG}_WG8x1_PGR5_PLR0_LPA0_LPB0_SW1_GSU3A_WGM4_GRVW8_SVW8_SU0_SAB1"
+       --config "MT112x64x64_${WG}_WG4x1_PGR4_PLR0_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0_SAB1")
+  # M tiles that are not powers of two on the mma.sync path too (the epilogue's LDS permutation
+  # must stay inside the tile).
+  MT48=(--config "MT48x64x32_MI16x8x16_WG1x2_PGR3_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0"
+        --config "MT48x128x64_${WG}_WG4x1_PGR4_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_SAB1")
   for s in "336 109 776 bf16_r 0.5 1" "1000 520 1104 f16_r 1 3" "4096 128 4096 bf16_r 0 2" "16032 109 16384 bf16_r 0 1"; do
     read -r m n k t beta b <<<"$s"
     common=(-m "$m" -n "$n" -k "$k" --transA T --transB N --a_type "$t" --b_type "$t" --c_type "$t"
       --d_type "$t" --compute_type c_f32_r --beta "$beta" --batch_count "$b")
     all_verified 3 gsu_algo '"StreamK"' "${common[@]}" "${SK[@]}" || status=1
     all_verified 5 pw 1 "${common[@]}" "${PW[@]}" || status=1
+    all_verified 5 sab 1 "${common[@]}" "${SAB[@]}" || status=1
+    all_verified 2 mt0 48 "${common[@]}" "${MT48[@]}" || status=1
   done
 fi
 

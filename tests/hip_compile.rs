@@ -200,6 +200,7 @@ fn sample_configs() -> Vec<(GemmProblem, KernelConfig)> {
         svw: 4,
         su: 0,
         pw: 0,
+        sab: 0,
     };
     let mut out = Vec::new();
     let layouts = [

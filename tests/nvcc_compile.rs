@@ -32,6 +32,38 @@ fn nvcc_or_skip() -> Option<NvccCompiler> {
 /// A wgmma config as (MacroTile, WG, PGR, PLR, GSU, GRVW).
 type WgmmaCase = (&'static str, &'static str, u32, u32, &'static str, u32);
 
+/// Swapped wgmma configs (SwapAB=1: the instruction's slices along N, its N along M), by name.
+const SWAPPED: [(usize, &str); 7] = [
+    (
+        0,
+        "MT128x128x64_MI64x8x16_WG8x1_PGR6_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_SAB1",
+    ),
+    (
+        0,
+        "MT240x128x64_MI64x8x16_WG4x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU2R_WGM8_GRVW8_SVW8_SU0_PW1_SAB1",
+    ),
+    (
+        0,
+        "MT80x128x64_MI64x8x16_WG4x2_PGR6_PLR0_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0_SAB1",
+    ),
+    (
+        1,
+        "MT224x128x64_MI64x8x16_WG8x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_SAB1",
+    ),
+    (
+        2,
+        "MT48x128x64_MI64x8x16_WG4x1_PGR8_PLR1_LPA0_LPB0_SW1_GSU3A_WGM8_GRVW8_SVW4_SU0_PW1_SAB1",
+    ),
+    (
+        3,
+        "MT16x64x64_MI64x8x16_WG4x1_PGR4_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW2_SVW2_SU0_SAB1",
+    ),
+    (
+        3,
+        "MT112x64x128_MI64x8x16_WG4x1_PGR3_PLR1_LPA0_LPB0_SW1_GSU2S_WGM8_GRVW2_SVW4_SU0_SAB1",
+    ),
+];
+
 #[test]
 fn wgmma_configs_compile_for_sm90a_without_spills() {
     let Some(nvcc) = nvcc_or_skip() else { return };
@@ -80,7 +112,7 @@ fn wgmma_configs_compile_for_sm90a_without_spills() {
         ),
     ];
     let mut failures = Vec::new();
-    for (p, list) in &cases {
+    for (i, (p, list)) in cases.iter().enumerate() {
         let space = Space::for_problem(p, &hw);
         let mut configs: Vec<KernelConfig> = list
             .iter()
@@ -107,6 +139,13 @@ fn wgmma_configs_compile_for_sm90a_without_spills() {
                 .unwrap_or_else(|v| panic!("{} is not valid for {}: {v}", c.name(), p.label()));
         }
         configs.extend(with_producer);
+        for (_, name) in SWAPPED.iter().filter(|(at, _)| *at == i) {
+            let c = KernelConfig::parse(name).unwrap();
+            space
+                .check(&c)
+                .unwrap_or_else(|v| panic!("{name} is not valid for {}: {v}", p.label()));
+            configs.push(c);
+        }
         let results = pool::compile_batch(&nvcc, &configs, p, &target, None, 0);
         for (cfg, r) in configs.iter().zip(results) {
             match r {

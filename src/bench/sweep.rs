@@ -17,6 +17,11 @@ use crate::device::sim::model_time_us;
 use crate::space::{KernelConfig, ParamId, Space, SpaceError};
 
 /// Parameters the preset pins to their defaults.
+/// Most points (valid or not) a sweep enumerates: about 30 s of constraint checks. The
+/// whole bf16 space of a Hopper GPU (52 million points, with the pinned parameters at their
+/// defaults) fits.
+const SWEEP_POINTS_MAX: u128 = 100_000_000;
+
 pub const PINNED: [ParamId; 4] = [
     ParamId::StoreVectorWidth,
     ParamId::StaggerU,
@@ -83,7 +88,7 @@ pub fn sweep_configs(
     let mut all = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for s in spaces {
-        for c in s.enumerate(50_000_000)? {
+        for c in s.enumerate(SWEEP_POINTS_MAX)? {
             if seen.insert(c) {
                 all.push(c);
             }

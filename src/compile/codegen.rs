@@ -242,13 +242,18 @@ pub fn defines(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> String {
     def("GT_SU", cfg.su.to_string());
     def("GT_BETA_ZERO", u8::from(p.beta == 0.0).to_string());
     if is_wgmma(&cfg) {
-        let n = warpgroup_tile(&cfg)[1];
+        // The instruction's N runs along the warpgroup tile's N, or its M when swapped.
+        let [wt_m, wt_n] = warpgroup_tile(&cfg);
+        let n = if cfg.sab > 0 { wt_m } else { wt_n };
         def("GT_WGMMA", "1".into());
         def("GT_WGMMA_N", n.to_string());
         // Named only when set: the define blocks (and compile-cache keys) of kernels without
         // a producer warp stay as they were.
         if cfg.pw > 0 {
             def("GT_PRODUCER_WARP", "1".into());
+        }
+        if cfg.sab > 0 {
+            def("GT_SWAP_AB", "1".into());
         }
         defs.push_str(&wgmma_function(n, p.a_type));
     }
@@ -425,6 +430,25 @@ mod tests {
         let plain = KernelConfig { pw: 0, ..cfg };
         assert_eq!(launch_plan(&plain, &p, &target()).block, [128, 1, 1]);
         assert!(!defines(&plain, &p, &target()).contains("GT_PRODUCER_WARP"));
+    }
+
+    #[test]
+    fn swap_ab_runs_the_instruction_n_along_m() {
+        let p = GemmProblem::new(10240, 128, 8192);
+        let cfg = KernelConfig::parse(
+            "MT80x128x64_MI64x8x16_WG4x2_PGR6_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_SAB1",
+        )
+        .unwrap();
+        let d = defines(&cfg, &p, &target());
+        assert!(d.contains("#define GT_WGMMA_N 80\n"), "{d}");
+        assert!(d.contains("#define GT_SWAP_AB 1\n") && d.contains("m64n80k16"));
+        let plan = launch_plan(&cfg, &p, &target());
+        assert_eq!((plan.grid, plan.block), ([128, 1, 1], [256, 1, 1]));
+        let plain = KernelConfig::parse(
+            "MT128x128x64_MI64x8x16_WG8x1_PGR6_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0",
+        )
+        .unwrap();
+        assert!(!defines(&plain, &p, &target()).contains("GT_SWAP_AB"));
     }
 
     #[test]

@@ -75,6 +75,11 @@ pub struct KernelConfig {
     /// the kernel name only when set, so names without it keep their meaning.
     #[serde(default)]
     pub pw: u32,
+    /// SwapAB (warpgroup path only): 1 = the instruction computes the transposed tile
+    /// (D^T = B^T A^T), so its 64-row slices run along N and M tiles come in steps of 8 rows.
+    /// Named `_SAB1` at the end of the kernel name only when set.
+    #[serde(default)]
+    pub sab: u32,
 }
 
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -147,6 +152,7 @@ impl KernelConfig {
             c.svw,
             c.su
         ) + if c.pw > 0 { "_PW1" } else { "" }
+            + if c.sab > 0 { "_SAB1" } else { "" }
     }
 
     /// Parses a canonical name back into the config. Every field must be present, once.
@@ -167,11 +173,11 @@ impl KernelConfig {
         let mut fields: [Option<&str>; 15] = [None; 15];
         const PREFIXES: [&str; 15] = [
             "MT", "MI", "WG", "PGR", "PLR", "LPA", "LPB", "SW", "GSU", "WGM", "GRVW", "SVW", "SU",
-            "PW", "",
+            "PW", "SAB",
         ];
         for part in name.trim().split('_') {
             // Longest prefix first so that `SVW` is not read as `SW`... and `SU` after `SVW`.
-            let idx = (0..14)
+            let idx = (0..PREFIXES.len())
                 .filter(|&i| {
                     part.starts_with(PREFIXES[i])
                         && part[PREFIXES[i].len()..]
@@ -226,9 +232,13 @@ impl KernelConfig {
             su: num(12)?,
             // Optional: a name without it has no producer warp.
             pw: if fields[13].is_some() { num(13)? } else { 0 },
+            sab: if fields[14].is_some() { num(14)? } else { 0 },
         };
         if cfg.pw > 1 {
             return Err(bad(format!("`PW{}`: ProducerWarp is 0 or 1", cfg.pw)));
+        }
+        if cfg.sab > 1 {
+            return Err(bad(format!("`SAB{}`: SwapAB is 0 or 1", cfg.sab)));
         }
         if cfg.gsu == 0 || cfg.wgm == 0 || cfg.wg.contains(&0) || cfg.mt0 == 0 || cfg.mt1 == 0 {
             return Err(bad("zero tile, wave, GSU or WGM".into()));
@@ -273,6 +283,7 @@ mod tests {
             svw: 4,
             su: 0,
             pw: 0,
+            sab: 0,
         }
     }
 
@@ -290,6 +301,23 @@ mod tests {
         );
         assert!(KernelConfig::parse(&name.replace("_PW1", "_PW2")).is_err());
         assert!(KernelConfig::parse(&format!("{name}_PW1")).is_err());
+    }
+
+    #[test]
+    fn swap_ab_is_named_only_when_set_after_the_producer_warp() {
+        let mut c = sample();
+        assert!(!c.name().contains("_SAB"));
+        c.sab = 1;
+        assert!(c.name().ends_with("_SU0_SAB1"), "{}", c.name());
+        assert_eq!(KernelConfig::parse(&c.name()).unwrap(), c);
+        c.pw = 1;
+        let name = c.name();
+        assert!(name.ends_with("_SU0_PW1_SAB1"), "{name}");
+        assert_eq!(KernelConfig::parse(&name).unwrap(), c);
+        let zero = KernelConfig::parse(&name.replace("_SAB1", "_SAB0")).unwrap();
+        assert_eq!(zero, KernelConfig { sab: 0, ..c });
+        assert!(KernelConfig::parse(&name.replace("_SAB1", "_SAB2")).is_err());
+        assert!(KernelConfig::parse(&format!("{name}_SAB1")).is_err());
     }
 
     #[test]

@@ -146,6 +146,7 @@ pub const RULE_ORDER: &[&str] = &[
     "dtype",
     "wgmma",
     "producer-warp",
+    "swap-ab",
     "wave-tile",
     "depth-u",
     "global-read",
@@ -275,6 +276,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
         check_wgmma(c, p, hw)?;
     }
     check_producer_warp(c, p, hw)?;
+    check_swap_ab(c)?;
     // Wave tiles must be whole matrix instructions (or whole FMA thread tiles).
     let [wt0, wt1] = c.wave_tile();
     if !c.mt0.is_multiple_of(c.wg[0]) || !c.mt1.is_multiple_of(c.wg[1]) {
@@ -431,7 +433,9 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
         );
     }
     let cap = |dim: i64| (dim.max(16) as u64).next_power_of_two();
-    if c.mt0 as u64 > cap(p.m) || c.mt1 as u64 > cap(p.n).max(16) {
+    // Swapped, N is cut into the instruction's 64-row slices: 64 is its smallest N tile.
+    let min_n = if c.sab != 0 { 64 } else { 16 };
+    if c.mt0 as u64 > cap(p.m) || c.mt1 as u64 > cap(p.n).max(min_n) {
         return fail(
             "tile-vs-problem",
             format!(
@@ -501,6 +505,20 @@ fn check_producer_warp(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result
         );
     }
     Ok(())
+}
+
+/// The `swap-ab` rule: only the warpgroup path computes the transposed tile (its tile
+/// granularity is checked with the rest of the `wgmma` rule).
+fn check_swap_ab(c: &KernelConfig) -> Result<(), Violation> {
+    match c.sab {
+        0 => Ok(()),
+        1 if is_wgmma(c) => Ok(()),
+        1 => fail(
+            "swap-ab",
+            "SwapAB=1 transposes the warpgroup instruction's tile: MI64x8x16 only".into(),
+        ),
+        v => fail("swap-ab", format!("SwapAB is 0 or 1, not {v}")),
+    }
 }
 
 /// The `wgmma` rule: what the warpgroup path of the template supports.
@@ -589,7 +607,17 @@ fn check_wgmma(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Vio
         );
     }
     let [rows, cols] = warpgroup_tile(c);
-    if !rows.is_multiple_of(64) || !cols.is_multiple_of(8) || cols > 256 {
+    if c.sab != 0 {
+        // Swapped, the instruction's 64-row slices run along N and its N along M.
+        if !cols.is_multiple_of(64) || !rows.is_multiple_of(8) || rows > 256 {
+            return fail(
+                rule,
+                format!(
+                    "with SwapAB=1 the warpgroup tile {rows}x{cols} must have a multiple of 8 rows, at most 256, and a multiple of 64 columns"
+                ),
+            );
+        }
+    } else if !rows.is_multiple_of(64) || !cols.is_multiple_of(8) || cols > 256 {
         return fail(
             rule,
             format!(
@@ -641,6 +669,55 @@ mod tests {
             check(&wgmma_cfg(name), &square, &hw).unwrap_or_else(|v| panic!("{name}: {v}"));
         }
         assert_eq!(warpgroup_tile(&wgmma_cfg(SEED_BEST)), [64, 112]);
+    }
+
+    #[test]
+    fn swap_ab_slices_n_and_steps_m_by_8() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let p = GemmProblem::new(10240, 128, 8192);
+        let swapped = wgmma_cfg(
+            "MT80x128x64_MI64x8x16_WG4x2_PGR6_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_SAB1",
+        );
+        assert_eq!(rule(&swapped, &p, &hw), "ok");
+        // Unswapped, 80 rows are not whole 64-row slices.
+        assert_eq!(rule(&KernelConfig { sab: 0, ..swapped }, &p, &hw), "wgmma");
+        // Swapped, N per warpgroup must be whole slices: 128 over 2 warpgroups is, 112 is not.
+        let n112 = KernelConfig {
+            mt1: 112,
+            wg: [4, 1],
+            ..swapped
+        };
+        assert_eq!(rule(&n112, &p, &hw), "wgmma");
+        assert_eq!(rule(&KernelConfig { mt1: 128, ..n112 }, &p, &hw), "ok");
+        // The instruction's N (here M per warpgroup) is at most 256.
+        let wide = KernelConfig {
+            mt0: 256,
+            pgr: 4,
+            ..swapped
+        };
+        assert_eq!(rule(&wide, &p, &hw), "ok");
+        assert_eq!(rule(&KernelConfig { mt0: 272, ..wide }, &p, &hw), "wgmma");
+        // With the producer warp and with stream-K it is still the wgmma path.
+        assert_eq!(rule(&KernelConfig { pw: 1, ..swapped }, &p, &hw), "ok");
+        let sk = KernelConfig {
+            gsu: 1,
+            gsu_algo: GsuAlgo::StreamK,
+            ..swapped
+        };
+        assert_eq!(rule(&sk, &p, &hw), "ok");
+        let mma = KernelConfig {
+            mi: [16, 8, 16],
+            wg: [1, 4],
+            swizzle: 0,
+            pgr: 3,
+            ..swapped
+        };
+        assert_eq!(rule(&KernelConfig { sab: 0, ..mma }, &p, &hw), "ok");
+        assert_eq!(rule(&mma, &p, &hw), "swap-ab");
+        assert_eq!(
+            rule(&KernelConfig { sab: 2, ..swapped }, &p, &hw),
+            "swap-ab"
+        );
     }
 
     #[test]

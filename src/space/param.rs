@@ -30,10 +30,11 @@ pub enum ParamId {
     StoreVectorWidth,
     StaggerU,
     ProducerWarp,
+    SwapAB,
 }
 
 impl ParamId {
-    pub const ALL: [ParamId; 18] = [
+    pub const ALL: [ParamId; 19] = [
         ParamId::MacroTile0,
         ParamId::MacroTile1,
         ParamId::DepthU,
@@ -52,6 +53,7 @@ impl ParamId {
         ParamId::StoreVectorWidth,
         ParamId::StaggerU,
         ParamId::ProducerWarp,
+        ParamId::SwapAB,
     ];
 
     /// The name used in configs, prompts, TOML files and Tensile exports.
@@ -75,6 +77,7 @@ impl ParamId {
             ParamId::StoreVectorWidth => "StoreVectorWidth",
             ParamId::StaggerU => "StaggerU",
             ParamId::ProducerWarp => "ProducerWarp",
+            ParamId::SwapAB => "SwapAB",
         }
     }
 
@@ -106,6 +109,7 @@ impl ParamId {
             ParamId::StoreVectorWidth => "SVW",
             ParamId::StaggerU => "SU",
             ParamId::ProducerWarp => "PW",
+            ParamId::SwapAB => "SAB",
         }
     }
 
@@ -130,6 +134,7 @@ impl ParamId {
             ParamId::StoreVectorWidth => "elements per global store of the result",
             ParamId::StaggerU => "offset in DepthU iterations between the K start of consecutive workgroups, spreading reads over memory channels (0 = off)",
             ParamId::ProducerWarp => "1 = warp specialisation on the Hopper wgmma path: one extra warp issues the tensor-map loads into every free pipeline stage while the warpgroups only multiply (no workgroup barrier in the main loop); 0 = the warpgroups take turns loading",
+            ParamId::SwapAB => "1 = on the Hopper wgmma path, compute the transposed tile (B^T A^T): the instruction's 64-row slices run along N (MacroTile1 per warpgroup a multiple of 64) and MacroTile0 may be any multiple of 16, so skinny problems get M tiles (48, 80, 224 ...) that fill every compute unit in one wave",
         }
     }
 
@@ -157,6 +162,7 @@ impl ParamId {
             ParamId::StoreVectorWidth => c.svw,
             ParamId::StaggerU => c.su,
             ParamId::ProducerWarp => c.pw,
+            ParamId::SwapAB => c.sab,
         }) as i64
     }
 
@@ -187,6 +193,7 @@ impl ParamId {
             ParamId::StoreVectorWidth => c.svw = u,
             ParamId::StaggerU => c.su = u,
             ParamId::ProducerWarp => c.pw = u,
+            ParamId::SwapAB => c.sab = u,
         }
     }
 

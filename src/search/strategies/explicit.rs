@@ -63,7 +63,8 @@ pub fn default_steps() -> Vec<TuningStep> {
     tile.skip_evaluation = true;
     vec![
         tile,
-        TuningStep::new("waves", &[WavesM, WavesN]),
+        // SwapAB changes which way the warpgroups slice the tile: tuned with their layout.
+        TuningStep::new("waves", &[WavesM, WavesN, SwapAB]),
         TuningStep::new("depth", &[DepthU]),
         TuningStep::new(
             "pipelining",
