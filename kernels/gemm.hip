@@ -447,13 +447,15 @@ struct GtTmaRing {
     gt_u32 lds, bar0;  // LDS address of slot 0 and of the first barrier
     gt_u32 ds0, dn0;   // low descriptor words of this warpgroup's first sliced and N rows in slot 0
 
+    // Byte offsets in a slot of this warpgroup's first A row and first B row.
+    GT_DEVICE static int a_row0(const GtPos& pos) { return TileA::byte_off(pos.wgm0, 0); }
+    GT_DEVICE static int b_row0(const GtPos& pos) { return TileA::BYTES + TileB::byte_off(pos.wgn0, 0); }
+
     // Thread 0 initialises the barriers; the caller's next barrier publishes them.
     GT_DEVICE GtTmaRing(unsigned char* smem, gt_u64* bars, const GtPos& pos)
         : lds(gt_lds_addr(smem)), bar0(gt_lds_addr(bars)),
-          ds0(gt_wgmma_desc_lo(lds + gt_u32(SWAP ? TileA::BYTES + TileB::byte_off(pos.wgn0, 0)
-                                                 : TileA::byte_off(pos.wgm0, 0)))),
-          dn0(gt_wgmma_desc_lo(lds + gt_u32(SWAP ? TileA::byte_off(pos.wgm0, 0)
-                                                 : TileA::BYTES + TileB::byte_off(pos.wgn0, 0)))) {
+          ds0(gt_wgmma_desc_lo(lds + gt_u32(SWAP ? b_row0(pos) : a_row0(pos)))),
+          dn0(gt_wgmma_desc_lo(lds + gt_u32(SWAP ? a_row0(pos) : b_row0(pos)))) {
         if (pos.tid == 0) {
 #pragma unroll
             for (int s = 0; s < STAGES; ++s) gt_mbar_init(bar0 + 8 * s, 1);

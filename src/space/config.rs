@@ -76,7 +76,8 @@ pub struct KernelConfig {
     #[serde(default)]
     pub pw: u32,
     /// SwapAB (warpgroup path only): 1 = the instruction computes the transposed tile
-    /// (D^T = B^T A^T), so its 64-row slices run along N and M tiles come in steps of 8 rows.
+    /// (D^T = B^T A^T), so its 64-row slices run along N and M tiles come in steps of 16 rows
+    /// (the tile granularity; the instruction itself takes steps of 8).
     /// Named `_SAB1` at the end of the kernel name only when set.
     #[serde(default)]
     pub sab: u32,

@@ -159,7 +159,8 @@ impl Space {
     /// Skinny problems (N <= 128) whose unswapped start quantises badly onto the compute units
     /// start swapped (SwapAB=1), on the M tile in steps of 16 that streams the fewest operand
     /// rows per compute unit (waves x (A rows + B rows of a tile); B rows past N cost nothing,
-    /// the tensor maps zero-fill them), if that is 10% fewer than the unswapped start's. Measured on an H100, same run (cuBLASLt in brackets): 10240x128x8192 66.4 us on
+    /// the tensor maps zero-fill them), if that is 10% fewer than the unswapped start's.
+    /// Measured on an H100, same run (cuBLASLt in brackets): 10240x128x8192 66.4 us on
     /// MT80x128 (128 tiles) against 69.0 on MT128x128 (80 tiles) [65.3]; 6144x64x4096 23.9 on
     /// MT48x64 against 24.5 on MT64x64 [23.1]; 37888x64x3584 102.1 on MT144x64 (exactly two
     /// waves) against 104.9 on MT128x64 [103.9].
@@ -170,11 +171,9 @@ impl Space {
             return None;
         }
         let cus = self.hw.compute_units as i64;
-        let tiles =
-            |mt0: i64, mt1: i64| (p.m + mt0 - 1) / mt0 * ((p.n + mt1 - 1) / mt1) * p.batch.max(1);
         // Rows streamed per compute unit, in units of 1/split of K.
         let rows_per_cu = |mt0: i64, mt1: i64, split: i64| {
-            (tiles(mt0, mt1) * split + cus - 1) / cus * (mt0 + mt1.min(p.n))
+            (tile_count(p, mt0, mt1) * split + cus - 1) / cus * (mt0 + mt1.min(p.n))
         };
         let split = start.gsu.max(1) as i64;
         let unswapped = rows_per_cu(start.mt0 as i64, start.mt1 as i64, split);
@@ -183,7 +182,7 @@ impl Space {
         // none does, the split start stays); the larger tile on a tie.
         let (rows, mt0) = (2..=16)
             .map(|i| i * 16)
-            .filter(|&mt0| tiles(mt0, mt1) * 10 >= cus * 9)
+            .filter(|&mt0| fills_wave(tile_count(p, mt0, mt1), &self.hw))
             .map(|mt0| (rows_per_cu(mt0, mt1, 1) * split, -mt0))
             .min()?;
         if rows * 10 > unswapped * 9 {
@@ -223,14 +222,10 @@ impl Space {
     fn small_wgmma_tile(&self) -> Vec<(ParamId, i64)> {
         let p = &self.problem;
         let n_tile = self.domain(ParamId::MacroTile1).default;
-        let tiles =
-            |mt0: i64, mt1: i64| (p.m + mt0 - 1) / mt0 * ((p.n + mt1 - 1) / mt1) * p.batch.max(1);
-        let cus = self.hw.compute_units as i64;
-        let full = |t: i64| t * 10 >= cus * 9;
-        if tiles(128, n_tile) * 2 >= cus {
+        if tile_count(p, 128, n_tile) * 2 >= self.hw.compute_units as i64 {
             return Vec::new();
         }
-        let mt1 = if full(tiles(64, n_tile)) || n_tile <= 64 {
+        let mt1 = if fills_wave(tile_count(p, 64, n_tile), &self.hw) || n_tile <= 64 {
             n_tile
         } else {
             64
@@ -507,14 +502,22 @@ fn default_split(p: &GemmProblem, hw: &HwSpec, n_tile: i64) -> i64 {
 
 /// The split-K default for tiles of mt0 x mt1.
 fn default_split_for(p: &GemmProblem, hw: &HwSpec, mt0: i64, mt1: i64) -> i64 {
-    let ceil = |a: i64, b: i64| (a + b - 1) / b;
-    let tiles = ceil(p.m, mt0) * ceil(p.n, mt1.max(16)) * p.batch;
-    let iters = ceil(p.k, 64);
+    let tiles = tile_count(p, mt0, mt1.max(16));
+    let iters = (p.k + 63) / 64;
     [1, 2, 3, 4, 6, 8]
         .into_iter()
-        // A grid within 10% of one workgroup per CU is one full wave already.
-        .find(|&s| tiles * s * 10 >= hw.compute_units as i64 * 9 || iters / (s * 2) < 64)
+        .find(|&s| fills_wave(tiles * s, hw) || iters / (s * 2) < 64)
         .unwrap_or(8)
+}
+
+/// Workgroups of mt0 x mt1 tiles that cover the problem, every batch included.
+fn tile_count(p: &GemmProblem, mt0: i64, mt1: i64) -> i64 {
+    (p.m + mt0 - 1) / mt0 * ((p.n + mt1 - 1) / mt1) * p.batch.max(1)
+}
+
+/// Whether `workgroups` are one full wave: within 10% of one per compute unit.
+fn fills_wave(workgroups: i64, hw: &HwSpec) -> bool {
+    workgroups * 10 >= hw.compute_units as i64 * 9
 }
 
 fn blank() -> KernelConfig {
