@@ -12,7 +12,7 @@ use gemmtune::llm::*;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 const PLANTED_KEY: &str = "sk-smollm-planted-key-5f3a9c1e77";
@@ -20,6 +20,16 @@ const KEY_VAR: &str = "GEMMTUNE_SMOLLM_TEST_KEY";
 const START_LIMIT: Duration = Duration::from_secs(180);
 /// The launcher's "prerequisite missing" exit status.
 const MISSING: i32 = 3;
+
+/// One server at a time: llama.cpp's worker threads spin while they wait, so two servers
+/// with 2 threads each on a 2-core CI machine slowed generation to seconds per token and
+/// pushed requests past their timeout.
+static ONE_SERVER: Mutex<()> = Mutex::new(());
+
+fn one_server_at_a_time() -> MutexGuard<'static, ()> {
+    // A failed test poisons the lock; the next one may still run its own server.
+    ONE_SERVER.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Kills the server when the test ends, however it ends.
 struct ServerProcess {
@@ -133,6 +143,7 @@ fn wait_healthy(url: &str, server: &ServerProcess) -> Result<(), String> {
 
 #[test]
 fn smollm2_answers_through_the_openai_client() {
+    let _turn = one_server_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     let (server, url) = match start_server(tmp.path()) {
         Ok(Some(s)) => s,
@@ -150,7 +161,7 @@ fn smollm2_answers_through_the_openai_client() {
         url: Some(format!("{url}/v1")),
         model: Some("smollm2-135m".into()),
         key_env: Some(KEY_VAR.into()),
-        timeout_s: Some(120.0),
+        timeout_s: Some(300.0),
         retries: Some(1),
         ..LlmOptions::default()
     })
@@ -196,7 +207,7 @@ fn smollm2_answers_through_the_openai_client() {
                 "Give an object with keys MT0 and MT1 (tile sizes).",
             )
             .temperature(0.0)
-            .max_tokens(128)
+            .max_tokens(48)
             .json(true),
         )
         .unwrap_or_else(|e| panic!("JSON chat failed: {e}\n{}", server.log_tail()));
@@ -229,6 +240,7 @@ fn smollm2_answers_through_the_openai_client() {
 /// directory may contain the key.
 #[test]
 fn tune_completes_with_smollm2_and_keeps_the_key_out_of_saved_prompts() {
+    let _turn = one_server_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     let (server, url) = match start_server(tmp.path()) {
         Ok(Some(s)) => s,
