@@ -60,7 +60,7 @@ constexpr bool SWIZZLE = GT_SWIZZLE;
 
 static_assert(THREADS == WG0 * WG1 * WAVE, "GT_THREADS must equal WG0 * WG1 * wave size");
 static_assert(MT0 % WG0 == 0 && MT1 % WG1 == 0, "waves must split the macro tile evenly");
-static_assert(STAGES >= 1 && STAGES <= (GT_WGMMA ? 8 : 4), "PrefetchGlobalRead is 1..4 (1..8 with wgmma)");
+static_assert(STAGES >= 1 && STAGES <= (GT_WGMMA ? 16 : 4), "PrefetchGlobalRead is 1..4 (1..16 with wgmma)");
 
 // Compile-time helpers, usable in device code (nvcc needs __host__ __device__ for that).
 __host__ __device__ constexpr int gt_min(int a, int b) { return a < b ? a : b; }

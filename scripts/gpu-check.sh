@@ -129,6 +129,12 @@ PY
   # must stay inside the tile).
   MT48=(--config "MT48x64x32_MI16x8x16_WG1x2_PGR3_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0"
         --config "MT48x128x64_${WG}_WG4x1_PGR4_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_SAB1")
+  # Pipelines deeper than 8 stages, rings whose size is not a power of two: with and without
+  # the producer warp, swapped, split-K and stream-K.
+  DEEP=(--config "MT64x64x64_${WG}_WG4x1_PGR13_PLR1_LPA0_LPB0_SW1_GSU1_WGM4_GRVW8_SVW4_SU0_PW1"
+        --config "MT48x64x64_${WG}_WG4x1_PGR16_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_SAB1"
+        --config "MT64x64x64_${WG}_WG4x1_PGR11_PLR0_LPA0_LPB0_SW1_GSU2R_WGM8_GRVW8_SVW8_SU0"
+        --config "MT64x64x64_${WG}_WG4x1_PGR10_PLR1_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0")
   for s in "336 109 776 bf16_r 0.5 1" "1000 520 1104 f16_r 1 3" "4096 128 4096 bf16_r 0 2" "16032 109 16384 bf16_r 0 1"; do
     read -r m n k t beta b <<<"$s"
     common=(-m "$m" -n "$n" -k "$k" --transA T --transB N --a_type "$t" --b_type "$t" --c_type "$t"
@@ -137,6 +143,7 @@ PY
     all_verified 5 pw 1 "${common[@]}" "${PW[@]}" || status=1
     all_verified 5 sab 1 "${common[@]}" "${SAB[@]}" || status=1
     all_verified 2 mt0 48 "${common[@]}" "${MT48[@]}" || status=1
+    all_verified 4 mt1 64 "${common[@]}" "${DEEP[@]}" || status=1
   done
 fi
 

@@ -33,7 +33,7 @@ fn nvcc_or_skip() -> Option<NvccCompiler> {
 type WgmmaCase = (&'static str, &'static str, u32, u32, &'static str, u32);
 
 /// Swapped wgmma configs (SwapAB=1: the instruction's slices along N, its N along M), by name.
-const SWAPPED: [(usize, &str); 7] = [
+const SWAPPED: [(usize, &str); 8] = [
     (
         0,
         "MT128x128x64_MI64x8x16_WG8x1_PGR6_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_SAB1",
@@ -62,6 +62,10 @@ const SWAPPED: [(usize, &str); 7] = [
         3,
         "MT112x64x128_MI64x8x16_WG4x1_PGR3_PLR1_LPA0_LPB0_SW1_GSU2S_WGM8_GRVW2_SVW4_SU0_SAB1",
     ),
+    (
+        0,
+        "MT48x64x64_MI64x8x16_WG4x1_PGR16_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_SAB1",
+    ),
 ];
 
 #[test]
@@ -83,6 +87,8 @@ fn wgmma_configs_compile_for_sm90a_without_spills() {
                 ("128x112x64", "8x1", 1, 0, "1", 4),
                 ("128x112x64", "8x1", 5, 0, "1S", 8),
                 ("64x112x64", "4x1", 4, 0, "2S", 8),
+                ("64x64x64", "4x1", 13, 1, "1", 8),
+                ("64x64x64", "4x1", 10, 0, "2R", 8),
             ],
         ),
         (

@@ -17,9 +17,9 @@ use crate::device::sim::model_time_us;
 use crate::space::{KernelConfig, ParamId, Space, SpaceError};
 
 /// Most points (valid or not) a sweep enumerates: about 30 s of constraint checks. The
-/// whole bf16 space of a Hopper GPU (52 million points, with the pinned parameters at their
+/// whole bf16 space of a Hopper GPU (104 million points, with the pinned parameters at their
 /// defaults) fits.
-const SWEEP_POINTS_MAX: u128 = 100_000_000;
+const SWEEP_POINTS_MAX: u128 = 128_000_000;
 
 /// Parameters the preset pins to their defaults.
 pub const PINNED: [ParamId; 4] = [

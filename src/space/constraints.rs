@@ -62,9 +62,10 @@ pub const MAX_STREAM_K_ACCUMULATORS: u32 = 64;
 pub const MAX_STREAM_K_THREADS: u32 = 256;
 
 /// Most PrefetchGlobalRead stages: the warpgroup path streams deeper pipelines (a memory-bound
-/// shape needs several tiles in flight per SM to cover the DRAM latency).
+/// shape needs several tiles in flight per SM to cover the DRAM latency; one 64x64 bf16 tile
+/// per SM keeps 16 KiB stages, and 13 of them fit in LDS).
 pub const MAX_STAGES: u32 = 4;
-pub const MAX_STAGES_WGMMA: u32 = 8;
+pub const MAX_STAGES_WGMMA: u32 = 16;
 
 /// Alignment slack of the wgmma LDS layout: the kernel aligns its tiles to the 1024-byte
 /// period of the 128-byte swizzle at run time.

@@ -11,6 +11,13 @@ use super::param::{pack_mi, Domain, ParamId};
 use crate::hw::{HwSpec, Vendor};
 use crate::problem::GemmProblem;
 
+/// Deepest pipeline a skinny start takes (where its tiles fit that many stages). One 64x64
+/// warpgroup tile per SM is held back by how many bytes it has in flight: on an H100, same
+/// run (cuBLASLt in brackets), 4096x128x14336 ran 51.8 / 50.6 / 49.6 / 48.7 us at 8 / 10 /
+/// 12 / 14 stages [55.2], 4096x128x4096 19.5 / 19.1 / 18.8 / 19.0 [17.9], 8192x64x8192
+/// 52.0 / 51.8 / 51.7 / 52.0 [51.0]; a 48x64 swapped tile ran the same at 8 to 16 stages.
+const START_STAGES_MAX: i64 = 12;
+
 #[derive(Debug, Error)]
 pub enum SpaceError {
     #[error("the space has {size} configs, more than the limit of {limit}; fix some parameters (e.g. --fix DepthU=64) to bound it")]
@@ -148,8 +155,14 @@ impl Space {
                 candidate.domain_mut(id).default = v;
             }
         }
-        if candidate.is_valid(&candidate.raw_default()) {
-            *self = candidate;
+        // Small tiles stream with as many stages as fit.
+        let candidate = if small.is_empty() {
+            Some(candidate)
+        } else {
+            candidate.with_deepest_pipeline(&[])
+        };
+        if let Some(c) = candidate.filter(|c| c.is_valid(&c.raw_default())) {
+            *self = c;
         }
         if let Some(swapped) = self.swapped_start() {
             *self = swapped;
@@ -188,31 +201,44 @@ impl Space {
         if rows * 10 > unswapped * 9 {
             return None;
         }
-        // The deepest pipeline that fits.
-        (3..=8).rev().find_map(|pgr| {
-            let mut candidate = self.clone();
-            for (id, v) in [
-                (ParamId::SwapAB, 1),
-                (ParamId::MacroTile0, -mt0),
-                (ParamId::MacroTile1, mt1),
-                (ParamId::WavesM, 4),
-                (ParamId::WavesN, 1),
-                (ParamId::PrefetchGlobalRead, pgr),
-                (ParamId::PrefetchLocalRead, 1),
-                (ParamId::ProducerWarp, 1),
-                (ParamId::GlobalSplitU, 1),
-            ] {
-                candidate.domain_mut(id).default = v;
-            }
-            candidate
-                .is_valid(&candidate.raw_default())
-                .then_some(candidate)
-        })
+        self.with_deepest_pipeline(&[
+            (ParamId::SwapAB, 1),
+            (ParamId::MacroTile0, -mt0),
+            (ParamId::MacroTile1, mt1),
+            (ParamId::WavesM, 4),
+            (ParamId::WavesN, 1),
+            (ParamId::PrefetchLocalRead, 1),
+            (ParamId::ProducerWarp, 1),
+            (ParamId::GlobalSplitU, 1),
+        ])
+    }
+
+    /// This space with `prefs` as its start and the deepest pipeline that fits in LDS, up to
+    /// START_STAGES_MAX stages (at least 3); `None` when no depth makes a valid config.
+    fn with_deepest_pipeline(&self, prefs: &[(ParamId, i64)]) -> Option<Space> {
+        let mut base = self.clone();
+        for &(id, v) in prefs {
+            base.domain_mut(id).default = v;
+        }
+        let depths = &self.domain(ParamId::PrefetchGlobalRead).values;
+        depths
+            .iter()
+            .rev()
+            .copied()
+            .filter(|pgr| (3..=START_STAGES_MAX).contains(pgr))
+            .find_map(|pgr| {
+                let mut candidate = base.clone();
+                candidate.domain_mut(ParamId::PrefetchGlobalRead).default = pgr;
+                candidate
+                    .is_valid(&candidate.raw_default())
+                    .then_some(candidate)
+            })
     }
 
     /// Skinny problems whose 128-row tiles fill less than half of the compute units start
     /// from one warpgroup on 64 rows (and 64 columns where that is still short of a full
-    /// wave), eight stages deep, without split-K when the smaller tiles fill the GPU. Measured
+    /// wave), as deep as fits (up to START_STAGES_MAX), without split-K when the smaller
+    /// tiles fill the GPU. Measured
     /// on an H200, same run: 4096x128x4096 18.3 us (MT64x64, no split) against 26.9 (MT128x128)
     /// and 22.4 (MT128x128, GSU4R); 6144x64x4096 19.9 against 21.5. With half a wave or more
     /// of 128-row tiles the bigger tile stays: 10240x128x8192 (80 tiles) ran 53 us on
@@ -235,7 +261,6 @@ impl Space {
             (ParamId::MacroTile0, 64),
             (ParamId::MacroTile1, mt1),
             (ParamId::WavesM, 4),
-            (ParamId::PrefetchGlobalRead, 8),
             (ParamId::GlobalSplitU, split),
             (ParamId::ProducerWarp, 1),
         ]
@@ -579,7 +604,7 @@ mod tests {
         };
         // 32 tiles of 128x128 on 132 SMs: 128 tiles of 64x64, one warpgroup, no split.
         let c = start(4096, 128, 4096);
-        assert_eq!((c.mt0, c.mt1, c.wg, c.pgr, c.gsu), (64, 64, [4, 1], 8, 1));
+        assert_eq!((c.mt0, c.mt1, c.wg, c.pgr, c.gsu), (64, 64, [4, 1], 12, 1));
         assert!(constraints::is_wgmma(&c));
         // 128 tiles of 64x128 are already a full wave.
         let c = start(7680, 128, 4096);
@@ -594,7 +619,7 @@ mod tests {
         assert_eq!((c.mt0, c.mt1, c.sab), (144, 64, 1));
         // 96 tiles of 64x64 on 132 SMs: 128 swapped tiles of 48x64 (112 rows per SM, not 128).
         let c = start(6144, 64, 4096);
-        assert_eq!((c.mt0, c.mt1, c.sab), (48, 64, 1));
+        assert_eq!((c.mt0, c.mt1, c.sab, c.pgr), (48, 64, 1, 12));
         // 126 tiles of 128x112 fill the GPU: the 128-row start stays, unswapped.
         let c = start(16032, 109, 16384);
         assert_eq!((c.mt0, c.mt1, c.wg, c.sab), (128, 112, [8, 1], 0));
@@ -602,8 +627,11 @@ mod tests {
         assert_eq!(start(4096, 128, 4096).sab, 0);
         // Even 64x64 tiles leave SMs idle: split-K makes up the rest.
         let c = start(3584, 64, 18944);
-        assert_eq!((c.mt0, c.mt1), (64, 64));
+        assert_eq!((c.mt0, c.mt1, c.pgr), (64, 64, 12));
         assert!(c.gsu > 1, "{}", c.name());
+        // Where 12 stages do not fit, the deepest that does: 64x128 tiles take 24 KiB a stage.
+        let c = start(7680, 128, 4096);
+        assert_eq!(c.pgr, 9, "{}", c.name());
     }
 
     #[test]
