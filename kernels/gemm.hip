@@ -13,7 +13,8 @@
 //           extra warp issues the loads and the warpgroups only multiply)
 //          --(f32 tile staged through LDS)--> SVW-element stores of D (GSU = 1)
 //                                          or f32 partials in the workspace (GSU > 1), which
-//                                             <name>_epilogue turns into D.
+//                                             <name>_epilogue turns into D (a second launch,
+//                                             a programmatic dependent on sm_90).
 //
 // With stream-K (GT_STREAM_K) the grid is GSU persistent workgroups per compute unit instead,
 // each walking an equal share of all (tile, K tile) iterations; tiles shared by several
@@ -940,6 +941,12 @@ extern "C" __global__ void __launch_bounds__(LAUNCH_THREADS) GT_KERNEL_NAME(GT_A
 #endif
     gt_copy_wait<0>();
 #else
+#if GT_GSU > 1
+    // The split-K epilogue kernel may be scheduled once every workgroup of this grid runs (by
+    // then none of them waits for a free compute unit); it waits for this grid to end before
+    // it reads the partials.
+    gt_allow_dependents();
+#endif
     // The output tile is staged where the operand tiles were.
     float* const ctile = reinterpret_cast<float*>(smem);
     int tm, tn;
@@ -969,11 +976,14 @@ extern "C" __global__ void __launch_bounds__(LAUNCH_THREADS) GT_KERNEL_NAME(GT_A
 #if GT_GSU > 1 && !GT_STREAM_K
 // Split-K epilogue: sums the split partials of D's columns (atomic: one pre-summed slice;
 // reduce: GSU slices in split order, so the result is deterministic), then applies alpha/beta
-// and converts to D's type. The grid is (M in runs of EPI_THREADS * EPI_VEC, columns, batch);
+// and converts to D's type. On sm_90 the host launches it as a programmatic dependent of the
+// main kernel, so its launch overlaps the main kernel's last workgroups; it waits for the
+// partials first thing. The grid is (M in runs of EPI_THREADS * EPI_VEC, columns, batch);
 // each thread takes EPI_VEC consecutive rows of one column, as one 16-byte load per slice
 // where M keeps the slices 16-byte aligned. Columns beyond gridDim.y loop.
 constexpr int EPI_THREADS = 256, EPI_VEC = 4;
 extern "C" __global__ void __launch_bounds__(EPI_THREADS) GT_CAT(GT_KERNEL_NAME, _epilogue)(GtGemmArgs args) {
+    gt_wait_for_primary();
     const gt_i64 M = args.m, N = args.n;
     const gt_i64 total = M * N * args.batch;
     const gt_i64 m = ((gt_i64)blockIdx.x * EPI_THREADS + threadIdx.x) * EPI_VEC;

@@ -51,6 +51,22 @@ GT_DEVICE void gt_pause() {
 #endif
 }
 
+// Programmatic dependent launch (sm_90+). A kernel launched as a dependent of the one before
+// it on the stream may start before that one ends: it waits in gt_wait_for_primary until the
+// primary has finished and its writes are visible. The primary lets its dependents start as
+// soon as every one of its workgroups has called gt_allow_dependents. Elsewhere both are no-ops
+// (and the host launches in plain stream order).
+GT_DEVICE void gt_wait_for_primary() {
+#if !GT_VENDOR_AMD && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+GT_DEVICE void gt_allow_dependents() {
+#if !GT_VENDOR_AMD && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 GT_DEVICE float gt_to_f32(float x) { return x; }
 GT_DEVICE float gt_to_f32(gt_bf16 x) { return gt_bits_to_f32(gt_u32(x.bits) << 16); }
 GT_DEVICE float gt_to_f32(gt_f16 x) {

@@ -260,3 +260,94 @@ fn sampled_configs_compile_for_sm90a_without_spills() {
         failures.join("\n")
     );
 }
+
+/// PTX of one generated kernel for sm_90a, as nvcc writes it.
+fn ptx_for(nvcc: &NvccCompiler, cfg: &KernelConfig, p: &GemmProblem) -> String {
+    let target = Target::arch(Vendor::Nvidia, "sm_90a");
+    let source = gemmtune::compile::codegen::generate(cfg, p, &target);
+    let dir = tempfile::tempdir().unwrap();
+    let (src, out) = (dir.path().join("k.cu"), dir.path().join("k.ptx"));
+    std::fs::write(&src, &source.text).unwrap();
+    let run = std::process::Command::new(nvcc.path())
+        .args(["-x", "cu", "-ptx", "-std=c++17"])
+        .arg("-gencode=arch=compute_90a,code=sm_90a")
+        .arg("-o")
+        .arg(&out)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}: {}",
+        cfg.name(),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    std::fs::read_to_string(&out).unwrap()
+}
+
+/// The PTX text of the entry `name` (up to the next entry).
+fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
+    let start = ptx
+        .find(&format!(".entry {name}("))
+        .unwrap_or_else(|| panic!("no entry {name}"));
+    let rest = &ptx[start + 1..];
+    &ptx[start..start + 1 + rest.find(".entry ").unwrap_or(rest.len())]
+}
+
+/// On sm_90 the host launches a split-K reduction as a programmatic dependent of its main
+/// kernel: the main kernel lets it start early, and the reduction must wait for the main
+/// kernel's partials before reading them. Kernels without a second launch carry neither.
+#[test]
+fn split_k_reduction_waits_for_its_main_kernel() {
+    let Some(nvcc) = nvcc_or_skip() else { return };
+    let p = problem(
+        4096,
+        128,
+        14336,
+        "TN",
+        DataType::Bf16,
+        DataType::Bf16,
+        0.0,
+        1,
+    );
+    for (name, split) in [
+        (
+            "MT64x128x64_MI64x8x16_WG4x1_PGR9_PLR1_LPA0_LPB0_SW1_GSU2R_WGM8_GRVW8_SVW8_SU0_PW1",
+            true,
+        ),
+        (
+            "MT128x112x64_MI16x8x16_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU3A_WGM8_GRVW8_SVW4_SU0",
+            true,
+        ),
+        (
+            "MT64x64x64_MI64x8x16_WG4x1_PGR12_PLR1_LPA0_LPB0_SW1_GSU1_WGM4_GRVW8_SVW8_SU0_PW1",
+            false,
+        ),
+        (
+            "MT64x64x64_MI64x8x16_WG4x1_PGR4_PLR0_LPA0_LPB0_SW1_GSU2S_WGM8_GRVW8_SVW8_SU0",
+            false,
+        ),
+    ] {
+        let cfg = KernelConfig::parse(name).unwrap();
+        let ptx = ptx_for(&nvcc, &cfg, &p);
+        let main = entry(&ptx, name);
+        assert_eq!(
+            main.contains("griddepcontrol.launch_dependents"),
+            split,
+            "{name}"
+        );
+        assert!(!main.contains("griddepcontrol.wait"), "{name}");
+        if split {
+            let epilogue = entry(&ptx, &format!("{name}_epilogue"));
+            let wait = epilogue
+                .find("griddepcontrol.wait")
+                .unwrap_or_else(|| panic!("{name}_epilogue does not wait"));
+            let first_load = epilogue
+                .find("ld.global")
+                .expect("the epilogue reads partials");
+            assert!(wait < first_load, "{name}_epilogue reads before it waits");
+        } else {
+            assert!(!ptx.contains("_epilogue("), "{name}");
+        }
+    }
+}

@@ -167,6 +167,40 @@ pub unsafe fn launch(
     )
 }
 
+/// Launches `f` as a programmatic dependent of the kernel launched before it on `stream`
+/// (sm_90 and later): the driver may start it while that kernel's last workgroups still run,
+/// so the second launch overlaps the first one's tail instead of following its completion.
+///
+/// # Safety
+/// As for `launch`; in addition, `f` must wait for the kernel before it (`griddepcontrol.wait`)
+/// before it reads anything that kernel writes.
+pub unsafe fn launch_dependent(
+    f: sys::CUfunction,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: u32,
+    stream: sys::CUstream,
+    params: &mut [*mut c_void],
+) -> Result<(), DriverError> {
+    // SAFETY: plain-data structs; every field the driver reads is set below.
+    let mut attr: sys::CUlaunchAttribute = std::mem::zeroed();
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    let config = sys::CUlaunchConfig {
+        gridDimX: grid[0],
+        gridDimY: grid[1],
+        gridDimZ: grid[2],
+        blockDimX: block[0],
+        blockDimY: block[1],
+        blockDimZ: block[2],
+        sharedMemBytes: shared,
+        hStream: stream,
+        attrs: &mut attr,
+        numAttrs: 1,
+    };
+    sys::cuLaunchKernelEx(&config, f, params.as_mut_ptr(), std::ptr::null_mut()).result()
+}
+
 /// Allows `f` to use `bytes` of dynamic shared memory (needed above 48 KiB).
 pub fn allow_shared(f: sys::CUfunction, bytes: u32) -> Result<(), DriverError> {
     // SAFETY: `f` is a live function handle.

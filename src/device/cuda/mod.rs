@@ -113,6 +113,9 @@ pub struct CudaDevice {
     refs: RefKernels,
     state: Option<ProblemState>,
     poisoned: bool,
+    /// Split-K epilogues launch as programmatic dependents of their main kernel (sm_90+,
+    /// where the generated epilogue waits for it with `griddepcontrol.wait`).
+    dependent_launch: bool,
 }
 
 fn not_available(reason: String) -> DeviceError {
@@ -217,6 +220,7 @@ impl CudaDevice {
             refs,
             state: None,
             poisoned: false,
+            dependent_launch: major >= 9,
         })
     }
 
@@ -567,6 +571,7 @@ impl Device for CudaDevice {
             },
             None => None,
         };
+        let dependent = self.dependent_launch;
         let mut launch =
             |state: &mut ProblemState, copy: usize, stream: sys::CUstream| -> Result<(), String> {
                 let ws = state
@@ -600,9 +605,16 @@ impl Device for CudaDevice {
                 }
                 .map_err(|e| describe(&e))?;
                 if let Some((f, grid, block)) = epilogue {
-                    // SAFETY: as above; the epilogue has the same signature.
-                    unsafe { driver::launch(f, grid, block, 0, stream, &mut params) }
-                        .map_err(|e| describe(&e))?;
+                    // SAFETY: as above; the epilogue has the same signature, and on sm_90+
+                    // it waits for the main kernel before reading the workspace.
+                    unsafe {
+                        if dependent {
+                            driver::launch_dependent(f, grid, block, 0, stream, &mut params)
+                        } else {
+                            driver::launch(f, grid, block, 0, stream, &mut params)
+                        }
+                    }
+                    .map_err(|e| describe(&e))?;
                 }
                 Ok(())
             };
