@@ -571,7 +571,11 @@ impl Device for CudaDevice {
             },
             None => None,
         };
-        let dependent = self.dependent_launch;
+        let launch_epilogue = if self.dependent_launch {
+            driver::launch_dependent
+        } else {
+            driver::launch
+        };
         let mut launch =
             |state: &mut ProblemState, copy: usize, stream: sys::CUstream| -> Result<(), String> {
                 let ws = state
@@ -607,14 +611,8 @@ impl Device for CudaDevice {
                 if let Some((f, grid, block)) = epilogue {
                     // SAFETY: as above; the epilogue has the same signature, and on sm_90+
                     // it waits for the main kernel before reading the workspace.
-                    unsafe {
-                        if dependent {
-                            driver::launch_dependent(f, grid, block, 0, stream, &mut params)
-                        } else {
-                            driver::launch(f, grid, block, 0, stream, &mut params)
-                        }
-                    }
-                    .map_err(|e| describe(&e))?;
+                    unsafe { launch_epilogue(f, grid, block, 0, stream, &mut params) }
+                        .map_err(|e| describe(&e))?;
                 }
                 Ok(())
             };
