@@ -133,7 +133,15 @@ pub fn registers_estimate(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u32
     } else {
         (loads_a + loads_b) * c.grvw * e / 4
     };
-    acc + frags + staging + 40
+    // Addresses and loop state. The warpgroup path outside stream-K needs fewer: ptxas gave
+    // accumulators + 26 for 64x64 (128 threads), 128x256 (256 and 512 threads) and 256x128
+    // (1024 threads) tiles; 30 keeps a margin.
+    let fixed = if is_wgmma(c) && c.gsu_algo != GsuAlgo::StreamK {
+        30
+    } else {
+        40
+    };
+    acc + frags + staging + fixed
 }
 
 /// The rules in the order [`check`] applies them (used to measure progress when repairing).
@@ -377,6 +385,18 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
         return fail(
             "registers",
             format!("estimated {regs} registers per thread exceeds {reg_cap}"),
+        );
+    }
+    // A workgroup must fit the register file: with 1024 threads each gets 64 registers, and
+    // the compiler spills what does not fit (the producer warp's share: `producer-warp`).
+    let threads = c.threads(hw.wave_size).max(1);
+    let share = (hw.registers_per_cu / threads as u64).min(u32::MAX as u64) as u32 & !7;
+    if regs > share {
+        return fail(
+            "registers",
+            format!(
+                "estimated {regs} registers per thread, but {threads} threads get {share} each"
+            ),
         );
     }
     // Problem fit: split-K must leave every split at least one DepthU iteration, and tiles
