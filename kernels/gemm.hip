@@ -14,7 +14,9 @@
 //          --(f32 tile staged through LDS)--> SVW-element stores of D (GSU = 1)
 //                                          or f32 partials in the workspace (GSU > 1), which
 //                                             <name>_epilogue turns into D (a second launch,
-//                                             a programmatic dependent on sm_90).
+//                                             a programmatic dependent on sm_90),
+//                                          or (GT_GSU_SINGLE_KERNEL) are summed by the split
+//                                             of the tile that finishes last, which stores D.
 //
 // With stream-K (GT_STREAM_K) the grid is GSU persistent workgroups per compute unit instead,
 // each walking an equal share of all (tile, K tile) iterations; tiles shared by several
@@ -53,6 +55,13 @@ constexpr int THREADS = GT_THREADS;
 #endif
 static_assert(!GT_PRODUCER_WARP || (GT_WGMMA && !GT_STREAM_K), "ProducerWarp is for the wgmma path, without stream-K");
 constexpr int LAUNCH_THREADS = THREADS + (GT_PRODUCER_WARP ? WAVE : 0);
+// GT_GSU_SINGLE_KERNEL (GSU > 1 only): the split partials are summed in the main kernel by the
+// last split of each tile to finish, instead of by a reduction kernel. Named only when set.
+#ifndef GT_GSU_SINGLE_KERNEL
+#define GT_GSU_SINGLE_KERNEL 0
+#endif
+static_assert(!GT_GSU_SINGLE_KERNEL || (GT_GSU > 1 && !GT_STREAM_K && !GT_GSU_ATOMIC),
+              "the single-kernel reduction is a way to sum GSU > 1 workspace partials");
 constexpr int STAGES = GT_PGR;
 constexpr int WT0 = MT0 / WG0, WT1 = MT1 / WG1;
 constexpr bool USE_MMA = GT_MI_M > 1;
@@ -675,7 +684,7 @@ GT_DEVICE void gt_write_d(const GtGemmArgs& args, const float (&x)[V], gt_i64 ba
 }
 
 // The staged tile at (m0, n0) of batch `batch` goes out in SVW-element vectors along M: to D
-// with alpha/beta applied, or (split-K without stream-K) as split `split`'s f32 partial.
+// with alpha/beta applied, or (split-K with a reduction kernel) as split `split`'s f32 partial.
 GT_DEVICE void gt_store_tile(const GtGemmArgs& args, const float* ctile, int m0, int n0, int batch,
                              int split, int tid) {
     const gt_i64 M = args.m, N = args.n;
@@ -689,7 +698,7 @@ GT_DEVICE void gt_store_tile(const GtGemmArgs& args, const float* ctile, int m0,
         float x[SVW];
 #pragma unroll
         for (int e = 0; e < SVW; ++e) x[e] = ctile[gt_epi_off(m + e, n)];
-#if GT_GSU > 1 && !GT_STREAM_K
+#if GT_GSU > 1 && !GT_STREAM_K && !GT_GSU_SINGLE_KERNEL
         float* ws = args.workspace;
         const gt_i64 total = M * N * args.batch;
         const gt_i64 at = (gt_i64)batch * M * N + gn * M + gm;
@@ -715,12 +724,8 @@ GT_DEVICE void gt_store_tile(const GtGemmArgs& args, const float* ctile, int m0,
 // sequence of (tile, K tile) iterations, tile-major; workgroup c takes the contiguous range
 // [start(c), start(c + 1)) of it, the first `r` workgroups one iteration more than the rest, so
 // every compute unit gets the same work whatever the tile count. A tile whose iterations fall
-// to several workgroups is finished by the last of them to arrive: each writes its f32 partial
-// tile to its own workspace slot (0 for the first tile of its range, 1 for the last; no range
-// needs more) and counts itself in the tile's flag; the one that sees the count complete adds
-// the partials in workgroup order (deterministic), stores D and resets the flag to zero, so
-// the flags are clean for the next launch. Nobody waits for anybody: no deadlock whatever the
-// number of workgroups resident at once.
+// to several workgroups is finished by the last of them to arrive, which stores D
+// (gt_finish_shared_tile below).
 // Iteration counts are 32-bit (the space refuses stream-K beyond 2^31 iterations): this
 // bookkeeping stays live across the main loop, and 64-bit values there cost registers the
 // loop's address arithmetic needs.
@@ -734,6 +739,16 @@ struct GtStreamK {
     }
 };
 
+#endif
+
+#if GT_STREAM_K || GT_GSU_SINGLE_KERNEL
+// ---- output tiles shared between workgroups --------------------------------------------------
+// Contributors lo..hi (stream-K workgroups or split-K splits) each hold an f32 partial of one
+// output tile. Each writes its own to its workspace slot and counts itself in the tile's flag;
+// the one that sees the count complete adds the partials in contributor order (deterministic:
+// the same sum whichever finishes last), leaves the sum in its staging tile and resets the flag
+// to zero, so the flags are clean for the next launch. Nobody waits for anybody: no deadlock
+// whatever the number of workgroups resident at once.
 constexpr int TILE_VECS = MT0 * MT1 / 4;
 static_assert(MT0 * MT1 % 4 == 0, "partial tiles move in 16-byte vectors");
 struct __align__(16) GtF4 { float x, y, z, w; };
@@ -747,37 +762,34 @@ GT_DEVICE void gt_add(GtF4& s, const GtF4& v) {
 // flight together, so a pass costs one L2 round trip per contributor, not one per vector.
 constexpr int FIX_VECS = gt_min((TILE_VECS + THREADS - 1) / THREADS, 8);
 
-// Finishes the staged partial tile `tile` (iterations [first, first + ktiles)) computed by this
-// workgroup; returns whether this workgroup was the last contributor, in which case `ctile`
-// now holds the complete sum.
-GT_DEVICE bool gt_stream_k_fixup(const GtGemmArgs& args, float* ctile, const GtStreamK& sk,
-                                 gt_u32 tile, gt_u32 first, gt_u32 ktiles, int tid, int* last_flag) {
-    const gt_u32 me = blockIdx.x;
-    const gt_u32 lo = sk.owner(first), hi = sk.owner(first + ktiles - 1);
-    auto slot = [&](gt_u32 c) {
-        return reinterpret_cast<GtF4*>(args.workspace) +
-               gt_i64(c * 2 + (sk.start(c) >= first ? 0 : 1)) * TILE_VECS;
-    };
+// Finishes the staged partial tile `ctile` of contributor `me`; `slot(c)` is contributor c's
+// workspace slot. Returns whether this workgroup was the last contributor, in which case
+// `ctile` now holds the complete sum. Every thread of the launch calls it (a producer warp
+// only takes part in the barriers).
+template <class Slot>
+GT_DEVICE bool gt_finish_shared_tile(float* ctile, Slot slot, gt_u32* flag, gt_u32 lo, gt_u32 hi,
+                                     gt_u32 me, int tid, int* last_flag) {
     GtF4* const staged = reinterpret_cast<GtF4*>(ctile);
-    GtF4* const mine = slot(me);
-    for (int i = tid; i < TILE_VECS; i += THREADS) mine[i] = staged[i];
+    if (tid < THREADS) {
+        GtF4* const mine = slot(me);
+        for (int i = tid; i < TILE_VECS; i += THREADS) mine[i] = staged[i];
+    }
     // The barrier orders every thread's partial before thread 0's device-scope fence, which
     // publishes them all before the count (and, after it, makes the others' visible here).
     gt_barrier();
     if (tid == 0) {
         gt_fence_device();
-        const gt_u32 before = gt_atomic_add_u32(args.flags + tile, 1u);
+        const gt_u32 before = gt_atomic_add_u32(flag, 1u);
         gt_fence_device();
         *last_flag = before == hi - lo;
     }
     gt_barrier();
     if (!*last_flag) return false;
-    for (int base = 0; base < TILE_VECS; base += FIX_VECS * THREADS) {
+    for (int base = 0; tid < THREADS && base < TILE_VECS; base += FIX_VECS * THREADS) {
         GtF4 sum[FIX_VECS];
 #pragma unroll
         for (int j = 0; j < FIX_VECS; ++j) sum[j] = GtF4{0.0f, 0.0f, 0.0f, 0.0f};
-        // Contributors in workgroup order, this one's partial read back from LDS: the same
-        // sum whichever workgroup finishes the tile.
+        // This workgroup's own partial is read back from LDS.
         for (gt_u32 c = lo; c <= hi; ++c) {
             const GtF4* src = c == me ? staged : slot(c);
             GtF4 v[FIX_VECS];
@@ -797,9 +809,36 @@ GT_DEVICE bool gt_stream_k_fixup(const GtGemmArgs& args, float* ctile, const GtS
             if (i < TILE_VECS) staged[i] = sum[j];
         }
     }
-    if (tid == 0) args.flags[tile] = 0u;
+    if (tid == 0) *flag = 0u;
     gt_barrier();
     return true;
+}
+#endif
+
+#if GT_STREAM_K
+// Finishes the staged partial tile `tile` (iterations [first, first + ktiles)) computed by this
+// workgroup: contributors are the workgroups whose ranges hold those iterations, each with two
+// workspace slots (0 for the first tile of its range, 1 for the last; no range needs more).
+GT_DEVICE bool gt_stream_k_fixup(const GtGemmArgs& args, float* ctile, const GtStreamK& sk,
+                                 gt_u32 tile, gt_u32 first, gt_u32 ktiles, int tid, int* last_flag) {
+    auto slot = [&](gt_u32 c) {
+        return reinterpret_cast<GtF4*>(args.workspace) +
+               gt_i64(c * 2 + (sk.start(c) >= first ? 0 : 1)) * TILE_VECS;
+    };
+    return gt_finish_shared_tile(ctile, slot, args.flags + tile, sk.owner(first),
+                                 sk.owner(first + ktiles - 1), blockIdx.x, tid, last_flag);
+}
+#endif
+
+#if GT_GSU_SINGLE_KERNEL
+// Finishes this split's staged partial of output tile `tile` (linear over the batch): split c's
+// slot is the c-th of the tile's GSU consecutive ones.
+GT_DEVICE bool gt_split_k_fixup(const GtGemmArgs& args, float* ctile, gt_u32 tile, int split, int tid,
+                                int* last_flag) {
+    GtF4* const first = reinterpret_cast<GtF4*>(args.workspace) + gt_i64(tile) * GT_GSU * TILE_VECS;
+    auto slot = [&](gt_u32 c) { return first + gt_i64(c) * TILE_VECS; };
+    return gt_finish_shared_tile(ctile, slot, args.flags + tile, 0u, gt_u32(GT_GSU - 1), gt_u32(split), tid,
+                                 last_flag);
 }
 #endif
 
@@ -941,7 +980,7 @@ extern "C" __global__ void __launch_bounds__(LAUNCH_THREADS) GT_KERNEL_NAME(GT_A
 #endif
     gt_copy_wait<0>();
 #else
-#if GT_GSU > 1
+#if GT_GSU > 1 && !GT_GSU_SINGLE_KERNEL
     // The split-K epilogue kernel may be scheduled once every workgroup of this grid runs (by
     // then none of them waits for a free compute unit); it waits for this grid to end before
     // it reads the partials.
@@ -969,11 +1008,17 @@ extern "C" __global__ void __launch_bounds__(LAUNCH_THREADS) GT_KERNEL_NAME(GT_A
     // The producer warp (if any) has no accumulators and leaves the stores to the others.
     if (tid < THREADS) gt_stage_acc(ctile, acc, pos);
     gt_barrier();
+#if GT_GSU_SINGLE_KERNEL
+    // Only the split that finishes its tile last stores it, with the others' partials added.
+    __shared__ int last_split;
+    const gt_u32 tile = gt_u32(batch) * gridDim.x + blockIdx.x;
+    if (!gt_split_k_fixup(args, ctile, tile, split, tid, &last_split)) return;
+#endif
     if (tid < THREADS) gt_store_tile(args, ctile, tm * MT0, tn * MT1, batch, split, tid);
 #endif
 }
 
-#if GT_GSU > 1 && !GT_STREAM_K
+#if GT_GSU > 1 && !GT_STREAM_K && !GT_GSU_SINGLE_KERNEL
 // Split-K epilogue: sums the split partials of D's columns (atomic: one pre-summed slice;
 // reduce: GSU slices in split order, so the result is deterministic), then applies alpha/beta
 // and converts to D's type. On sm_90 the host launches it as a programmatic dependent of the

@@ -78,10 +78,11 @@ fi
 # Every kernel must verify.
 if "$GEMMTUNE" bench --help >/dev/null 2>&1; then
   # Runs `bench --json` with the given arguments; every kernel must verify, there must be
-  # `want` of them, and each must have config[field] == value (a JSON literal).
+  # `want` of them, and each must have config[field] == value (a JSON literal). With RETIME=n
+  # the n fastest are launched, verified and timed once more after all the others.
   all_verified() {  # want field value, then bench arguments
     local want=$1 field=$2 value=$3; shift 3
-    "$GEMMTUNE" bench --backend cuda --retime 0 --no-vendor --json "$@" > /tmp/checked.json || return 1
+    "$GEMMTUNE" bench --backend cuda --retime "${RETIME:-0}" --no-vendor --json "$@" > /tmp/checked.json || return 1
     python3 - "$want" "$field" "$value" "$*" <<'PY'
 import json, sys
 want, field, value, what = int(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
@@ -104,6 +105,19 @@ PY
         --batch_count "$b" --sweep --fix GlobalSplitUAlgorithm=2 --fix GlobalReadVectorWidth=1,2,4 \
         --fix MacroTile0=16,32,64,128,256 --fix SwapAB=0 \
         --fix StoreVectorWidth=1,2,4 --max-configs 6 || status=1
+    done
+  done
+  # Split-K summed in the main kernel (GSU<n>K: the split of a tile that finishes last adds
+  # the others' partials): a small sweep on edge shapes in all four layouts, every kernel
+  # verified twice, the second time after every kernel's timed launches (the flags must be
+  # clean again after every launch).
+  for layout in NN NT TN TT; do
+    for s in "200 113 40 bf16_r 0 1" "1000 520 1100 f16_r 1 3" "96 80 200 f32_r 0.25 1"; do
+      read -r m n k t beta b <<<"$s"
+      RETIME=4 all_verified 4 gsu_algo '"SingleKernel"' -m "$m" -n "$n" -k "$k" --transA "${layout:0:1}" --transB "${layout:1:1}" \
+        --a_type "$t" --b_type "$t" --c_type "$t" --d_type "$t" --compute_type c_f32_r --beta "$beta" \
+        --batch_count "$b" --sweep --fix GlobalSplitUAlgorithm=3 --fix GlobalSplitU=2,3,4 --fix GlobalReadVectorWidth=1,2,4 \
+        --fix SwapAB=0 --fix StoreVectorWidth=1,2,4 --max-configs 4 || status=1
     done
   done
   WG=MI64x8x16
@@ -135,6 +149,12 @@ PY
         --config "MT48x64x64_${WG}_WG4x1_PGR16_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_SAB1"
         --config "MT64x64x64_${WG}_WG4x1_PGR11_PLR0_LPA0_LPB0_SW1_GSU2R_WGM8_GRVW8_SVW8_SU0"
         --config "MT64x64x64_${WG}_WG4x1_PGR10_PLR1_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0")
+  # Warpgroup kernels summing their split partials in the main kernel: with and without the
+  # producer warp, swapped, two to four splits.
+  ONE=(--config "MT128x64x64_${WG}_WG4x1_PGR8_PLR1_LPA0_LPB0_SW1_GSU2K_WGM1_GRVW8_SVW8_SU0_PW1"
+       --config "MT64x64x64_${WG}_WG4x1_PGR6_PLR1_LPA0_LPB0_SW1_GSU3K_WGM8_GRVW8_SVW4_SU0"
+       --config "MT48x64x64_${WG}_WG4x1_PGR8_PLR1_LPA0_LPB0_SW1_GSU2K_WGM8_GRVW4_SVW8_SU0_PW1_SAB1"
+       --config "MT128x128x64_${WG}_WG8x1_PGR5_PLR1_LPA0_LPB0_SW1_GSU4K_WGM8_GRVW8_SVW8_SU0_PW1")
   for s in "336 109 776 bf16_r 0.5 1" "1000 520 1104 f16_r 1 3" "4096 128 4096 bf16_r 0 2" "16032 109 16384 bf16_r 0 1"; do
     read -r m n k t beta b <<<"$s"
     common=(-m "$m" -n "$n" -k "$k" --transA T --transB N --a_type "$t" --b_type "$t" --c_type "$t"
@@ -144,6 +164,7 @@ PY
     all_verified 5 sab 1 "${common[@]}" "${SAB[@]}" || status=1
     all_verified 2 mt0 48 "${common[@]}" "${MT48[@]}" || status=1
     all_verified 4 mt1 64 "${common[@]}" "${DEEP[@]}" || status=1
+    RETIME=4 all_verified 4 gsu_algo '"SingleKernel"' "${common[@]}" "${ONE[@]}" || status=1
   done
 fi
 

@@ -2,7 +2,7 @@
 //!
 //! With hipcc present: the MFMA atoms (each instruction must appear in the ISA), the reference
 //! kernels, and a sample of generated GEMM configs (both MFMA shapes, all layouts, split-K of
-//! both kinds, edge shapes) are compiled for gfx90a (the newest arch Debian's ROCm 5.2 knows;
+//! every kind, edge shapes) are compiled for gfx90a (the newest arch Debian's ROCm 5.2 knows;
 //! gfx942 code is the same source). Any compile error fails, and so does scratch use by a
 //! config whose register estimate is far from the register file. Without hipcc the tests
 //! print a notice and pass, unless `GEMMTUNE_REQUIRE_TOOLCHAIN` is set (CI), where they fail.
@@ -243,6 +243,10 @@ fn sample_configs() -> Vec<(GemmProblem, KernelConfig)> {
                 c.swizzle = 1;
                 c.lpa = 0;
                 c.lpb = 0;
+            }
+            if m == 512 && i >= 2 {
+                // Split partials summed in the main kernel by each tile's last split.
+                (c.gsu, c.gsu_algo) = (i as u32, GsuAlgo::SingleKernel);
             }
             if m == 100 {
                 // Odd leading dimensions force scalar loads.

@@ -1,6 +1,6 @@
 //! Compiles a sample of the config space for sm_90a with nvcc: several layouts, element types,
-//! edge shapes (unaligned leading dimensions, K smaller than DepthU), split-K of all three
-//! kinds (atomic, reduce, stream-K).
+//! edge shapes (unaligned leading dimensions, K smaller than DepthU), split-K of all four
+//! kinds (atomic, reduce, stream-K, summed in the main kernel).
 //! Fails on a compile error, and on register spills in configs small enough that they must not
 //! spill. The warpgroup path (MI 64x8x16, wgmma) is compiled for the TN layouts it supports,
 //! over tiles, warp grids, depths, pipeline stages and split-K, and must never spill. Without
@@ -89,6 +89,7 @@ fn wgmma_configs_compile_for_sm90a_without_spills() {
                 ("64x112x64", "4x1", 4, 0, "2S", 8),
                 ("64x64x64", "4x1", 13, 1, "1", 8),
                 ("64x64x64", "4x1", 10, 0, "2R", 8),
+                ("128x112x64", "8x1", 5, 1, "2K", 8),
             ],
         ),
         (
@@ -107,6 +108,7 @@ fn wgmma_configs_compile_for_sm90a_without_spills() {
             &[
                 ("128x80x64", "8x1", 4, 1, "1", 8),
                 ("64x32x128", "4x2", 3, 0, "3R", 8),
+                ("64x32x64", "4x1", 4, 1, "3K", 8),
             ],
         ),
         (
@@ -114,6 +116,7 @@ fn wgmma_configs_compile_for_sm90a_without_spills() {
             &[
                 ("64x64x64", "4x1", 2, 0, "1", 2),
                 ("64x64x64", "4x1", 3, 1, "4S", 2),
+                ("64x64x64", "4x1", 3, 1, "2K", 2),
             ],
         ),
     ];
@@ -325,6 +328,14 @@ fn split_k_reduction_waits_for_its_main_kernel() {
         ),
         (
             "MT64x64x64_MI64x8x16_WG4x1_PGR4_PLR0_LPA0_LPB0_SW1_GSU2S_WGM8_GRVW8_SVW8_SU0",
+            false,
+        ),
+        (
+            "MT128x64x64_MI64x8x16_WG4x1_PGR8_PLR1_LPA0_LPB0_SW1_GSU2K_WGM1_GRVW8_SVW8_SU0_PW1",
+            false,
+        ),
+        (
+            "MT128x112x64_MI16x8x16_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU3K_WGM8_GRVW8_SVW4_SU0",
             false,
         ),
     ] {

@@ -119,8 +119,8 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
     let block = [cfg.launch_threads(wave), 1, 1];
     let shared_bytes = crate::space::constraints::lds_bytes(cfg, p) as u32;
     let tma_rows = uses_tma(cfg, target).then_some([cfg.mt0, cfg.mt1]);
+    let tiles = tiles_m * tiles_n * p.batch as u64;
     if cfg.gsu_algo == GsuAlgo::StreamK {
-        let tiles = tiles_m * tiles_n * p.batch as u64;
         let work = tiles * (p.k as u64).div_ceil(cfg.depth_u as u64);
         let grid = stream_k_grid(cfg.gsu, target.compute_units, tiles, work);
         return LaunchPlan {
@@ -128,7 +128,7 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
             grid: [grid as u32, 1, 1],
             block,
             shared_bytes,
-            workspace_bytes: grid * 2 * cfg.mt0 as u64 * cfg.mt1 as u64 * 4,
+            workspace_bytes: grid * 2 * staged_tile_bytes(cfg),
             zero_workspace: false,
             flags_bytes: tiles * 4,
             tma_rows,
@@ -136,14 +136,17 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
         };
     }
     let mn = (p.m * p.n * p.batch) as u64;
+    let in_kernel_sum = cfg.gsu > 1 && cfg.gsu_algo == GsuAlgo::SingleKernel;
     let (workspace_bytes, zero_workspace) = match (cfg.gsu > 1, cfg.gsu_algo) {
         (false, _) => (0, false),
         (true, GsuAlgo::Atomic) => (mn * 4, true),
+        // One f32 partial tile per (tile, split), in the staging tile's own layout.
+        (true, GsuAlgo::SingleKernel) => (tiles * cfg.gsu as u64 * staged_tile_bytes(cfg), false),
         (true, _) => (mn * 4 * cfg.gsu as u64, false),
     };
     // The split-K epilogue: 256 threads of 4 consecutive rows each along M, one column of
     // one batch per grid row (columns past the grid's 65535 rows loop in the kernel).
-    let epilogue = (cfg.gsu > 1).then(|| EpiloguePlan {
+    let epilogue = (cfg.gsu > 1 && !in_kernel_sum).then(|| EpiloguePlan {
         symbol: format!("{}_epilogue", cfg.name()),
         grid: [
             (p.m as u64).div_ceil(256 * 4).min(u32::MAX as u64) as u32,
@@ -159,10 +162,16 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
         shared_bytes,
         workspace_bytes,
         zero_workspace,
-        flags_bytes: 0,
+        // The in-kernel sum counts the finished splits of each tile in a flag.
+        flags_bytes: if in_kernel_sum { tiles * 4 } else { 0 },
         tma_rows,
         epilogue,
     }
+}
+
+/// Bytes of one f32 output tile as a workgroup stages it (a partial tile in the workspace).
+fn staged_tile_bytes(cfg: &KernelConfig) -> u64 {
+    cfg.mt0 as u64 * cfg.mt1 as u64 * 4
 }
 
 /// Whether a kernel loads its operand tiles through the tensor memory accelerator: the
@@ -236,6 +245,10 @@ pub fn defines(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> String {
         "GT_GSU_ATOMIC",
         u8::from(cfg.gsu > 1 && cfg.gsu_algo == GsuAlgo::Atomic).to_string(),
     );
+    // Named only when set, like the producer warp below.
+    if cfg.gsu > 1 && cfg.gsu_algo == GsuAlgo::SingleKernel {
+        def("GT_GSU_SINGLE_KERNEL", "1".into());
+    }
     def("GT_WGM", cfg.wgm.to_string());
     def("GT_GRVW", cfg.grvw.to_string());
     def("GT_SVW", cfg.svw.to_string());
@@ -415,6 +428,35 @@ mod tests {
         let wide = GemmProblem::new(64, 100_000, 64);
         let epi = launch_plan(&cfg, &wide, &target()).epilogue.unwrap();
         assert_eq!(epi.grid, [1, 65535, 1]);
+    }
+
+    #[test]
+    fn single_kernel_split_sums_in_the_main_launch() {
+        let cfg = KernelConfig::parse(
+            "MT128x64x64_MI64x8x16_WG4x1_PGR8_PLR1_LPA0_LPB0_SW1_GSU2K_WGM1_GRVW8_SVW8_SU0_PW1",
+        )
+        .unwrap();
+        let mut p = GemmProblem::new(4097, 128, 14336);
+        p.batch = 3;
+        let plan = launch_plan(&cfg, &p, &target());
+        // 33 x 2 tiles per batch, each split a grid row; no second launch.
+        assert_eq!(plan.grid, [66, 2, 3]);
+        assert!(plan.epilogue.is_none() && !plan.zero_workspace);
+        // One f32 partial tile per (tile, split) and one flag per tile.
+        assert_eq!(plan.workspace_bytes, 66 * 3 * 2 * 128 * 64 * 4);
+        assert_eq!(plan.flags_bytes, 66 * 3 * 4);
+        assert!(defines(&cfg, &p, &target()).contains(
+            "#define GT_GSU_SINGLE_KERNEL 1
+"
+        ));
+        // The reduction kernel's variant names no such define and sums in a second launch.
+        let two = KernelConfig {
+            gsu_algo: GsuAlgo::Reduce,
+            ..cfg
+        };
+        assert!(!defines(&two, &p, &target()).contains("GT_GSU_SINGLE_KERNEL"));
+        let plan = launch_plan(&two, &p, &target());
+        assert!(plan.epilogue.is_some() && plan.flags_bytes == 0);
     }
 
     #[test]

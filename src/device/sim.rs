@@ -235,8 +235,20 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     let bw_eff = 0.93 * vec_eff * flight_eff * stagger * cu_fill.powf(0.5);
     let memory_us = dram / (hw.memory_bandwidth_gbps * 1e9 * bw_eff) * 1e6;
 
-    let launches = if c.gsu > 1 && !stream_k { 2.0 } else { 1.0 };
-    compute_us.max(memory_us) + 0.15 * compute_us.min(memory_us) + 2.5 * launches
+    let in_kernel_sum = c.gsu_algo == GsuAlgo::SingleKernel;
+    let launches = if c.gsu > 1 && !stream_k && !in_kernel_sum {
+        2.0
+    } else {
+        1.0
+    };
+    // The split that sums a tile in the main kernel reads the others' partials one after the
+    // other at about one compute unit's share of L2 bandwidth (~100 GB/s) at the very end.
+    let sum_tail_us = if in_kernel_sum && c.gsu > 1 {
+        (c.gsu - 1) as f64 * (c.mt0 * c.mt1) as f64 * 4.0 / 1e5
+    } else {
+        0.0
+    };
+    compute_us.max(memory_us) + 0.15 * compute_us.min(memory_us) + 2.5 * launches + sum_tail_us
 }
 
 /// The modelled vendor-library time in microseconds, without noise.

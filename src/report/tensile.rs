@@ -8,7 +8,7 @@
 //!   WaveGroupM, WaveGroupN]`, from which TensileLite derives MacroTile0 =
 //!   MI_M x WaveTileM x WaveGroupM (and MacroTile1 likewise);
 //! - GlobalSplitUAlgorithm: atomic -> `SingleBuffer`, per-split workspace ->
-//!   `MultipleBuffer`;
+//!   `MultipleBuffer`, summed in the main kernel -> `MultipleBufferSingleKernel`;
 //! - GlobalReadVectorWidth -> `GlobalReadVectorWidthA` and `...B`;
 //! - DepthU, PrefetchGlobalRead, PrefetchLocalRead, LdsPadA/B, GlobalSplitU,
 //!   WorkGroupMapping, StoreVectorWidth, StaggerU keep their names;
@@ -195,6 +195,7 @@ pub fn benchmark_config(
         GsuAlgo::Atomic => (c.gsu, "\"SingleBuffer\""),
         GsuAlgo::Reduce => (c.gsu, "\"MultipleBuffer\""),
         GsuAlgo::StreamK => (1, "\"MultipleBuffer\""),
+        GsuAlgo::SingleKernel => (c.gsu, "\"MultipleBufferSingleKernel\""),
     };
     let stream_k = u8::from(c.gsu_algo == GsuAlgo::StreamK);
     let forks: Vec<(&str, String)> = vec![
@@ -292,6 +293,14 @@ mod tests {
             let indent = line.len() - line.trim_start().len();
             assert!(indent % 2 == 0 && !line.contains('\t'), "{line:?}");
         }
+        // The in-kernel sum is Tensile's single-kernel multiple-buffer reduction.
+        let single = KernelConfig {
+            gsu_algo: GsuAlgo::SingleKernel,
+            ..winner()
+        };
+        let y = benchmark_config(&p, &single, &Provenance::default()).unwrap();
+        assert!(y.contains("- GlobalSplitUAlgorithm: [\"MultipleBufferSingleKernel\"]"));
+        assert!(y.contains("- GlobalSplitU: [4]"));
     }
 
     #[test]

@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use super::strategy::Rejected;
-use crate::space::{pack_mi, KernelConfig, ParamId, Space};
+use crate::space::{pack_mi, GsuAlgo, KernelConfig, ParamId, Space};
 
 /// A valid config suggested by the model, with its reasoning when given.
 #[derive(Debug, Clone, PartialEq)]
@@ -166,7 +166,7 @@ pub fn config_from_name(name: &str, base: &KernelConfig) -> Result<KernelConfig,
         let (prefix, value) = part.split_at(split);
         let nums = |n: usize| -> Result<Vec<i64>, String> {
             let v: Vec<i64> = value
-                .trim_end_matches(['A', 'R'])
+                .trim_end_matches(|ch: char| GsuAlgo::from_letter(ch).is_some())
                 .split('x')
                 .map(|x| x.parse::<i64>())
                 .collect::<Result<_, _>>()
@@ -198,10 +198,8 @@ pub fn config_from_name(name: &str, base: &KernelConfig) -> Result<KernelConfig,
             "GSU" => {
                 let v = nums(1)?;
                 ParamId::GlobalSplitU.set(&mut c, v[0]);
-                if value.ends_with('A') {
-                    ParamId::GlobalSplitUAlgorithm.set(&mut c, 0);
-                } else if value.ends_with('R') {
-                    ParamId::GlobalSplitUAlgorithm.set(&mut c, 1);
+                if let Some(algo) = value.chars().last().and_then(GsuAlgo::from_letter) {
+                    c.gsu_algo = algo;
                 }
             }
             other => {
@@ -522,6 +520,20 @@ mod tests {
         assert!(r.suggestions.is_empty());
         assert_eq!(r.rejected.len(), 3);
         assert!(r.rejected[0].reason.contains("unknown parameter"));
+    }
+
+    #[test]
+    fn partial_names_carry_every_split_algorithm() {
+        let (_, base) = setup();
+        for (field, gsu, algo) in [
+            ("GSU4A", 4, GsuAlgo::Atomic),
+            ("GSU3R", 3, GsuAlgo::Reduce),
+            ("GSU2S", 2, GsuAlgo::StreamK),
+            ("GSU2K", 2, GsuAlgo::SingleKernel),
+        ] {
+            let c = config_from_name(&format!("MT128x64x64_{field}"), &base).unwrap();
+            assert_eq!((c.gsu, c.gsu_algo), (gsu, algo), "{field}");
+        }
     }
 
     #[test]

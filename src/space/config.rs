@@ -23,6 +23,11 @@ pub enum GsuAlgo {
     /// iterations equally; a tile split between workgroups is summed in the same kernel by the
     /// last one to finish it, in workgroup order. One launch, deterministic, no wave tail.
     StreamK,
+    /// Each split writes its own f32 slice; the split of a tile that finishes last sums the
+    /// slices in split order and stores D, in the same kernel (Tensile's
+    /// MultipleBufferSingleKernel). Deterministic, one launch, but the summing split's
+    /// reads of the others' partials sit on its tile's critical path.
+    SingleKernel,
 }
 
 impl GsuAlgo {
@@ -31,7 +36,20 @@ impl GsuAlgo {
             GsuAlgo::Atomic => 'A',
             GsuAlgo::Reduce => 'R',
             GsuAlgo::StreamK => 'S',
+            GsuAlgo::SingleKernel => 'K',
         }
+    }
+
+    /// The algorithm a kernel name's `GSU<n><letter>` field names (`letter` inverted).
+    pub fn from_letter(letter: char) -> Option<GsuAlgo> {
+        [
+            GsuAlgo::Atomic,
+            GsuAlgo::Reduce,
+            GsuAlgo::StreamK,
+            GsuAlgo::SingleKernel,
+        ]
+        .into_iter()
+        .find(|a| a.letter() == letter)
     }
 }
 
@@ -205,11 +223,9 @@ impl KernelConfig {
         let mi = dims(get(1)?, 3, "MI")?;
         let wg = dims(get(2)?, 2, "WG")?;
         let gsu_s = get(8)?;
-        let (gsu_digits, algo) = match gsu_s.chars().last() {
-            Some('A') => (&gsu_s[..gsu_s.len() - 1], GsuAlgo::Atomic),
-            Some('R') => (&gsu_s[..gsu_s.len() - 1], GsuAlgo::Reduce),
-            Some('S') => (&gsu_s[..gsu_s.len() - 1], GsuAlgo::StreamK),
-            _ => (gsu_s, GsuAlgo::Reduce),
+        let (gsu_digits, algo) = match gsu_s.chars().last().and_then(GsuAlgo::from_letter) {
+            Some(a) => (&gsu_s[..gsu_s.len() - 1], a),
+            None => (gsu_s, GsuAlgo::Reduce),
         };
         let gsu = gsu_digits
             .parse::<u32>()
@@ -357,6 +373,24 @@ mod tests {
         let two = KernelConfig::parse(&name.replace("GSU1S", "GSU2S")).unwrap();
         assert_eq!((two.gsu, two.gsu_algo), (2, GsuAlgo::StreamK));
         assert!(KernelConfig::parse(&name.replace("GSU1S", "GSU0S")).is_err());
+    }
+
+    #[test]
+    fn every_split_algorithm_has_a_letter_that_parses_back() {
+        let mut c = sample();
+        for algo in [
+            GsuAlgo::Atomic,
+            GsuAlgo::Reduce,
+            GsuAlgo::StreamK,
+            GsuAlgo::SingleKernel,
+        ] {
+            c.gsu_algo = algo;
+            assert_eq!(GsuAlgo::from_letter(algo.letter()), Some(algo));
+            let back = KernelConfig::parse(&c.name()).unwrap();
+            assert_eq!(back, c.canonical(), "{}", c.name());
+        }
+        assert!(c.name().contains("_GSU2K_"), "{}", c.name());
+        assert_eq!(GsuAlgo::from_letter('Q'), None);
     }
 
     #[test]

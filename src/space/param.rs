@@ -128,7 +128,7 @@ impl ParamId {
             ParamId::LdsPadB => "elements of padding added to each LDS row of B to avoid bank conflicts",
             ParamId::LdsSwizzle => "1 = XOR-swizzle LDS rows instead of padding them",
             ParamId::GlobalSplitU => "split K over this many workgroups (split-K) to fill the GPU when M*N is small; with GlobalSplitUAlgorithm=2 (stream-K), persistent workgroups per compute unit",
-            ParamId::GlobalSplitUAlgorithm => "how split-K partials combine: 0 = atomic adds into an f32 workspace, 1 = per-split workspace + deterministic reduction, 2 = stream-K: GlobalSplitU persistent workgroups per compute unit share all K iterations evenly and finish split tiles in the same kernel (one launch, deterministic)",
+            ParamId::GlobalSplitUAlgorithm => "how split-K partials combine: 0 = atomic adds into an f32 workspace, 1 = per-split workspace + deterministic reduction, 2 = stream-K: GlobalSplitU persistent workgroups per compute unit share all K iterations evenly and finish split tiles in the same kernel (one launch, deterministic), 3 = per-split workspace summed in the same kernel by the split of each tile that finishes last (one launch, deterministic)",
             ParamId::WorkGroupMapping => "workgroups are launched in groups of this many along M so neighbours share L2 lines",
             ParamId::GlobalReadVectorWidth => "elements per global load instruction (16 bytes is the widest)",
             ParamId::StoreVectorWidth => "elements per global store of the result",
@@ -156,6 +156,7 @@ impl ParamId {
                 GsuAlgo::Atomic => 0,
                 GsuAlgo::Reduce => 1,
                 GsuAlgo::StreamK => 2,
+                GsuAlgo::SingleKernel => 3,
             },
             ParamId::WorkGroupMapping => c.wgm,
             ParamId::GlobalReadVectorWidth => c.grvw,
@@ -185,6 +186,7 @@ impl ParamId {
                 c.gsu_algo = match v {
                     0 => GsuAlgo::Atomic,
                     2 => GsuAlgo::StreamK,
+                    3 => GsuAlgo::SingleKernel,
                     _ => GsuAlgo::Reduce,
                 }
             }
@@ -195,6 +197,12 @@ impl ParamId {
             ParamId::ProducerWarp => c.pw = u,
             ParamId::SwapAB => c.sab = u,
         }
+    }
+
+    /// Whether the values are names of alternatives rather than points on a scale: every
+    /// other value is one step away (the split algorithms have no order).
+    pub fn is_categorical(self) -> bool {
+        self == ParamId::GlobalSplitUAlgorithm
     }
 
     /// Formats a value the way a user writes it (`16x8x16` for MI shapes).
@@ -225,6 +233,9 @@ impl ParamId {
                 "0" | "atomic" | "a" => Some(0),
                 "1" | "reduce" | "reduction" | "r" | "multiplebuffer" => Some(1),
                 "2" | "streamk" | "stream-k" | "stream_k" | "s" => Some(2),
+                "3" | "singlekernel" | "single-kernel" | "multiplebuffersinglekernel" | "k" => {
+                    Some(3)
+                }
                 _ => None,
             },
             _ => t.parse::<i64>().ok().or_else(|| {
@@ -390,6 +401,11 @@ mod tests {
         algo.set(&mut c, 2);
         assert_eq!(c.gsu_algo, GsuAlgo::StreamK);
         assert_eq!(algo.get(&c), 2);
+        assert_eq!(algo.parse_value("MultipleBufferSingleKernel"), Some(3));
+        assert_eq!(algo.parse_value("3"), Some(3));
+        algo.set(&mut c, 3);
+        assert_eq!(c.gsu_algo, GsuAlgo::SingleKernel);
+        assert_eq!(algo.get(&c), 3);
     }
 
     #[test]

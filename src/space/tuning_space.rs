@@ -90,7 +90,7 @@ impl Space {
                 vec![1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64],
                 default_split(problem, hw, n_tile),
             ),
-            Domain::choice(ParamId::GlobalSplitUAlgorithm, vec![0, 1, 2], 1),
+            Domain::choice(ParamId::GlobalSplitUAlgorithm, vec![0, 1, 2, 3], 1),
             Domain::choice(ParamId::WorkGroupMapping, vec![1, 2, 4, 8, 16, 32], 8),
             Domain::pow2(ParamId::GlobalReadVectorWidth, 1, 16 / ea, 16 / ea),
             Domain::pow2(ParamId::StoreVectorWidth, 1, 16 / ed, (8 / ed).max(1)),
@@ -485,7 +485,8 @@ impl Space {
 
     /// Valid configs one parameter step away from `c`: per parameter, the nearest value below
     /// and above the current one that makes a valid config (a 128-row warpgroup tile steps to
-    /// 64 and 192, not to the invalid 112 and 144 between them).
+    /// 64 and 192, not to the invalid 112 and 144 between them); for a categorical parameter,
+    /// each other value that makes a valid config.
     pub fn neighbors(&self, c: &KernelConfig) -> Vec<KernelConfig> {
         let mut out = Vec::new();
         for d in &self.domains {
@@ -498,8 +499,12 @@ impl Space {
                 let n = n.canonical();
                 (n != *c && self.is_valid(&n)).then_some(n)
             };
-            // The domain's own neighbours when v0 is not in it (closest value first).
-            let steps: Vec<KernelConfig> = if d.contains(v0) {
+            // A categorical parameter steps to each of its other values; an ordinal one to
+            // the closest value below and above (the domain's own neighbours of a v0 outside
+            // it).
+            let steps: Vec<KernelConfig> = if d.id.is_categorical() {
+                d.values.iter().filter_map(valid).collect()
+            } else if d.contains(v0) {
                 below
                     .filter_map(valid)
                     .take(1)
@@ -684,6 +689,34 @@ mod tests {
                 s.check(&n).unwrap();
             }
         }
+    }
+
+    #[test]
+    fn a_split_steps_to_every_other_way_of_summing_it() {
+        let s = Space::for_problem(
+            &GemmProblem::new(4096, 128, 14336),
+            &HwSpec::by_name("H200").unwrap(),
+        );
+        let c = KernelConfig::parse(
+            "MT128x64x64_MI64x8x16_WG4x1_PGR8_PLR1_LPA0_LPB0_SW1_GSU2R_WGM1_GRVW8_SVW8_SU0",
+        )
+        .unwrap();
+        s.check(&c).unwrap();
+        let algos: Vec<GsuAlgo> = s
+            .neighbors(&c)
+            .iter()
+            .filter(|n| {
+                KernelConfig {
+                    gsu_algo: c.gsu_algo,
+                    ..**n
+                } == c
+            })
+            .map(|n| n.gsu_algo)
+            .collect();
+        assert_eq!(
+            algos,
+            [GsuAlgo::Atomic, GsuAlgo::StreamK, GsuAlgo::SingleKernel]
+        );
     }
 
     #[test]
