@@ -266,6 +266,37 @@ impl Space {
         ]
     }
 
+    /// A second start for problems that start on a small warpgroup tile without a split: the
+    /// 128x64 tile with K split in two and summed in the main kernel (GSU2K), when that is one
+    /// full wave. Its workgroups stream a quarter fewer operand bytes each (96 rows of a
+    /// 128x64 tile per K step against 128 of a 64x64 one), for the price of the partials'
+    /// round trip; which wins depends on K and is measured, not modelled. H200, same run
+    /// (cuBLASLt in brackets): 4096x128x14336 MT128x64 GSU2K 40.1-40.6 us against 42.0-43.2
+    /// on MT64x64 without a split [39.5]; the split loses on shorter K: 4096x128x4096 19.3
+    /// against 16.8-17.3 [16.5], 8192x64x8192 44.0 against 38.8-39.6 [39.5]. The pattern
+    /// search measures both starts in its first batch.
+    pub fn split_start(&self) -> Option<KernelConfig> {
+        let start = self.raw_default();
+        let tiles = tile_count(&self.problem, 128, 64) * 2;
+        let small = start.mi == constraints::WGMMA_MI && start.mt0 <= 64 && start.gsu <= 1;
+        if !small || tiles > self.hw.compute_units as i64 || !fills_wave(tiles, &self.hw) {
+            return None;
+        }
+        let space = self.with_deepest_pipeline(&[
+            (ParamId::MacroTile0, 128),
+            (ParamId::MacroTile1, 64),
+            (ParamId::WavesM, 8),
+            (ParamId::WavesN, 1),
+            (ParamId::SwapAB, 0),
+            (ParamId::GlobalSplitU, 2),
+            (ParamId::GlobalSplitUAlgorithm, 3),
+            (ParamId::WorkGroupMapping, 1),
+            (ParamId::PrefetchLocalRead, 1),
+            (ParamId::ProducerWarp, 1),
+        ])?;
+        Some(space.raw_default())
+    }
+
     pub fn domain(&self, id: ParamId) -> &Domain {
         self.domains
             .iter()
@@ -688,6 +719,22 @@ mod tests {
             for n in s.neighbors(&a) {
                 s.check(&n).unwrap();
             }
+        }
+    }
+
+    #[test]
+    fn small_tile_starts_come_with_a_split_start_that_fills_one_wave() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let s = Space::for_problem(&GemmProblem::new(4096, 128, 14336), &hw);
+        let c = s.split_start().expect("64 tiles of 128x64, two splits each");
+        s.check(&c).unwrap();
+        assert_eq!((c.mt0, c.mt1, c.wg, c.wgm, c.pw), (128, 64, [8, 1], 1, 1));
+        assert_eq!((c.gsu, c.gsu_algo), (2, GsuAlgo::SingleKernel));
+        assert!(c.pgr >= 3, "{}", c.name());
+        // Large tiles start without one; so do problems whose split grid is not one wave.
+        for (m, n, k) in [(16032, 109, 16384), (4096, 4096, 4096), (10240, 128, 8192)] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            assert_eq!(s.split_start(), None, "{m}x{n}x{k}");
         }
     }
 

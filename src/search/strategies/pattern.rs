@@ -117,12 +117,17 @@ impl Strategy for PatternSearch {
     fn propose(&mut self, ctx: &mut ProposeCtx<'_>) -> Result<Proposal, StrategyError> {
         let n = ctx.want(ctx.batch);
         if ctx.history.is_empty() {
-            // Start from the default config and its neighbourhood.
+            // Start from the default config (and the space's second start, if any) and the
+            // default's neighbourhood.
             let start = ctx.space.default_config()?;
             let mut configs = vec![start];
+            if n > 1 {
+                configs.extend(ctx.space.split_start());
+            }
             let mut ns = ctx.space.neighbors(&start);
             ns.shuffle(ctx.rng);
-            configs.extend(ns.into_iter().take(n.saturating_sub(1)));
+            let room = n.saturating_sub(configs.len());
+            configs.extend(ns.into_iter().take(room));
             return Ok(Proposal::of(configs));
         }
         let configs = self.candidates(ctx, n);
