@@ -62,6 +62,8 @@ constexpr int LAUNCH_THREADS = THREADS + (GT_PRODUCER_WARP ? WAVE : 0);
 #endif
 static_assert(!GT_GSU_SINGLE_KERNEL || (GT_GSU > 1 && !GT_STREAM_K && !GT_GSU_ATOMIC),
               "the single-kernel reduction is a way to sum GSU > 1 workspace partials");
+// Whether split partials go to the workspace for the <name>_epilogue kernel to sum.
+#define GT_REDUCTION_KERNEL (GT_GSU > 1 && !GT_STREAM_K && !GT_GSU_SINGLE_KERNEL)
 constexpr int STAGES = GT_PGR;
 constexpr int WT0 = MT0 / WG0, WT1 = MT1 / WG1;
 constexpr bool USE_MMA = GT_MI_M > 1;
@@ -698,7 +700,7 @@ GT_DEVICE void gt_store_tile(const GtGemmArgs& args, const float* ctile, int m0,
         float x[SVW];
 #pragma unroll
         for (int e = 0; e < SVW; ++e) x[e] = ctile[gt_epi_off(m + e, n)];
-#if GT_GSU > 1 && !GT_STREAM_K && !GT_GSU_SINGLE_KERNEL
+#if GT_REDUCTION_KERNEL
         float* ws = args.workspace;
         const gt_i64 total = M * N * args.batch;
         const gt_i64 at = (gt_i64)batch * M * N + gn * M + gm;
@@ -980,7 +982,7 @@ extern "C" __global__ void __launch_bounds__(LAUNCH_THREADS) GT_KERNEL_NAME(GT_A
 #endif
     gt_copy_wait<0>();
 #else
-#if GT_GSU > 1 && !GT_GSU_SINGLE_KERNEL
+#if GT_REDUCTION_KERNEL
     // The split-K epilogue kernel may be scheduled once every workgroup of this grid runs (by
     // then none of them waits for a free compute unit); it waits for this grid to end before
     // it reads the partials.
@@ -1018,7 +1020,7 @@ extern "C" __global__ void __launch_bounds__(LAUNCH_THREADS) GT_KERNEL_NAME(GT_A
 #endif
 }
 
-#if GT_GSU > 1 && !GT_STREAM_K && !GT_GSU_SINGLE_KERNEL
+#if GT_REDUCTION_KERNEL
 // Split-K epilogue: sums the split partials of D's columns (atomic: one pre-summed slice;
 // reduce: GSU slices in split order, so the result is deterministic), then applies alpha/beta
 // and converts to D's type. On sm_90 the host launches it as a programmatic dependent of the

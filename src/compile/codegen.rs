@@ -136,7 +136,6 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
         };
     }
     let mn = (p.m * p.n * p.batch) as u64;
-    let in_kernel_sum = cfg.gsu > 1 && cfg.gsu_algo == GsuAlgo::SingleKernel;
     let (workspace_bytes, zero_workspace) = match (cfg.gsu > 1, cfg.gsu_algo) {
         (false, _) => (0, false),
         (true, GsuAlgo::Atomic) => (mn * 4, true),
@@ -146,7 +145,7 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
     };
     // The split-K epilogue: 256 threads of 4 consecutive rows each along M, one column of
     // one batch per grid row (columns past the grid's 65535 rows loop in the kernel).
-    let epilogue = (cfg.gsu > 1 && !in_kernel_sum).then(|| EpiloguePlan {
+    let epilogue = (cfg.gsu > 1 && !cfg.sums_splits_in_kernel()).then(|| EpiloguePlan {
         symbol: format!("{}_epilogue", cfg.name()),
         grid: [
             (p.m as u64).div_ceil(256 * 4).min(u32::MAX as u64) as u32,
@@ -163,7 +162,11 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
         workspace_bytes,
         zero_workspace,
         // The in-kernel sum counts the finished splits of each tile in a flag.
-        flags_bytes: if in_kernel_sum { tiles * 4 } else { 0 },
+        flags_bytes: if cfg.sums_splits_in_kernel() {
+            tiles * 4
+        } else {
+            0
+        },
         tma_rows,
         epilogue,
     }
@@ -246,7 +249,7 @@ pub fn defines(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> String {
         u8::from(cfg.gsu > 1 && cfg.gsu_algo == GsuAlgo::Atomic).to_string(),
     );
     // Named only when set, like the producer warp below.
-    if cfg.gsu > 1 && cfg.gsu_algo == GsuAlgo::SingleKernel {
+    if cfg.sums_splits_in_kernel() {
         def("GT_GSU_SINGLE_KERNEL", "1".into());
     }
     def("GT_WGM", cfg.wgm.to_string());

@@ -31,6 +31,14 @@ pub enum GsuAlgo {
 }
 
 impl GsuAlgo {
+    /// Every algorithm, in the order of their GlobalSplitUAlgorithm numbers.
+    pub const ALL: [GsuAlgo; 4] = [
+        GsuAlgo::Atomic,
+        GsuAlgo::Reduce,
+        GsuAlgo::StreamK,
+        GsuAlgo::SingleKernel,
+    ];
+
     pub fn letter(self) -> char {
         match self {
             GsuAlgo::Atomic => 'A',
@@ -42,14 +50,7 @@ impl GsuAlgo {
 
     /// The algorithm a kernel name's `GSU<n><letter>` field names (`letter` inverted).
     pub fn from_letter(letter: char) -> Option<GsuAlgo> {
-        [
-            GsuAlgo::Atomic,
-            GsuAlgo::Reduce,
-            GsuAlgo::StreamK,
-            GsuAlgo::SingleKernel,
-        ]
-        .into_iter()
-        .find(|a| a.letter() == letter)
+        GsuAlgo::ALL.into_iter().find(|a| a.letter() == letter)
     }
 }
 
@@ -116,6 +117,12 @@ impl KernelConfig {
     /// Threads per workgroup that compute (own accumulators), for a given wave size.
     pub fn threads(&self, wave_size: u32) -> u32 {
         self.wg[0] * self.wg[1] * wave_size
+    }
+
+    /// Whether the split partials are summed in the main kernel (`GSU<n>K`): no second launch,
+    /// one workspace slot per (tile, split) and one flag per tile.
+    pub fn sums_splits_in_kernel(&self) -> bool {
+        self.gsu > 1 && self.gsu_algo == GsuAlgo::SingleKernel
     }
 
     /// Threads a workgroup is launched with: the computing ones plus the producer warp.
@@ -378,12 +385,7 @@ mod tests {
     #[test]
     fn every_split_algorithm_has_a_letter_that_parses_back() {
         let mut c = sample();
-        for algo in [
-            GsuAlgo::Atomic,
-            GsuAlgo::Reduce,
-            GsuAlgo::StreamK,
-            GsuAlgo::SingleKernel,
-        ] {
+        for algo in GsuAlgo::ALL {
             c.gsu_algo = algo;
             assert_eq!(GsuAlgo::from_letter(algo.letter()), Some(algo));
             let back = KernelConfig::parse(&c.name()).unwrap();

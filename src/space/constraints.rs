@@ -109,6 +109,12 @@ fn staged_output(c: &KernelConfig, stages: u64) -> u64 {
     }
 }
 
+/// Registers each of `threads` threads of one workgroup gets: every thread of a launch gets
+/// the same allocation, in steps of 8.
+fn register_share(hw: &HwSpec, threads: u32) -> u32 {
+    (hw.registers_per_cu / threads.max(1) as u64).min(u32::MAX as u64) as u32 & !7
+}
+
 /// A rough per-thread register estimate (32-bit registers): accumulators, operand fragments
 /// (doubled with PrefetchLocalRead), staging registers for global reads that do not go
 /// straight to LDS, and a fixed allowance for addresses and loop state.
@@ -390,7 +396,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
     // A workgroup must fit the register file: with 1024 threads each gets 64 registers, and
     // the compiler spills what does not fit (the producer warp's share: `producer-warp`).
     let threads = c.threads(hw.wave_size).max(1);
-    let share = (hw.registers_per_cu / threads as u64).min(u32::MAX as u64) as u32 & !7;
+    let share = register_share(hw, threads);
     if regs > share {
         return fail(
             "registers",
@@ -514,8 +520,7 @@ fn check_producer_warp(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result
             ),
         );
     }
-    // Every thread of the launch gets the same register allocation (in steps of 8).
-    let budget = (hw.registers_per_cu / threads as u64).min(u32::MAX as u64) as u32 & !7;
+    let budget = register_share(hw, threads);
     let need = registers_estimate(c, p, hw);
     if need > budget {
         return fail(

@@ -152,12 +152,11 @@ impl ParamId {
             ParamId::LdsPadB => c.lpb,
             ParamId::LdsSwizzle => c.swizzle,
             ParamId::GlobalSplitU => c.gsu,
-            ParamId::GlobalSplitUAlgorithm => match c.gsu_algo {
-                GsuAlgo::Atomic => 0,
-                GsuAlgo::Reduce => 1,
-                GsuAlgo::StreamK => 2,
-                GsuAlgo::SingleKernel => 3,
-            },
+            ParamId::GlobalSplitUAlgorithm => GsuAlgo::ALL
+                .iter()
+                .position(|&a| a == c.gsu_algo)
+                .expect("ALL lists every algorithm")
+                as u32,
             ParamId::WorkGroupMapping => c.wgm,
             ParamId::GlobalReadVectorWidth => c.grvw,
             ParamId::StoreVectorWidth => c.svw,
@@ -183,12 +182,10 @@ impl ParamId {
             ParamId::LdsSwizzle => c.swizzle = u,
             ParamId::GlobalSplitU => c.gsu = u,
             ParamId::GlobalSplitUAlgorithm => {
-                c.gsu_algo = match v {
-                    0 => GsuAlgo::Atomic,
-                    2 => GsuAlgo::StreamK,
-                    3 => GsuAlgo::SingleKernel,
-                    _ => GsuAlgo::Reduce,
-                }
+                c.gsu_algo = usize::try_from(v)
+                    .ok()
+                    .and_then(|i| GsuAlgo::ALL.get(i).copied())
+                    .unwrap_or(GsuAlgo::Reduce)
             }
             ParamId::WorkGroupMapping => c.wgm = u,
             ParamId::GlobalReadVectorWidth => c.grvw = u,

@@ -1,8 +1,9 @@
 //! `pattern`: neighbourhood (coordinate) search from the best, with restarts when stuck.
 //!
 //! Each round proposes the untried one-step neighbours (`Space::neighbors`: one parameter
-//! moved to an adjacent value, or to any other value of a categorical one) of the best configs of the current basin — the best first,
-//! then the runners-up (a small beam), each neighbourhood in seeded random order. When those
+//! moved to an adjacent value, or to any other value of a categorical one) of the best
+//! configs of the current basin — the best first, then the runners-up (a small beam), each
+//! neighbourhood in seeded random order. When those
 //! are all tried, the wider neighbourhood follows: one parameter moved to any value of its
 //! domain, and moves that are only valid together with an adjacent step of a second
 //! parameter (a larger MacroTile0 often needs more waves along M, a deeper DepthU fewer
