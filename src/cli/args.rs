@@ -284,6 +284,9 @@ pub struct SearchArgs {
     /// How many of the best kernels to re-time before naming the winner.
     #[arg(long, default_value_t = 3)]
     pub retime: usize,
+    /// Rounds of that re-timing: each kernel's time is the median of its round medians.
+    #[arg(long = "retime-rounds", default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=20))]
+    pub retime_rounds: u64,
     /// Strategy seed.
     #[arg(long = "search-seed", default_value_t = 0)]
     pub search_seed: u64,

@@ -80,6 +80,7 @@ impl SearchArgs {
             target_us: self.target_us,
             target_tflops: self.target_tflops,
             retime_top: self.retime,
+            retime_rounds: self.retime_rounds as usize,
             seed: self.search_seed,
             ..SearchOptions::default()
         }

@@ -11,6 +11,7 @@ use super::bench_cmd::{problem_from_args, timing_from_args};
 use super::output::{finish_store, note, open_device, open_store, print, selection};
 use super::search_args::llm_port;
 use crate::bench::session::{BenchRow, BenchSession};
+use crate::bench::stats::Stats;
 use crate::compile::{cache::CompileCache, compiler_for};
 use crate::report::plot::{line_plot_svg, Series};
 use crate::search::driver::{run_search, NoKnownResults, SearchResult};
@@ -101,7 +102,7 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
         _ => {}
     };
 
-    let result = (|| -> Result<(SearchResult, Option<BenchRow>)> {
+    let result = (|| -> Result<(SearchResult, Vec<BenchRow>)> {
         let mut session = BenchSession::new(
             problem.clone(),
             timing,
@@ -119,13 +120,21 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
             &opts,
             &mut progress,
         )?;
-        // The vendor library, measured now beside the re-timed winner.
-        let vendor = session.vendor(true)?;
-        Ok((found, Some(vendor)))
+        // The vendor library, measured now beside the re-timed winner and as many times.
+        let mut vendor_rounds = Vec::new();
+        for _ in 0..opts.retime_rounds.max(1) {
+            vendor_rounds.push(session.vendor(true)?);
+        }
+        Ok((found, vendor_rounds))
     })();
     finish_store(&mut db, &result);
-    let (found, vendor) = result?;
-    let vendor_us = vendor.as_ref().and_then(|v| v.median_us());
+    let (found, vendor_rounds) = result?;
+    let vendor_round_medians: Vec<f64> = vendor_rounds
+        .iter()
+        .filter(|v| v.is_ok())
+        .filter_map(BenchRow::median_us)
+        .collect();
+    let vendor_us = Stats::of(&vendor_round_medians).map(|s| s.median_us);
 
     let trace: Vec<(f64, f64)> = found
         .trace
@@ -159,6 +168,15 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
             .first()
             .and_then(|r| r.outcome.verification()),
         "vendor_median_us": vendor_us,
+        "vendor_round_medians_us": vendor_round_medians,
+        // Each leader's re-timing rounds; the winner's time is the median of its rounds.
+        "retimed": found.retimed.iter().map(|r| json!({
+            "config": r.config.name(),
+            "search_median_us": r.search_median_us,
+            "retimed_median_us": r.retimed_median_us,
+            "round_medians_us": r.round_medians_us,
+            "status": r.outcome.status(),
+        })).collect::<Vec<_>>(),
         "speedup_vs_vendor": winner.and_then(|w| vendor_us.map(|v| v / w.median_us)),
         "evaluations": found.evaluations,
         "reused": found.reused,

@@ -5,8 +5,9 @@
 //! (an invalid proposal is counted and reported, never evaluated) -> evaluate the rest
 //! through the [`Evaluator`] -> append to the [`History`] -> check the budget
 //! (`max_evals`, `time_budget`), the target and convergence (`max_rounds`, `patience` rounds
-//! without a `min_improvement` gain). At the end the best few are re-timed and ranked by the
-//! re-timed median, so the winner is never one lucky sample.
+//! without a `min_improvement` gain). At the end the best few are re-timed in rounds and ranked
+//! by the median of their round medians ([`super::retiming`]), so the winner is never one lucky
+//! sample.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -18,9 +19,9 @@ use serde::{Deserialize, Serialize};
 use super::evaluator::{EvalResult, Evaluator};
 use super::history::{Evaluation, History};
 use super::progress::{Event, Progress};
+use super::retiming::retime_leaders;
 use super::strategy::{ProposeCtx, Rejected, Strategy};
 use super::SearchError;
-use crate::bench::stats::Stats;
 use crate::device::Outcome;
 use crate::space::{KernelConfig, Space};
 
@@ -66,10 +67,18 @@ pub struct SearchOptions {
     pub target_tflops: Option<f64>,
     /// Configs re-timed at the end (K).
     pub retime_top: usize,
+    /// Rounds of that re-timing; each leader's time is the median of its round medians.
+    #[serde(default = "default_retime_rounds")]
+    pub retime_rounds: usize,
     /// Seed of the strategy RNG.
     pub seed: u64,
     /// Stop after this many consecutive rounds that brought nothing new to evaluate.
     pub max_empty_rounds: usize,
+}
+
+/// Three rounds: the median of three survives one outlier either way.
+fn default_retime_rounds() -> usize {
+    3
 }
 
 impl Default for SearchOptions {
@@ -84,6 +93,7 @@ impl Default for SearchOptions {
             target_us: None,
             target_tflops: None,
             retime_top: 3,
+            retime_rounds: default_retime_rounds(),
             seed: 0,
             max_empty_rounds: 3,
         }
@@ -153,8 +163,12 @@ pub struct TracePoint {
 pub struct Retimed {
     pub config: KernelConfig,
     pub search_median_us: f64,
-    /// `None` when the re-run failed (the config is then not a winner).
+    /// The median of the round medians; `None` when a round failed (the config is then not a
+    /// winner).
     pub retimed_median_us: Option<f64>,
+    /// Each passed round's median, in round order.
+    pub round_medians_us: Vec<f64>,
+    /// The last passed round's outcome, or the first failure.
     pub outcome: Outcome,
 }
 
@@ -366,7 +380,7 @@ pub fn run_search(
         }
     };
 
-    // Final re-timing of the top K.
+    // Final re-timing of the top K, in rounds.
     let top: Vec<(KernelConfig, f64)> = history
         .ranked()
         .iter()
@@ -376,31 +390,15 @@ pub fn run_search(
     let mut retimed = Vec::new();
     let mut retime_evaluations = 0;
     if !top.is_empty() && opts.retime_top > 0 {
-        progress.event(&Event::Retiming { configs: top.len() });
-        let configs: Vec<KernelConfig> = top.iter().map(|(c, _)| *c).collect();
-        let t = Instant::now();
-        let results = evaluator.retime(&configs);
-        if results.len() != configs.len() {
-            return Err(SearchError::EvaluatorMismatch {
-                sent: configs.len(),
-                got: results.len(),
-            });
-        }
-        split_time(&mut time, t.elapsed(), &results);
-        retime_evaluations = results.len();
-        for ((config, search_median_us), r) in top.iter().zip(results) {
-            retimed.push(Retimed {
-                config: *config,
-                search_median_us: *search_median_us,
-                retimed_median_us: r.outcome.samples().and_then(Stats::of).map(|s| s.median_us),
-                outcome: r.outcome,
-            });
-        }
-        retimed.sort_by(|a, b| {
-            a.retimed_median_us
-                .unwrap_or(f64::INFINITY)
-                .total_cmp(&b.retimed_median_us.unwrap_or(f64::INFINITY))
+        progress.event(&Event::Retiming {
+            configs: top.len(),
+            rounds: opts.retime_rounds.max(1),
         });
+        let t = Instant::now();
+        let run = retime_leaders(evaluator, &top, opts.retime_rounds)?;
+        split_time(&mut time, t.elapsed(), &run.results);
+        retime_evaluations = run.results.len();
+        retimed = run.retimed;
     }
     let winner = match retimed.first() {
         Some(r) if r.retimed_median_us.is_some() => Some(Winner {

@@ -30,9 +30,10 @@ pub trait Evaluator {
     /// One result per config, in the same order.
     fn evaluate(&mut self, configs: &[KernelConfig]) -> Vec<EvalResult>;
 
-    /// Measures configs again for the final ranking. Backends whose samples depend on a seed
-    /// override this to draw fresh samples; the default measures them the same way again.
-    fn retime(&mut self, configs: &[KernelConfig]) -> Vec<EvalResult> {
+    /// Measures configs again for the final ranking, in its `round` (0-based). Backends whose
+    /// samples depend on a seed override this to draw fresh samples each round; the default
+    /// measures them the same way again.
+    fn retime(&mut self, configs: &[KernelConfig], _round: usize) -> Vec<EvalResult> {
         self.evaluate(configs)
     }
 }
@@ -78,8 +79,8 @@ impl Evaluator for DeviceEvaluator<'_> {
         self.session.evaluate(configs)
     }
 
-    fn retime(&mut self, configs: &[KernelConfig]) -> Vec<EvalResult> {
-        Evaluator::retime(&mut self.session, configs)
+    fn retime(&mut self, configs: &[KernelConfig], round: usize) -> Vec<EvalResult> {
+        Evaluator::retime(&mut self.session, configs, round)
     }
 }
 
@@ -119,12 +120,12 @@ impl Evaluator for BenchSession<'_> {
             .collect()
     }
 
-    /// Re-times with a different data/noise seed and without reusing stored results, so a
-    /// config that was lucky once is not lucky again by construction.
-    fn retime(&mut self, configs: &[KernelConfig]) -> Vec<EvalResult> {
+    /// Re-times with a data/noise seed of its own per round and without reusing stored
+    /// results, so a config that was lucky once is not lucky again by construction.
+    fn retime(&mut self, configs: &[KernelConfig], round: usize) -> Vec<EvalResult> {
         let (force, seed) = (self.force, self.timing.seed);
         self.force = true;
-        self.timing.seed = seed.wrapping_add(0x9E37_79B9);
+        self.timing.seed = seed.wrapping_add(0x9E37_79B9u64.wrapping_mul(round as u64 + 1));
         let out = self.evaluate(configs);
         self.force = force;
         self.timing.seed = seed;

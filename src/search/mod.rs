@@ -19,6 +19,7 @@ pub mod observations;
 pub mod progress;
 pub mod prompt;
 pub mod reply;
+pub mod retiming;
 pub mod strategies;
 pub mod strategy;
 

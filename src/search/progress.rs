@@ -45,6 +45,7 @@ pub enum Event {
     /// The final re-timing of the top configs begins.
     Retiming {
         configs: usize,
+        rounds: usize,
     },
     Finished {
         stop: StopReason,
