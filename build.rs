@@ -223,18 +223,22 @@ fn main() {
                 continue;
             }
         }
-        // Kernels of this arch, two compiler processes at a time.
-        let mine: Vec<&Block> = blocks
+        // Kernels of this arch, two compiler processes at a time. One config name can stand
+        // for several blocks (other layouts, types or beta), so each block's files carry its
+        // index in the set: shared paths would let two compiles write one source at once and
+        // embed one block's object under another's defines.
+        let mine: Vec<(usize, &Block)> = blocks
             .iter()
-            .filter(|b| &b.arch == arch && b.vendor == vendor)
+            .enumerate()
+            .filter(|(_, b)| &b.arch == arch && b.vendor == vendor)
             .collect();
         for pair in mine.chunks(2) {
             let results: Vec<_> = std::thread::scope(|s| {
                 let handles: Vec<_> = pair
                     .iter()
-                    .map(|b| {
-                        let src = aot.join(format!("{}_{arch}.cu", b.name));
-                        let out = aot.join(format!("{}_{arch}.{ext}", b.name));
+                    .map(|&(i, b)| {
+                        let src = aot.join(format!("{i:03}_{}_{arch}.cu", b.name));
+                        let out = aot.join(format!("{i:03}_{}_{arch}.{ext}", b.name));
                         let kernels = &kernels;
                         s.spawn(move || {
                             let _ = std::fs::write(

@@ -199,6 +199,34 @@ mod tests {
         }
     }
 
+    /// Blocks of one config name but other defines (layouts, types, beta) are different
+    /// kernels: each must embed its own object, not whichever block compiled last.
+    #[test]
+    fn every_embedded_kernel_is_its_own_object() {
+        let all = kernels();
+        for (i, a) in all.iter().enumerate() {
+            for b in &all[i + 1..] {
+                if a.arch == b.arch && a.defines != b.defines {
+                    assert_ne!(
+                        a.code, b.code,
+                        "{} and {} ({}) embed the same object",
+                        a.name, b.name, a.arch
+                    );
+                }
+            }
+        }
+        // With the toolchains required for named archs (CI), every block of those was built.
+        let required = std::env::var("GEMMTUNE_REQUIRE_TOOLCHAIN").as_deref() == Ok("1");
+        if let (true, Ok(archs)) = (required, std::env::var("GEMMTUNE_ARCHS")) {
+            let expected = parse_default_set(DEFAULT_SET)
+                .unwrap()
+                .iter()
+                .filter(|e| archs.split(',').any(|a| a == e.arch))
+                .count();
+            assert_eq!(all.len(), expected, "a default kernel did not compile");
+        }
+    }
+
     /// The problems whose default configs form the default set (vendor, arch, problem).
     fn default_problems() -> Vec<(&'static str, &'static str, &'static str)> {
         vec![
