@@ -132,12 +132,14 @@ impl Space {
             (ParamId::PrefetchLocalRead, 0),
             (ParamId::StoreVectorWidth, (16 / ed).max(1)),
         ];
-        // Wide problems: two warpgroups side by side on a 128x256 tile (measured best on an
-        // H200 for 4096^3 and 8192^3), one warpgroup column with a deeper pipeline otherwise.
+        // Wide problems: a 128x256 tile, two warpgroups of 64x256 each, four stages, one
+        // stage left in the tensor cores while the next is issued. Measured on an H200, same
+        // call, twice (cuBLASLt 172.4-172.6 us): 4096^3 190.7-191.5 us on WG8x1 against
+        // 211.6-214.9 on four warpgroups of 64x128 (WG8x2) and 194.2-196.2 on WG8x2 with the
+        // producer warp. One warpgroup column with a deeper pipeline otherwise.
         let wide: &[(ParamId, i64)] = if self.problem.n >= 256 {
             &[
                 (ParamId::MacroTile1, 256),
-                (ParamId::WavesN, 2),
                 (ParamId::PrefetchGlobalRead, 4),
                 (ParamId::PrefetchLocalRead, 1),
             ]
