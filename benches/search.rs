@@ -7,7 +7,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use gemmtune::device::sim::model_time_us;
-use gemmtune::device::{Outcome, Verification};
+use gemmtune::device::Outcome;
 use gemmtune::hw::HwSpec;
 use gemmtune::problem::GemmProblem;
 use gemmtune::search::prompt::PromptBuilder;
@@ -34,17 +34,7 @@ fn setup() -> (Space, History) {
                 stderr: "error: too many registers".into(),
             }
         } else {
-            Outcome::Timed {
-                samples_us: vec![t, t * 1.01, t * 0.99],
-                verification: Verification {
-                    max_abs_err: 0.0,
-                    max_rel_err: 0.0,
-                    rel_l2_err: 0.0,
-                    tolerance: 1e-2,
-                    passed: true,
-                    method: "model".into(),
-                },
-            }
+            Outcome::modelled(vec![t, t * 1.01, t * 0.99])
         };
         history.push(history.len() / 16, c, outcome);
     }

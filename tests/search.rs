@@ -10,7 +10,7 @@ use std::sync::Arc;
 use gemmtune::compile::sim::SimCompiler;
 use gemmtune::device::replay::{Dataset, ReplayDevice, SweepHeader, SweepWriter};
 use gemmtune::device::sim::{model_time_us, SimDevice};
-use gemmtune::device::{Device, DeviceSelection, Outcome, TimingOptions, Verification};
+use gemmtune::device::{Device, DeviceSelection, Outcome, TimingOptions};
 use gemmtune::hw::HwSpec;
 use gemmtune::problem::GemmProblem;
 use gemmtune::search::driver::{
@@ -415,17 +415,8 @@ fn driver_reuses_known_results_and_respects_budget() {
     let s = small_space();
     let all = valid_configs(&s);
     let known_cfg = all[0];
-    let fake = Outcome::Timed {
-        samples_us: vec![1.0, 1.0, 1.0],
-        verification: Verification {
-            max_abs_err: 0.0,
-            max_rel_err: 0.0,
-            rel_l2_err: 0.0,
-            tolerance: 1e-2,
-            passed: true,
-            method: "stored".into(),
-        },
-    };
+    // A stored result the driver must reuse, not measure again.
+    let fake = Outcome::modelled(vec![1.0, 1.0, 1.0]);
     let known = move |c: &KernelConfig| (*c == known_cfg).then(|| fake.clone());
     let mut device = SimDevice::new(&DeviceSelection {
         hw_spec: Some(s.hw.clone()),
@@ -469,17 +460,7 @@ struct Scripted {
 }
 
 fn timed(us: f64) -> Outcome {
-    Outcome::Timed {
-        samples_us: vec![us; 3],
-        verification: Verification {
-            max_abs_err: 0.0,
-            max_rel_err: 0.0,
-            rel_l2_err: 0.0,
-            tolerance: 1e-2,
-            passed: true,
-            method: "model".into(),
-        },
-    }
+    Outcome::modelled(vec![us; 3])
 }
 
 impl Evaluator for Scripted {

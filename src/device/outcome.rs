@@ -47,6 +47,22 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// A timing that passed an exact check by the analytic model: what scripted evaluators,
+    /// strategy benches and tests hand the search when no kernel ran.
+    pub fn modelled(samples_us: Vec<f64>) -> Outcome {
+        Outcome::Timed {
+            samples_us,
+            verification: Verification {
+                max_abs_err: 0.0,
+                max_rel_err: 0.0,
+                rel_l2_err: 0.0,
+                tolerance: 1e-2,
+                passed: true,
+                method: "model".into(),
+            },
+        }
+    }
+
     pub fn status(&self) -> &'static str {
         match self {
             Outcome::Timed { .. } => "ok",

@@ -421,23 +421,12 @@ fn value_json(p: ParamId, v: i64) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::Verification;
     use crate::hw::HwSpec;
     use crate::problem::GemmProblem;
     use rand::SeedableRng;
 
     fn timed(us: f64) -> crate::device::Outcome {
-        crate::device::Outcome::Timed {
-            samples_us: vec![us],
-            verification: Verification {
-                max_abs_err: 0.0,
-                max_rel_err: 0.0,
-                rel_l2_err: 0.0,
-                tolerance: 1e-2,
-                passed: true,
-                method: "model".into(),
-            },
-        }
+        crate::device::Outcome::modelled(vec![us])
     }
 
     #[test]

@@ -95,24 +95,13 @@ pub fn retime_leaders(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::Verification;
 
     fn config(name: &str) -> KernelConfig {
         KernelConfig::parse(name).unwrap()
     }
 
     fn timed(us: f64) -> Outcome {
-        Outcome::Timed {
-            samples_us: vec![us; 3],
-            verification: Verification {
-                max_abs_err: 0.0,
-                max_rel_err: 0.0,
-                rel_l2_err: 0.0,
-                tolerance: 1e-2,
-                passed: true,
-                method: "model".into(),
-            },
-        }
+        Outcome::modelled(vec![us; 3])
     }
 
     /// Times by (config index, round); records the order each round measured in.
@@ -148,31 +137,38 @@ mod tests {
         }
     }
 
-    fn three() -> Vec<KernelConfig> {
-        ["WGM1", "WGM4", "WGM8"]
+    /// Three leaders timed `times[leader][round]` (None: the round fails), each with the
+    /// search median `search_us`.
+    fn three(times: Vec<[Option<f64>; 3]>, search_us: f64) -> (Rounds, Vec<(KernelConfig, f64)>) {
+        let configs: Vec<KernelConfig> = ["WGM1", "WGM4", "WGM8"]
             .iter()
             .map(|w| {
                 config(&format!(
                     "MT128x64x64_MI64x8x16_WG4x1_PGR8_PLR1_LPA0_LPB0_SW1_GSU1_{w}_GRVW8_SVW8_SU0"
                 ))
             })
-            .collect()
+            .collect();
+        let leaders = configs.iter().map(|&c| (c, search_us)).collect();
+        let ev = Rounds {
+            configs,
+            times,
+            orders: Vec::new(),
+        };
+        (ev, leaders)
     }
 
     #[test]
     fn one_fast_round_does_not_make_a_winner() {
-        let configs = three();
-        let mut ev = Rounds {
-            configs: configs.clone(),
-            // The first leader is lucky once (the search's sample and round 0), slow after.
-            times: vec![
+        // The first leader is lucky once (the search's sample and round 0), slow after.
+        let (mut ev, leaders) = three(
+            vec![
                 [Some(9.0), Some(12.0), Some(12.5)],
                 [Some(10.0), Some(10.2), Some(10.1)],
                 [Some(11.0), Some(11.0), Some(11.0)],
             ],
-            orders: Vec::new(),
-        };
-        let leaders: Vec<_> = configs.iter().map(|&c| (c, 9.0)).collect();
+            9.0,
+        );
+        let configs = ev.configs.clone();
         let run = retime_leaders(&mut ev, &leaders, 3).unwrap();
         assert_eq!(run.retimed[0].config, configs[1]);
         assert_eq!(run.retimed[0].retimed_median_us, Some(10.1));
@@ -186,17 +182,15 @@ mod tests {
 
     #[test]
     fn a_leader_that_fails_any_round_is_out() {
-        let configs = three();
-        let mut ev = Rounds {
-            configs: configs.clone(),
-            times: vec![
+        let (mut ev, leaders) = three(
+            vec![
                 [Some(5.0), None, Some(5.0)],
                 [Some(10.0), Some(10.0), Some(10.0)],
                 [None, None, None],
             ],
-            orders: Vec::new(),
-        };
-        let leaders: Vec<_> = configs.iter().map(|&c| (c, 5.0)).collect();
+            5.0,
+        );
+        let configs = ev.configs.clone();
         let run = retime_leaders(&mut ev, &leaders, 3).unwrap();
         assert_eq!(run.retimed[0].config, configs[1]);
         for failed in &run.retimed[1..] {
@@ -207,13 +201,7 @@ mod tests {
 
     #[test]
     fn zero_rounds_still_measure_once() {
-        let configs = three();
-        let mut ev = Rounds {
-            configs: configs.clone(),
-            times: vec![[Some(3.0), None, None]; 3],
-            orders: Vec::new(),
-        };
-        let leaders: Vec<_> = configs.iter().map(|&c| (c, 1.0)).collect();
+        let (mut ev, leaders) = three(vec![[Some(3.0), None, None]; 3], 1.0);
         let run = retime_leaders(&mut ev, &leaders, 0).unwrap();
         assert_eq!(run.results.len(), 3);
         assert!(run.retimed.iter().all(|r| r.retimed_median_us == Some(3.0)));
