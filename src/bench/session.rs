@@ -269,15 +269,22 @@ impl<'a> BenchSession<'a> {
     }
 
     /// Re-measures the `top` fastest verified rows (and the vendor row, if given) now, side by
-    /// side, and replaces their measurements with the new ones. Returns the re-timed rows.
+    /// side, in `rounds` rounds (at least one): each round measures the leaders in a rotated
+    /// order with a data seed of its own, then the vendor library, so a drift of the GPU's
+    /// clocks reaches both. Each row becomes its median round (the round whose median is the
+    /// median of its rounds'), or its first failed round: a kernel that failed once is not a
+    /// winner.
     pub fn retime(
         &mut self,
         rows: &mut [BenchRow],
         vendor: Option<&mut BenchRow>,
         top: usize,
+        rounds: usize,
         on_event: &mut dyn FnMut(Event),
     ) -> Result<(), DeviceError> {
-        let mut order: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].is_ok()).collect();
+        let mut order: Vec<usize> = (0..rows.len())
+            .filter(|&i| rows[i].is_ok() && rows[i].config.is_some())
+            .collect();
         order.sort_by(|&a, &b| {
             rows[a]
                 .median_us()
@@ -288,19 +295,66 @@ impl<'a> BenchSession<'a> {
         if order.is_empty() {
             return Ok(());
         }
-        let configs: Vec<KernelConfig> = order.iter().filter_map(|&i| rows[i].config).collect();
-        let saved_force = self.force;
+        let (force, seed) = (self.force, self.timing.seed);
         self.force = true;
-        let fresh = self.measure(&configs, on_event);
-        self.force = saved_force;
-        for (&i, new) in order.iter().zip(fresh?) {
-            rows[i] = new;
+        let measured = self.retime_rounds(rows, &order, vendor.is_some(), rounds, on_event);
+        self.force = force;
+        self.timing.seed = seed;
+        let (per_row, vendor_rounds) = measured?;
+        for (&i, taken) in order.iter().zip(per_row) {
+            rows[i] = median_round(taken);
         }
         if let Some(v) = vendor {
-            *v = self.vendor(true)?;
+            *v = median_round(vendor_rounds);
         }
         Ok(())
     }
+
+    /// The rounds of [`Self::retime`]: every round's row of each leader (in `order`'s order)
+    /// and of the vendor library.
+    fn retime_rounds(
+        &mut self,
+        rows: &[BenchRow],
+        order: &[usize],
+        with_vendor: bool,
+        rounds: usize,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<(Vec<Vec<BenchRow>>, Vec<BenchRow>), DeviceError> {
+        let n = order.len();
+        let seed = self.timing.seed;
+        let mut per_row: Vec<Vec<BenchRow>> = vec![Vec::new(); n];
+        let mut vendor_rounds = Vec::new();
+        for round in 0..rounds.max(1) {
+            self.timing.seed = seed.wrapping_add(0x9E37_79B9u64.wrapping_mul(round as u64 + 1));
+            let rotated: Vec<usize> = (0..n).map(|j| (j + round) % n).collect();
+            let configs: Vec<KernelConfig> = rotated
+                .iter()
+                .filter_map(|&j| rows[order[j]].config)
+                .collect();
+            for (&j, row) in rotated.iter().zip(self.measure(&configs, on_event)?) {
+                per_row[j].push(row);
+            }
+            if with_vendor {
+                vendor_rounds.push(self.vendor(true)?);
+            }
+        }
+        Ok((per_row, vendor_rounds))
+    }
+}
+
+/// The row of the median round among `taken` (the lower middle for an even count), or the
+/// first failed one.
+fn median_round(mut taken: Vec<BenchRow>) -> BenchRow {
+    if let Some(failed) = taken.iter().position(|r| !r.is_ok()) {
+        return taken.swap_remove(failed);
+    }
+    taken.sort_by(|a, b| {
+        a.median_us()
+            .unwrap_or(f64::MAX)
+            .total_cmp(&b.median_us().unwrap_or(f64::MAX))
+    });
+    let mid = (taken.len() - 1) / 2;
+    taken.swap_remove(mid)
 }
 
 /// Fills `speedup_vs_vendor` of every row from the vendor row's median.
@@ -323,4 +377,75 @@ pub fn winner(rows: &[BenchRow]) -> Option<usize> {
                 .unwrap_or(f64::MAX)
                 .total_cmp(&rows[b].median_us().unwrap_or(f64::MAX))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::results::MemoryResults;
+    use crate::compile::sim::SimCompiler;
+    use crate::device::sim::SimDevice;
+    use crate::device::{DeviceSelection, TimingOptions};
+
+    fn row(name: &str, median: Option<f64>) -> BenchRow {
+        let outcome = match median {
+            Some(t) => Outcome::modelled(vec![t]),
+            None => Outcome::LaunchFailed {
+                message: "illegal address".into(),
+            },
+        };
+        BenchRow {
+            name: name.into(),
+            config: None,
+            stats: outcome.samples().and_then(Stats::of),
+            outcome,
+            rates: None,
+            speedup_vs_vendor: None,
+            reused: false,
+            compile_ms: None,
+            resources: None,
+        }
+    }
+
+    #[test]
+    fn a_row_is_its_median_round_or_its_first_failure() {
+        let rounds = vec![
+            row("a", Some(12.0)),
+            row("b", Some(10.0)),
+            row("c", Some(11.0)),
+        ];
+        assert_eq!(median_round(rounds).name, "c");
+        let even = vec![row("a", Some(12.0)), row("b", Some(10.0))];
+        assert_eq!(median_round(even).name, "b");
+        let failed = vec![row("a", Some(1.0)), row("b", None), row("c", None)];
+        assert_eq!(median_round(failed).name, "b");
+    }
+
+    #[test]
+    fn retiming_measures_every_leader_and_the_vendor_in_each_round() {
+        let problem = GemmProblem::new(1024, 109, 2048);
+        let mut device = SimDevice::new(&DeviceSelection::default()).unwrap();
+        let compiler = SimCompiler { plants: vec![] };
+        let mut results = MemoryResults::default();
+        let mut session = BenchSession::new(
+            problem,
+            TimingOptions::default(),
+            &mut device,
+            &compiler,
+            None,
+            Box::new(&mut results),
+        )
+        .unwrap();
+        let configs = crate::bench::defaults::default_configs(&session.space, 4);
+        let mut rows = session.measure(&configs, &mut |_| {}).unwrap();
+        let mut vendor = session.vendor(false).unwrap();
+        session
+            .retime(&mut rows, Some(&mut vendor), 2, 3, &mut |_| {})
+            .unwrap();
+        assert!(vendor.is_ok());
+        assert!(rows.iter().all(BenchRow::is_ok));
+        drop(session);
+        // Four measured, one vendor, then three rounds of two leaders and the vendor.
+        assert_eq!(results.writes, 4 + 1 + 3 * (2 + 1));
+    }
 }

@@ -217,6 +217,10 @@ pub struct BenchArgs {
     /// How many of the fastest kernels to re-time, beside the vendor library, before naming a winner.
     #[arg(long, default_value_t = 3)]
     pub retime: usize,
+    /// Rounds of that re-timing, the vendor library timed in each: a kernel's row is its
+    /// median round.
+    #[arg(long = "retime-rounds", default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=20))]
+    pub retime_rounds: u64,
     /// Do not run the vendor library.
     #[arg(long = "no-vendor")]
     pub no_vendor: bool,

@@ -295,7 +295,13 @@ fn measure(
         Some(session.vendor(false)?)
     };
     if a.retime > 0 {
-        session.retime(&mut rows, vendor.as_mut(), a.retime, on_event)?;
+        session.retime(
+            &mut rows,
+            vendor.as_mut(),
+            a.retime,
+            a.retime_rounds as usize,
+            on_event,
+        )?;
     }
     Ok((rows, vendor, session.times))
 }

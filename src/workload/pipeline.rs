@@ -256,7 +256,13 @@ fn tune_in_session(
         .map_err(|e| e.to_string())?;
     let mut vendor_now = vendor.clone();
     session
-        .retime(&mut rows, Some(&mut vendor_now), 1, &mut |_| {})
+        .retime(
+            &mut rows,
+            Some(&mut vendor_now),
+            1,
+            settings.search.retime_rounds,
+            &mut |_| {},
+        )
         .map_err(|e| e.to_string())?;
     let row = &rows[0];
     out.verification = row.outcome.verification().cloned();
