@@ -70,6 +70,22 @@ fn pattern_tune_on_sim_finds_a_verified_winner() {
     gemmtune::space::KernelConfig::parse(winner).unwrap();
     assert!(r["evaluations"].as_u64().unwrap() <= 40);
     assert!(r["vendor_median_us"].as_f64().unwrap() > 0.0);
+    // Three leaders re-timed in three rounds, the vendor library timed in each of them; the
+    // winner's time is the median of its rounds.
+    let retimed = r["retimed"].as_array().unwrap();
+    assert_eq!(retimed.len(), 3);
+    assert_eq!(retimed[0]["config"].as_str().unwrap(), winner);
+    let rounds: Vec<f64> = retimed[0]["round_medians_us"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(rounds.len(), 3);
+    let mut sorted = rounds.clone();
+    sorted.sort_by(f64::total_cmp);
+    assert_eq!(r["winner_median_us"].as_f64().unwrap(), sorted[1]);
+    assert_eq!(r["vendor_round_medians_us"].as_array().unwrap().len(), 3);
     let svg = std::fs::read_to_string(out.join("convergence.svg")).unwrap();
     assert!(svg.contains("<polyline"));
 }

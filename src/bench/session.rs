@@ -76,6 +76,11 @@ pub struct BenchSession<'a> {
     target: Target,
     problem_set: bool,
     pub times: PhaseTimes,
+    /// When set, each round of the search's final re-timing (this session as the
+    /// [`Evaluator`](crate::search::evaluator::Evaluator)) also times the vendor library right
+    /// after the leaders, into `vendor_retimed`: the vendor sees the same drift as they do.
+    pub vendor_in_retime: bool,
+    pub vendor_retimed: Vec<BenchRow>,
 }
 
 /// Name under which the vendor baseline is stored and reported.
@@ -112,6 +117,8 @@ impl<'a> BenchSession<'a> {
             target,
             problem_set: false,
             times: PhaseTimes::default(),
+            vendor_in_retime: false,
+            vendor_retimed: Vec::new(),
         })
     }
 
@@ -421,21 +428,40 @@ mod tests {
         assert_eq!(median_round(failed).name, "b");
     }
 
+    /// The simulated device, compiler and in-memory results a test session runs on.
+    struct Sim {
+        device: SimDevice,
+        compiler: SimCompiler,
+        results: MemoryResults,
+    }
+
+    impl Sim {
+        fn new() -> Sim {
+            Sim {
+                device: SimDevice::new(&DeviceSelection::default()).unwrap(),
+                compiler: SimCompiler { plants: vec![] },
+                results: MemoryResults::default(),
+            }
+        }
+
+        /// A session for a small skinny problem.
+        fn session(&mut self) -> BenchSession<'_> {
+            BenchSession::new(
+                GemmProblem::new(1024, 109, 2048),
+                TimingOptions::default(),
+                &mut self.device,
+                &self.compiler,
+                None,
+                Box::new(&mut self.results),
+            )
+            .unwrap()
+        }
+    }
+
     #[test]
     fn retiming_measures_every_leader_and_the_vendor_in_each_round() {
-        let problem = GemmProblem::new(1024, 109, 2048);
-        let mut device = SimDevice::new(&DeviceSelection::default()).unwrap();
-        let compiler = SimCompiler { plants: vec![] };
-        let mut results = MemoryResults::default();
-        let mut session = BenchSession::new(
-            problem,
-            TimingOptions::default(),
-            &mut device,
-            &compiler,
-            None,
-            Box::new(&mut results),
-        )
-        .unwrap();
+        let mut sim = Sim::new();
+        let mut session = sim.session();
         let configs = crate::bench::defaults::default_configs(&session.space, 4);
         let mut rows = session.measure(&configs, &mut |_| {}).unwrap();
         let mut vendor = session.vendor(false).unwrap();
@@ -446,6 +472,23 @@ mod tests {
         assert!(rows.iter().all(BenchRow::is_ok));
         drop(session);
         // Four measured, one vendor, then three rounds of two leaders and the vendor.
-        assert_eq!(results.writes, 4 + 1 + 3 * (2 + 1));
+        assert_eq!(sim.results.writes, 4 + 1 + 3 * (2 + 1));
+    }
+
+    #[test]
+    fn the_search_retiming_times_the_vendor_in_its_rounds_when_asked() {
+        use crate::search::evaluator::Evaluator;
+        let mut sim = Sim::new();
+        let mut session = sim.session();
+        let configs = crate::bench::defaults::default_configs(&session.space, 2);
+        Evaluator::retime(&mut session, &configs, 0);
+        assert!(session.vendor_retimed.is_empty());
+        session.vendor_in_retime = true;
+        for round in 0..3 {
+            let got = Evaluator::retime(&mut session, &configs, round);
+            assert_eq!(got.len(), configs.len());
+        }
+        assert_eq!(session.vendor_retimed.len(), 3);
+        assert!(session.vendor_retimed.iter().all(BenchRow::is_ok));
     }
 }

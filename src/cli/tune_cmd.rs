@@ -112,6 +112,7 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
             Box::new(&mut db),
         )?;
         session.force = a.timing.force;
+        session.vendor_in_retime = true;
         let found = run_search(
             &space,
             strategy.as_mut(),
@@ -120,10 +121,14 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
             &opts,
             &mut progress,
         )?;
-        // The vendor library, measured now beside the re-timed winner and as many times.
-        let mut vendor_rounds = Vec::new();
-        for _ in 0..opts.retime_rounds.max(1) {
-            vendor_rounds.push(session.vendor(true)?);
+        // The vendor library, timed in every re-timing round right after the leaders (or, if
+        // there was none or it failed there, now and as many times).
+        let mut vendor_rounds = std::mem::take(&mut session.vendor_retimed);
+        if vendor_rounds.len() < opts.retime_rounds.max(1) {
+            vendor_rounds.clear();
+            for _ in 0..opts.retime_rounds.max(1) {
+                vendor_rounds.push(session.vendor(true)?);
+            }
         }
         Ok((found, vendor_rounds))
     })();

@@ -121,12 +121,20 @@ impl Evaluator for BenchSession<'_> {
     }
 
     /// Re-times with a data/noise seed of its own per round and without reusing stored
-    /// results, so a config that was lucky once is not lucky again by construction.
+    /// results, so a config that was lucky once is not lucky again by construction; with
+    /// `vendor_in_retime`, the vendor library follows in the same round.
     fn retime(&mut self, configs: &[KernelConfig], round: usize) -> Vec<EvalResult> {
         let (force, seed) = (self.force, self.timing.seed);
         self.force = true;
         self.timing.seed = seed.wrapping_add(0x9E37_79B9u64.wrapping_mul(round as u64 + 1));
         let out = self.evaluate(configs);
+        if self.vendor_in_retime {
+            // A vendor failure here is not the search's: the caller times it again and
+            // reports the error there.
+            if let Ok(v) = self.vendor(true) {
+                self.vendor_retimed.push(v);
+            }
+        }
         self.force = force;
         self.timing.seed = seed;
         out
