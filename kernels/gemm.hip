@@ -375,11 +375,51 @@ GT_DEVICE void gt_acc_coord(int lane, int idx, int& m, int& n) {
 
 // ---- epilogue staging tile: f32 [MT1][MT0], m XOR-permuted in groups of 8 by n so the MMA
 // lanes that write one column group hit different banks; groups of 8 stay contiguous, so an
-// SVW-wide read (SVW <= 8) is one contiguous run.
+// SVW-wide read (SVW <= 8) is one contiguous, SVW-aligned run.
 // The mask keeps m inside its aligned group of 8 * (mask + 1) rows, which MT0 must hold whole.
+// An unswapped wgmma store writes 8 rows of columns n, n+2, n+4, n+6: permuting by n / 2 gives
+// those four columns four different groups of banks (by n, n and n+4 would share them).
 constexpr int EPI_MASK = gt_min(gt_pow2_factor(MT0 / 8), 4) - 1;
-GT_DEVICE int gt_epi_off(int m, int n) { return n * MT0 + (m ^ ((n & EPI_MASK) << 3)); }
+#if GT_WGMMA
+constexpr int EPI_SHIFT = SWAP ? 0 : 1;
+#else
+constexpr int EPI_SHIFT = 0;
+#endif
+GT_DEVICE int gt_epi_off(int m, int n) { return n * MT0 + (m ^ (((n >> EPI_SHIFT) & EPI_MASK) << 3)); }
 static_assert(GT_SVW <= 8 && MT0 % GT_SVW == 0, "StoreVectorWidth must divide MT0, at most 8");
+
+// Four floats moved as one 16-byte vector (staged runs here, partial tiles in the fix-ups).
+struct __align__(16) GtF4 { float x, y, z, w; };
+
+// Reads the staged run of V floats at `src` (V-aligned) as vectors. For V = 8, lanes of odd
+// quads read their second half first: eight lanes reading 32-byte runs 32 bytes apart would
+// hit each bank twice per 16-byte load, staggered they cover all 32 banks once.
+template <int V> GT_DEVICE void gt_read_run(const float* src, float (&x)[V], int lane) {
+    if constexpr (V == 8) {
+        const GtF4* const run = reinterpret_cast<const GtF4*>(src);
+        const int first = (lane >> 2) & 1;
+        const GtF4 a = run[first], b = run[first ^ 1];
+        // Selected, not indexed: a lane-dependent index would put x in local memory.
+        const GtF4 lo = first ? b : a, hi = first ? a : b;
+        x[0] = lo.x;
+        x[1] = lo.y;
+        x[2] = lo.z;
+        x[3] = lo.w;
+        x[4] = hi.x;
+        x[5] = hi.y;
+        x[6] = hi.z;
+        x[7] = hi.w;
+    } else if constexpr (V == 4) {
+        const GtF4 v = *reinterpret_cast<const GtF4*>(src);
+        x[0] = v.x;
+        x[1] = v.y;
+        x[2] = v.z;
+        x[3] = v.w;
+    } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) x[e] = src[e];
+    }
+}
 
 template <class T> GT_DEVICE bool gt_aligned(const T* p, int bytes) {
     return (reinterpret_cast<gt_u64>(p) & gt_u64(bytes - 1)) == 0;
@@ -698,8 +738,7 @@ GT_DEVICE void gt_store_tile(const GtGemmArgs& args, const float* ctile, int m0,
         if (gn >= N || gm >= M) continue;
         const int count = (M - gm) < SVW ? int(M - gm) : SVW;
         float x[SVW];
-#pragma unroll
-        for (int e = 0; e < SVW; ++e) x[e] = ctile[gt_epi_off(m + e, n)];
+        gt_read_run<SVW>(ctile + gt_epi_off(m, n), x, v % WAVE);
 #if GT_REDUCTION_KERNEL
         float* ws = args.workspace;
         const gt_i64 total = M * N * args.batch;
@@ -753,7 +792,6 @@ struct GtStreamK {
 // whatever the number of workgroups resident at once.
 constexpr int TILE_VECS = MT0 * MT1 / 4;
 static_assert(MT0 * MT1 % 4 == 0, "partial tiles move in 16-byte vectors");
-struct __align__(16) GtF4 { float x, y, z, w; };
 GT_DEVICE void gt_add(GtF4& s, const GtF4& v) {
     s.x += v.x;
     s.y += v.y;

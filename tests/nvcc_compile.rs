@@ -362,3 +362,45 @@ fn split_k_reduction_waits_for_its_main_kernel() {
         }
     }
 }
+
+/// The staged output tile is read back in 16-byte vectors (StoreVectorWidth 4 and 8), never
+/// element by element, and the lane-dependent order of the two halves of an 8-wide run keeps
+/// the run in registers (an indexed array would land in local memory).
+#[test]
+fn the_staged_tile_is_read_back_in_16_byte_vectors() {
+    let Some(nvcc) = nvcc_or_skip() else { return };
+    let p = problem(
+        4096,
+        4096,
+        4096,
+        "TN",
+        DataType::Bf16,
+        DataType::Bf16,
+        0.0,
+        1,
+    );
+    for (name, vectors) in [
+        (
+            "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM16_GRVW4_SVW8_SU0",
+            2,
+        ),
+        (
+            "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM16_GRVW4_SVW4_SU0",
+            1,
+        ),
+        (
+            "MT128x128x64_MI16x8x16_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU1_WGM8_GRVW8_SVW8_SU0",
+            2,
+        ),
+    ] {
+        let cfg = KernelConfig::parse(name).unwrap();
+        let main = ptx_for(&nvcc, &cfg, &p);
+        let main = entry(&main, name);
+        assert_eq!(main.matches("ld.shared.v4.f32").count(), vectors, "{name}");
+        assert!(
+            !main.contains("ld.shared.f32"),
+            "{name} reads staged floats one by one"
+        );
+        assert!(!main.contains(".local"), "{name} uses local memory");
+    }
+}
