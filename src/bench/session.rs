@@ -277,10 +277,11 @@ impl<'a> BenchSession<'a> {
 
     /// Re-measures the `top` fastest verified rows (and the vendor row, if given) now, side by
     /// side, in `rounds` rounds (at least one): each round measures the leaders in a rotated
-    /// order with a data seed of its own, then the vendor library, so a drift of the GPU's
-    /// clocks reaches both. Each row becomes its median round (the round whose median is the
-    /// median of its rounds'), or its first failed round: a kernel that failed once is not a
-    /// winner.
+    /// order, then the vendor library, so a drift of the GPU's clocks reaches both. Each row
+    /// becomes its median round (the round whose median is the median of its rounds'), or its
+    /// first failed round: a kernel that failed once is not a winner. The data seed stays the
+    /// session's: a stored vendor or kernel row is then what a fresh measurement of the same
+    /// problem gives on a deterministic backend, which a resumed run relies on.
     pub fn retime(
         &mut self,
         rows: &mut [BenchRow],
@@ -302,11 +303,10 @@ impl<'a> BenchSession<'a> {
         if order.is_empty() {
             return Ok(());
         }
-        let (force, seed) = (self.force, self.timing.seed);
+        let force = self.force;
         self.force = true;
         let measured = self.retime_rounds(rows, &order, vendor.is_some(), rounds, on_event);
         self.force = force;
-        self.timing.seed = seed;
         let (per_row, vendor_rounds) = measured?;
         for (&i, taken) in order.iter().zip(per_row) {
             rows[i] = median_round(taken);
@@ -328,11 +328,9 @@ impl<'a> BenchSession<'a> {
         on_event: &mut dyn FnMut(Event),
     ) -> Result<(Vec<Vec<BenchRow>>, Vec<BenchRow>), DeviceError> {
         let n = order.len();
-        let seed = self.timing.seed;
         let mut per_row: Vec<Vec<BenchRow>> = vec![Vec::new(); n];
         let mut vendor_rounds = Vec::new();
         for round in 0..rounds.max(1) {
-            self.timing.seed = seed.wrapping_add(0x9E37_79B9u64.wrapping_mul(round as u64 + 1));
             let rotated: Vec<usize> = (0..n).map(|j| (j + round) % n).collect();
             let configs: Vec<KernelConfig> = rotated
                 .iter()
