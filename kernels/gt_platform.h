@@ -32,6 +32,14 @@ typedef long long gt_i64;
 #define GT_HAS_CP_ASYNC 0
 #endif
 
+// A device pass for an NVIDIA target without the sm_90a features (wgmma, setmaxnreg): the
+// warpgroup path refuses to compile there.
+#if !GT_VENDOR_AMD && defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define GT_DEVICE_LACKS_SM90A 1
+#else
+#define GT_DEVICE_LACKS_SM90A 0
+#endif
+
 // ---- 16-bit floating-point storage types ---------------------------------------------------
 // Plain structs rather than the vendor types: the vendor headers differ between CUDA and ROCm
 // releases (and HIP's NVIDIA headers do not build against CUDA 13). Arithmetic happens in f32.

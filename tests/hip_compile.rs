@@ -103,7 +103,8 @@ ATOM_KERNEL(atom_f16_16x16x16_mk, gt_f16, 16, 16, 16, false, true, 64)
 "#;
 
 fn atom_source() -> String {
-    let prelude = "#define GT_VENDOR_AMD 1\n#include \"gt_platform.h\"\n#include \"gt_mma.h\"\n";
+    let prelude =
+        "#define GT_VENDOR_AMD 1\n#include \"gt_platform.h\"\n#include \"atom/gt_mma.h\"\n";
     codegen::expand_includes(&format!("{prelude}{ATOM_KERNELS}"))
 }
 
@@ -131,7 +132,7 @@ fn mfma_atoms_compile_to_the_expected_instructions() {
     let out = Command::new(hipcc.path())
         .env("HIP_PLATFORM", "amd")
         .arg(format!("--offload-arch={ARCH}"))
-        .args(["--cuda-device-only", "-S", "-O3", "-o", "-"])
+        .args(["--cuda-device-only", "-S", "-O3", "-std=c++17", "-o", "-"])
         .arg(&path)
         .output()
         .unwrap();
@@ -154,10 +155,10 @@ fn mfma_atoms_compile_to_the_expected_instructions() {
 #[test]
 fn gfx950_only_shapes_are_rejected_on_gfx90a() {
     let Some(hipcc) = hipcc() else { return };
+    // Asking for the atom of a gfx950-only shape instantiates its dispatch.
     let text = format!(
-        "#define GT_VENDOR_AMD 1\n#define GT_MI_M 32\n#define GT_MI_N 32\n#define GT_MI_K 16\n\
-         #define GT_TYPE_A gt_bf16\n{}",
-        codegen::expand_includes("#include \"gt_platform.h\"\n#include \"gt_mma.h\"\n")
+        "#define GT_VENDOR_AMD 1\n{}template struct GtAtomFor<gt_bf16, 32, 32, 16>;\n",
+        codegen::expand_includes("#include \"gt_platform.h\"\n#include \"atom/gt_mma.h\"\n")
     );
     match hipcc.compile(&source("none", text), &target()) {
         Err(gemmtune::compile::CompileError::Failed { log }) => {

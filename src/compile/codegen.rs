@@ -21,21 +21,95 @@ use crate::space::{GsuAlgo, KernelConfig};
 /// The kernel sources, embedded at build time.
 pub const ARGS_HEADER: &str = include_str!("../../kernels/gt_args.h");
 pub const PLATFORM_HEADER: &str = include_str!("../../kernels/gt_platform.h");
-pub const MMA_HEADER: &str = include_str!("../../kernels/gt_mma.h");
-pub const MMA_NVIDIA_HEADER: &str = include_str!("../../kernels/gt_mma_nvidia.h");
-pub const MMA_AMD_HEADER: &str = include_str!("../../kernels/gt_mma_amd.h");
 pub const GEMM_TEMPLATE: &str = include_str!("../../kernels/gemm.hip");
 pub const REFERENCE_KERNEL: &str = include_str!("../../kernels/reference.hip");
 
-/// Kernel files a quoted `#include` may name, by file name. A file missing here (the AMD atoms
-/// when they are not part of this build) is left as an `#include` line: fine inside a branch
-/// the preprocessor skips, a clear compiler error otherwise.
+/// Kernel files a quoted `#include` may name, by their path under `kernels/` (the include
+/// path nvcc and hipcc get). A file missing here is left as an `#include` line: fine inside a
+/// branch the preprocessor skips, a clear compiler error otherwise. A test checks that every
+/// file in `kernels/` is listed.
 pub const KERNEL_FILES: &[(&str, &str)] = &[
     ("gt_args.h", ARGS_HEADER),
     ("gt_platform.h", PLATFORM_HEADER),
-    ("gt_mma.h", MMA_HEADER),
-    ("gt_mma_nvidia.h", MMA_NVIDIA_HEADER),
-    ("gt_mma_amd.h", MMA_AMD_HEADER),
+    ("gt_config.h", include_str!("../../kernels/gt_config.h")),
+    ("gt_plant.h", include_str!("../../kernels/gt_plant.h")),
+    ("atom/gt_mma.h", include_str!("../../kernels/atom/gt_mma.h")),
+    (
+        "atom/gt_mma_nvidia.h",
+        include_str!("../../kernels/atom/gt_mma_nvidia.h"),
+    ),
+    (
+        "atom/gt_mma_amd.h",
+        include_str!("../../kernels/atom/gt_mma_amd.h"),
+    ),
+    (
+        "atom/gt_sm90.h",
+        include_str!("../../kernels/atom/gt_sm90.h"),
+    ),
+    (
+        "layout/gt_lds_tile.h",
+        include_str!("../../kernels/layout/gt_lds_tile.h"),
+    ),
+    (
+        "layout/gt_sw128_tile.h",
+        include_str!("../../kernels/layout/gt_sw128_tile.h"),
+    ),
+    (
+        "loader/gt_vector_loader.h",
+        include_str!("../../kernels/loader/gt_vector_loader.h"),
+    ),
+    (
+        "loader/gt_tma_loader.h",
+        include_str!("../../kernels/loader/gt_tma_loader.h"),
+    ),
+    (
+        "mainloop/gt_warp_mma.h",
+        include_str!("../../kernels/mainloop/gt_warp_mma.h"),
+    ),
+    (
+        "mainloop/gt_fma.h",
+        include_str!("../../kernels/mainloop/gt_fma.h"),
+    ),
+    (
+        "mainloop/gt_mainloop_lds.h",
+        include_str!("../../kernels/mainloop/gt_mainloop_lds.h"),
+    ),
+    (
+        "mainloop/gt_wgmma.h",
+        include_str!("../../kernels/mainloop/gt_wgmma.h"),
+    ),
+    (
+        "mainloop/gt_mainloop_wgmma.h",
+        include_str!("../../kernels/mainloop/gt_mainloop_wgmma.h"),
+    ),
+    (
+        "mainloop/gt_mainloop_wgmma_ws.h",
+        include_str!("../../kernels/mainloop/gt_mainloop_wgmma_ws.h"),
+    ),
+    (
+        "scheduler/gt_tile_map.h",
+        include_str!("../../kernels/scheduler/gt_tile_map.h"),
+    ),
+    (
+        "scheduler/gt_data_parallel.h",
+        include_str!("../../kernels/scheduler/gt_data_parallel.h"),
+    ),
+    (
+        "scheduler/gt_stream_k.h",
+        include_str!("../../kernels/scheduler/gt_stream_k.h"),
+    ),
+    (
+        "epilogue/gt_epilogue.h",
+        include_str!("../../kernels/epilogue/gt_epilogue.h"),
+    ),
+    (
+        "epilogue/gt_fixup.h",
+        include_str!("../../kernels/epilogue/gt_fixup.h"),
+    ),
+    (
+        "epilogue/gt_reduce_kernel.h",
+        include_str!("../../kernels/epilogue/gt_reduce_kernel.h"),
+    ),
     ("gemm.hip", GEMM_TEMPLATE),
     ("reference.hip", REFERENCE_KERNEL),
 ];
@@ -364,6 +438,40 @@ mod tests {
 
     fn target() -> Target {
         Target::arch(Vendor::Nvidia, "sm_90a")
+    }
+
+    #[test]
+    fn every_kernel_file_is_embedded() {
+        fn walk(dir: &std::path::Path, root: &std::path::Path, out: &mut Vec<String>) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    walk(&p, root, out);
+                } else if matches!(p.extension().and_then(|x| x.to_str()), Some("h" | "hip")) {
+                    let rel = p
+                        .strip_prefix(root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .replace('\\', "/");
+                    out.push(rel);
+                }
+            }
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+        let mut files = Vec::new();
+        walk(&root, &root, &mut files);
+        for f in &files {
+            assert!(
+                KERNEL_FILES.iter().any(|(name, _)| name == f),
+                "kernels/{f} is not in KERNEL_FILES: generated sources would lack it"
+            );
+        }
+        // And every include of the template resolves: nothing is left unexpanded.
+        let text = expand_includes(GEMM_TEMPLATE);
+        assert!(
+            !text.contains("#include \""),
+            "an include was left unexpanded"
+        );
     }
 
     #[test]

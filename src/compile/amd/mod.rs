@@ -169,7 +169,12 @@ impl HipccCompiler {
             let out = Command::new(&self.hipcc)
                 .env("HIP_PLATFORM", "amd")
                 .arg(format!("--offload-arch={arch}"))
-                .args(["--genco", "-O3", "-Rpass-analysis=kernel-resource-usage"])
+                .args([
+                    "--genco",
+                    "-O3",
+                    "-std=c++17",
+                    "-Rpass-analysis=kernel-resource-usage",
+                ])
                 .args(&self.extra_flags)
                 .arg("-o")
                 .arg(&obj)
@@ -286,7 +291,12 @@ impl Compiler for HiprtcCompiler {
         target: &Target,
     ) -> Result<(CodeObject, Resources), CompileError> {
         check_target(target)?;
-        let options = vec![format!("--offload-arch={}", target.arch), "-O3".to_string()];
+        // The template is C++17 (if constexpr, generic lambdas), like nvcc's and NVRTC's runs.
+        let options = vec![
+            format!("--offload-arch={}", target.arch),
+            "-O3".to_string(),
+            "-std=c++17".to_string(),
+        ];
         let out = rtc::compile(
             &self.api,
             &source.text,
