@@ -17,6 +17,8 @@
 //                                    split-K over the grid's y
 //                  GtStreamKScheduler  persistent workgroups sharing all (tile, K tile)
 //                                    iterations evenly
+//   (a packer    loader/gt_pack_kernel.h: an operand the tensor maps cannot read in place is
+//                copied K-major into the workspace by <name>_pack_a / _pack_b first)
 //   an epilogue  epilogue/   the accumulators staged through LDS, then D with alpha/beta,
 //                            split partials to the workspace (summed by the reduction kernel,
 //                            epilogue/gt_reduce_kernel.h), or shared tiles summed in the kernel
@@ -24,15 +26,16 @@
 //
 // Each part asserts its own preconditions. Operand tiles live in LDS in the layouts of
 // layout/: their global orientation with padding or a 16-byte-chunk swizzle for the vector
-// loaders, K-major with the 128-byte swizzle for wgmma.
+// loaders, K-major or MN-major with the swizzles the tensor maps write for wgmma.
 #include "gt_args.h"
 #include "gt_platform.h"
 #include "gt_config.h"
 #include "gt_plant.h"
 #include "atom/gt_mma.h"
 #include "layout/gt_lds_tile.h"
-#include "layout/gt_sw128_tile.h"
+#include "layout/gt_wgmma_tile.h"
 #include "loader/gt_vector_loader.h"
+#include "loader/gt_pack_kernel.h"
 #include "mainloop/gt_warp_mma.h"
 #include "mainloop/gt_fma.h"
 #include "mainloop/gt_mainloop_lds.h"
@@ -81,6 +84,21 @@ extern "C" __global__ void __launch_bounds__(GtCfg::LAUNCH_THREADS) GT_KERNEL_NA
     gt_plant_at_entry(args, tid);
     GtKernel::Scheduler::run(args, gt_smem, tid);
 }
+
+#if GT_PACK_A
+extern "C" __global__ void __launch_bounds__(GT_PACK_TILE * GT_PACK_ROWS) GT_CAT(GT_KERNEL_NAME, _pack_a)(GtGemmArgs args,
+                                                                                                 void* dst) {
+    gt_pack_operand<GtCfg::TA, GT_PACK_A == 2>(reinterpret_cast<const GtCfg::TA*>(args.a), args.lda, args.stride_a,
+                                                args.m, args.k, reinterpret_cast<GtCfg::TA*>(dst));
+}
+#endif
+#if GT_PACK_B
+extern "C" __global__ void __launch_bounds__(GT_PACK_TILE * GT_PACK_ROWS) GT_CAT(GT_KERNEL_NAME, _pack_b)(GtGemmArgs args,
+                                                                                                 void* dst) {
+    gt_pack_operand<GtCfg::TB, GT_PACK_B == 2>(reinterpret_cast<const GtCfg::TB*>(args.b), args.ldb, args.stride_b,
+                                                args.n, args.k, reinterpret_cast<GtCfg::TB*>(dst));
+}
+#endif
 
 #if GT_REDUCTION_KERNEL
 extern "C" __global__ void __launch_bounds__(GT_EPI_THREADS) GT_CAT(GT_KERNEL_NAME, _epilogue)(GtGemmArgs args) {

@@ -20,6 +20,21 @@
 #ifndef GT_WGMMA_N
 #define GT_WGMMA_N 0
 #endif
+#ifndef GT_A_CHUNK
+#define GT_A_CHUNK 0
+#endif
+#ifndef GT_B_CHUNK
+#define GT_B_CHUNK 0
+#endif
+// An operand packed before the main kernel (loader/gt_pack_kernel.h): 1 = stored K-major,
+// 2 = stored M- or N-major; the main kernel then reads it K-major (GT_TRANS_* name the layout
+// it reads). 0 = read where it is.
+#ifndef GT_PACK_A
+#define GT_PACK_A 0
+#endif
+#ifndef GT_PACK_B
+#define GT_PACK_B 0
+#endif
 
 // Compile-time helpers, usable in device code (nvcc needs __host__ __device__ for that).
 __host__ __device__ constexpr int gt_min(int a, int b) { return a < b ? a : b; }
@@ -52,6 +67,9 @@ struct GtCfg {
     static constexpr int MI_M = GT_MI_M, MI_N = GT_MI_N, MI_K = GT_MI_K;
     static constexpr bool WGMMA = GT_WGMMA;
     static constexpr int WGMMA_N = GT_WGMMA_N;
+    // Warpgroup path: an M-major A (N-major B) tile in LDS is cut into chunks of this many
+    // elements along M (N); 0 = K-major.
+    static constexpr int A_CHUNK = GT_A_CHUNK, B_CHUNK = GT_B_CHUNK;
     static constexpr bool SWAP_AB = GT_SWAP_AB;
     static constexpr bool USE_MMA = MI_M > 1;
     // Pipeline and LDS.

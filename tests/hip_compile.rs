@@ -49,7 +49,7 @@ fn source(name: &str, text: String) -> KernelSource {
             workspace_bytes: 0,
             zero_workspace: false,
             flags_bytes: 0,
-            tma_rows: None,
+            tma: None,
             epilogue: None,
         },
     }

@@ -6,23 +6,21 @@
 // wgmma: a warpgroup (4 consecutive warps) multiplies operand tiles that stay in LDS, named by
 // 64-bit matrix descriptors (PTX ISA, "Matrix Descriptor Format"): bits 0-13 start address >> 4,
 // 16-29 leading-dimension byte offset >> 4, 32-45 stride-dimension byte offset >> 4, 49-51 base
-// offset, 62-63 swizzle mode (1 = 128-byte). The template's wgmma tiles are K-major with the
-// 128-byte swizzle (layout/gt_sw128_tile.h): rows of 128 bytes of K, 16-byte chunk c of row r
-// stored at chunk c ^ (r % 8), groups of 8 rows 1024 bytes apart (the stride offset; the
-// leading offset is unused for swizzled K-major operands), every tile aligned to 1024 bytes so
-// that the hardware's address-based swizzle matches ours. The instruction itself, whose inline
-// assembly needs one operand per accumulator register, is generated per kernel by codegen
-// (`gt_wgmma_m64k16`).
+// offset, 62-63 swizzle mode (1 = 128-byte, 2 = 64-byte, 3 = 32-byte). The operand tiles'
+// layouts (layout/gt_wgmma_tile.h) give the offsets and the mode; every tile is aligned to
+// 1024 bytes so that the hardware's address-based swizzle matches ours. The instruction
+// itself, whose inline assembly needs one operand per accumulator register and names the
+// operands' types and majorness, is generated per kernel by codegen (`gt_wgmma_op`).
 #pragma once
-#include "layout/gt_sw128_tile.h"
 
-// A descriptor of this layout in two halves: the high word (stride offset, swizzle mode) is
-// the same for every operand tile, the low word holds the start address >> 4 (14 bits: every
-// LDS address fits, so adding a tile offset >> 4 to the low word never carries out of the
-// field) and the unused leading offset (1).
-constexpr gt_u32 GT_WGMMA_DESC_HI = gt_u32(GT_SW128_PERIOD >> 4) | (1u << 30);
-GT_DEVICE gt_u32 gt_wgmma_desc_lo(gt_u32 lds_addr) { return ((lds_addr & 0x3ffffu) >> 4) | (1u << 16); }
-GT_DEVICE gt_u64 gt_wgmma_desc(gt_u32 lo) { return (gt_u64(GT_WGMMA_DESC_HI) << 32) | lo; }
+// A descriptor in two halves: the high word (stride offset, swizzle mode) is a constant of the
+// operand tile's layout (layout/gt_wgmma_tile.h), the low word holds the start address >> 4
+// (14 bits: every LDS address fits, so adding a tile offset >> 4 to the low word never carries
+// out of the field) and the layout's leading offset.
+template <class Tile> GT_DEVICE gt_u32 gt_wgmma_desc_lo(gt_u32 lds_addr) {
+    return ((lds_addr & 0x3ffffu) >> 4) | (Tile::DESC_LBO << 16);
+}
+template <class Tile> GT_DEVICE gt_u64 gt_wgmma_desc(gt_u32 lo) { return (gt_u64(Tile::DESC_HI) << 32) | lo; }
 
 // Orders this warpgroup's earlier register accesses (of the accumulators) before its next
 // wgmma; required before the first wgmma of a batch.
@@ -39,7 +37,7 @@ GT_DEVICE void gt_reg_fence(float& x) { asm volatile("" : "+f"(x)::"memory"); }
 
 // ---- tensor memory accelerator loads --------------------------------------------------------
 // One thread asks for a whole operand box with one instruction; the copy lands in LDS in the
-// 128-byte swizzle the tensor map names (the same layout as GtSw128Tile) and counts its bytes
+// swizzle the tensor map names (the layouts of layout/gt_wgmma_tile.h) and counts its bytes
 // on an mbarrier, on which every thread waits. Out-of-bounds elements arrive as zeros.
 // An mbarrier (8 bytes of LDS) expecting `count` arrivals per phase.
 GT_DEVICE void gt_mbar_init(gt_u32 bar, int count) {

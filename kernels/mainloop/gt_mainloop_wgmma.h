@@ -4,14 +4,20 @@
 // (mainloop/gt_wgmma.h) and wait for all but PrefetchLocalRead of their stages before a slot
 // is reused.
 //
-//   global --(tensor-map boxes, 128-byte swizzle)--> LDS ring of STAGES
+//   global --(tensor-map boxes, K-major or MN-major, swizzled)--> LDS ring of STAGES
 //          --(wgmma on descriptors, asynchronous)--> f32 accumulators in registers
 #pragma once
 
 template <class Cfg> struct GtWgmmaMainloop {
-    typedef GtSw128Tile<typename Cfg::TA, Cfg::MT0, Cfg::DU> TileA;
-    typedef GtSw128Tile<typename Cfg::TB, Cfg::MT1, Cfg::DU> TileB;
+    typedef GtWgmmaTile<typename Cfg::TA, Cfg::MT0, Cfg::DU, Cfg::A_CHUNK> TileA;
+    typedef GtWgmmaTile<typename Cfg::TB, Cfg::MT1, Cfg::DU, Cfg::B_CHUNK> TileB;
     typedef GtWgmma<Cfg, TileA, TileB> Compute;
+    // A descriptor of an MN-major tile starts at a whole chunk: every warpgroup's origin along
+    // M (N) must be one.
+    static_assert(Cfg::A_CHUNK == 0 || Cfg::WG0 == 4 || Compute::WGT0 % Cfg::A_CHUNK == 0,
+                  "warpgroups along M start at whole chunks of an M-major A");
+    static_assert(Cfg::B_CHUNK == 0 || Cfg::WG1 == 1 || Compute::WGT1 % Cfg::B_CHUNK == 0,
+                  "warpgroups along N start at whole chunks of an N-major B");
     typedef GtTmaRing<Cfg, TileA, TileB> Ring;
     static constexpr bool SWAP = Cfg::SWAP_AB;
     static constexpr int STAGES = Cfg::STAGES;
@@ -40,12 +46,12 @@ template <class Cfg> struct GtWgmmaMainloop {
         Ring ring;
         gt_u32 ds0, dn0;  // low descriptor words of this warpgroup's first sliced and N rows
         // Byte offsets in a slot of this warpgroup's first A row and first B row.
-        GT_DEVICE static int a_row0(const GtPos& pos) { return TileA::byte_off(pos.wgm0, 0); }
-        GT_DEVICE static int b_row0(const GtPos& pos) { return TileA::BYTES + TileB::byte_off(pos.wgn0, 0); }
+        GT_DEVICE static int a_row0(const GtPos& pos) { return TileA::desc_off(pos.wgm0, 0); }
+        GT_DEVICE static int b_row0(const GtPos& pos) { return TileA::BYTES + TileB::desc_off(pos.wgn0, 0); }
         GT_DEVICE Stages(unsigned char* smem, gt_u64* bars, const GtPos& pos)
             : ring(smem, bars),
-              ds0(gt_wgmma_desc_lo(ring.lds + gt_u32(SWAP ? b_row0(pos) : a_row0(pos)))),
-              dn0(gt_wgmma_desc_lo(ring.lds + gt_u32(SWAP ? a_row0(pos) : b_row0(pos)))) {
+              ds0(gt_wgmma_desc_lo<typename Compute::TileS>(ring.lds + gt_u32(SWAP ? b_row0(pos) : a_row0(pos)))),
+              dn0(gt_wgmma_desc_lo<typename Compute::TileN>(ring.lds + gt_u32(SWAP ? a_row0(pos) : b_row0(pos)))) {
             ring.init(pos.tid);
         }
         // Issues this warpgroup's wgmmas on `slot` as one commit group; the caller waits.

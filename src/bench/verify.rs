@@ -24,7 +24,15 @@ pub fn tolerance(p: &GemmProblem) -> f64 {
     let accum = (p.k.max(1) as f64).sqrt() * 2f64.powi(-24) * 4.0;
     // The output is rounded once to D's type; inputs are exact in both computations.
     let output = unit_roundoff(p.d_type);
-    (2.0 * output + accum).max(1e-5)
+    // 8-bit inputs: the tensor cores sum each instruction's 8-bit products with about 14
+    // significant bits before they reach the f32 accumulator (Hopper), one rounding per
+    // 32 of K, which a random walk turns into ~sqrt(K / 32) * 2^-14.
+    let narrow = if p.a_type.is_8bit() {
+        (p.k.max(1) as f64 / 32.0).sqrt().max(1.0) * 2f64.powi(-14) * 4.0
+    } else {
+        0.0
+    };
+    (2.0 * output + accum + narrow).max(1e-5)
 }
 
 /// Error statistics of `out` against `reference` (both as f64).

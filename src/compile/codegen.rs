@@ -6,16 +6,17 @@
 //! nvcc/hipcc can compile the same files from disk with `-I kernels`. Their hash is part of
 //! every cache and database key ([`template_hash`]). [`defines`] is the specialisation alone:
 //! build.rs compiles the default kernel set from those blocks (`kernels/default_set.txt`).
-//! For the warpgroup instruction (MI 64x8x16) the specialisation also carries the one device
-//! function whose shape depends on the config: the `wgmma` of the warpgroup tile's N
-//! ([`wgmma_function`]), whose inline assembly needs one operand per accumulator register.
+//! For the warpgroup instruction (MI 64x8x16, 64x8x32 for 8-bit types) the specialisation also
+//! carries the one device function whose shape depends on the config: the `wgmma` of the
+//! warpgroup tile's N, operand types and majorness ([`wgmma_function`]), whose inline assembly
+//! needs one operand per accumulator register.
 
 use sha2::{Digest, Sha256};
 
-use super::{EpiloguePlan, LaunchPlan, Target};
+use super::{EpiloguePlan, LaunchPlan, PackPlan, Target, TmaBox};
 use crate::hw::Vendor;
 use crate::problem::{DataType, GemmProblem};
-use crate::space::constraints::{is_wgmma, warpgroup_tile};
+use crate::space::constraints::{is_wgmma, mn_chunk, packed_operands, warpgroup_tile};
 use crate::space::{GsuAlgo, KernelConfig};
 
 /// The kernel sources, embedded at build time.
@@ -51,12 +52,16 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
         include_str!("../../kernels/layout/gt_lds_tile.h"),
     ),
     (
-        "layout/gt_sw128_tile.h",
-        include_str!("../../kernels/layout/gt_sw128_tile.h"),
+        "layout/gt_wgmma_tile.h",
+        include_str!("../../kernels/layout/gt_wgmma_tile.h"),
     ),
     (
         "loader/gt_vector_loader.h",
         include_str!("../../kernels/loader/gt_vector_loader.h"),
+    ),
+    (
+        "loader/gt_pack_kernel.h",
+        include_str!("../../kernels/loader/gt_pack_kernel.h"),
     ),
     (
         "loader/gt_tma_loader.h",
@@ -182,8 +187,59 @@ pub fn c_type(t: DataType) -> &'static str {
     }
 }
 
+/// The problem a config's main kernel reads: `p` with the operands it packs first replaced
+/// by their packed copies (K-major, aligned leading dimension).
+pub fn kernel_problem(cfg: &KernelConfig, p: &GemmProblem) -> GemmProblem {
+    let [a, b] = packed_operands(cfg, p);
+    if a || b {
+        p.with_packed(a, b)
+    } else {
+        p.clone()
+    }
+}
+
+/// The packing launches of a config (kernels/loader/gt_pack_kernel.h), placed in the
+/// workspace from `offset` on (256-byte aligned).
+fn pack_plans(cfg: &KernelConfig, p: &GemmProblem, offset: u64) -> Vec<PackPlan> {
+    let [pack_a, pack_b] = packed_operands(cfg, p);
+    let mut at = offset.next_multiple_of(256);
+    let mut plans = Vec::new();
+    for (is_a, on) in [(true, pack_a), (false, pack_b)] {
+        if !on {
+            continue;
+        }
+        let (rows, t) = if is_a {
+            (p.m, p.a_type)
+        } else {
+            (p.n, p.b_type)
+        };
+        let bytes = (rows * p.packed_ld(t) * p.batch * t.bytes() as i64) as u64;
+        plans.push(PackPlan {
+            is_a,
+            symbol: format!("{}_pack_{}", cfg.name(), if is_a { 'a' } else { 'b' }),
+            grid: [
+                (p.k as u64).div_ceil(32) as u32,
+                (rows as u64).div_ceil(32) as u32,
+                p.batch as u32,
+            ],
+            block: [32, 8, 1],
+            workspace_offset: at,
+            bytes,
+        });
+        at = (at + bytes).next_multiple_of(256);
+    }
+    plans
+}
+
 /// The launch geometry of a config for a problem.
 pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> LaunchPlan {
+    let mut plan = main_launch_plan(cfg, &kernel_problem(cfg, p), target);
+    plan.packs = pack_plans(cfg, p, plan.workspace_bytes);
+    plan
+}
+
+/// The launch geometry of the main kernel (and its reduction) for the problem it reads.
+fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> LaunchPlan {
     let wave = match target.vendor {
         Vendor::Nvidia => 32,
         Vendor::Amd => 64,
@@ -192,7 +248,7 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
     let tiles_n = (p.n as u64).div_ceil(cfg.mt1 as u64);
     let block = [cfg.launch_threads(wave), 1, 1];
     let shared_bytes = crate::space::constraints::lds_bytes(cfg, p) as u32;
-    let tma_rows = uses_tma(cfg, target).then_some([cfg.mt0, cfg.mt1]);
+    let tma = uses_tma(cfg, target).then(|| tma_boxes(cfg, p));
     let tiles = tiles_m * tiles_n * p.batch as u64;
     if cfg.gsu_algo == GsuAlgo::StreamK {
         let work = tiles * (p.k as u64).div_ceil(cfg.depth_u as u64);
@@ -205,8 +261,9 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
             workspace_bytes: grid * 2 * staged_tile_bytes(cfg),
             zero_workspace: false,
             flags_bytes: tiles * 4,
-            tma_rows,
+            tma,
             epilogue: None,
+            packs: Vec::new(),
         };
     }
     let mn = (p.m * p.n * p.batch) as u64;
@@ -241,8 +298,9 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
         } else {
             0
         },
-        tma_rows,
+        tma,
         epilogue,
+        packs: Vec::new(),
     }
 }
 
@@ -252,10 +310,35 @@ fn staged_tile_bytes(cfg: &KernelConfig) -> u64 {
 }
 
 /// Whether a kernel loads its operand tiles through the tensor memory accelerator: the
-/// warpgroup path (NVIDIA sm_90a), whose 128-byte-swizzled K-major tiles are exactly what a
-/// tensor map with 128-byte swizzle writes.
+/// warpgroup path (NVIDIA sm_90a), whose swizzled tiles are exactly what tensor maps with the
+/// same swizzle write.
 pub fn uses_tma(cfg: &KernelConfig, target: &Target) -> bool {
     target.vendor == Vendor::Nvidia && is_wgmma(cfg)
+}
+
+/// The tensor-map boxes of A and B for a warpgroup kernel.
+pub fn tma_boxes(cfg: &KernelConfig, p: &GemmProblem) -> [TmaBox; 2] {
+    let du = cfg.depth_u;
+    let boxes = |is_a: bool, t: DataType, rows: u32| match mn_chunk(cfg, p, is_a) {
+        // Rows of 128 bytes of K, as many rows as the tile has.
+        None => TmaBox {
+            k_major: true,
+            inner: 128 / t.bytes() as u32,
+            outer: rows,
+            swizzle_bytes: 128,
+        },
+        // Rows of one chunk along M or N, one row per k of the stage.
+        Some(chunk) => TmaBox {
+            k_major: false,
+            inner: chunk,
+            outer: du,
+            swizzle_bytes: chunk * t.bytes() as u32,
+        },
+    };
+    [
+        boxes(true, p.a_type, cfg.mt0),
+        boxes(false, p.b_type, cfg.mt1),
+    ]
 }
 
 /// Workgroups of a stream-K launch: GSU per compute unit, never more than there are (tile, K
@@ -279,8 +362,12 @@ pub fn stream_k_grid(per_cu: u32, compute_units: u32, tiles: u64, work: u64) -> 
 /// MI 64x8x16 followed by the generated [`wgmma_function`]). They depend on the problem's
 /// layout, types and `beta == 0`, never on M, N or K (those are arguments), so one compiled
 /// kernel serves every shape with the same layout and types.
-pub fn defines(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> String {
+pub fn defines(cfg: &KernelConfig, stored: &GemmProblem, target: &Target) -> String {
     let cfg = cfg.canonical();
+    // The main kernel reads packed operands K-major (kernel_problem); the packers read them
+    // as stored (1: K-major, 2: M- or N-major).
+    let p = &kernel_problem(&cfg, stored);
+    let [pack_a, pack_b] = packed_operands(&cfg, stored);
     let wave = match target.vendor {
         Vendor::Nvidia => 32,
         Vendor::Amd => 64,
@@ -337,6 +424,26 @@ pub fn defines(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> String {
         let n = if cfg.sab > 0 { wt_m } else { wt_n };
         def("GT_WGMMA", "1".into());
         def("GT_WGMMA_N", n.to_string());
+        // Named only for MN-major operands (other layouts than TN).
+        let (a_chunk, b_chunk) = (mn_chunk(&cfg, p, true), mn_chunk(&cfg, p, false));
+        if let Some(c) = a_chunk {
+            def("GT_A_CHUNK", c.to_string());
+        }
+        if let Some(c) = b_chunk {
+            def("GT_B_CHUNK", c.to_string());
+        }
+        if pack_a {
+            def(
+                "GT_PACK_A",
+                if stored.trans_a.is_t() { "1" } else { "2" }.into(),
+            );
+        }
+        if pack_b {
+            def(
+                "GT_PACK_B",
+                if stored.trans_b.is_t() { "2" } else { "1" }.into(),
+            );
+        }
         // Named only when set: the define blocks (and compile-cache keys) of kernels without
         // a producer warp stay as they were.
         if cfg.pw > 0 {
@@ -345,20 +452,45 @@ pub fn defines(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> String {
         if cfg.sab > 0 {
             def("GT_SWAP_AB", "1".into());
         }
-        defs.push_str(&wgmma_function(n, p.a_type));
+        // The instruction's A operand is the sliced tile: A, or B when swapped.
+        let (s_mn, n_mn) = if cfg.sab > 0 {
+            (b_chunk.is_some(), a_chunk.is_some())
+        } else {
+            (a_chunk.is_some(), b_chunk.is_some())
+        };
+        let (s_type, n_type) = if cfg.sab > 0 {
+            (p.b_type, p.a_type)
+        } else {
+            (p.a_type, p.b_type)
+        };
+        defs.push_str(&wgmma_function(n, s_type, n_type, s_mn, n_mn));
     }
     defs
 }
 
-/// The device function `gt_wgmma_m64k16(d, desc_a, desc_b)`: one
-/// `wgmma.mma_async.sync.aligned.m64n<n>k16.f32.<t>.<t>` adding A (64 x 16) times B (16 x n),
-/// both K-major in shared memory and named by descriptors, into the n/2 f32 registers `d`
-/// (scale-d = 1: accumulate; no negation, no transposition). Written with plain C types: it
-/// precedes the template's headers in the translation unit. No line is indented: the default
-/// kernel set stores define blocks line-trimmed, and an AOT lookup compares them exactly.
-pub fn wgmma_function(n: u32, t: DataType) -> String {
+/// The device function `gt_wgmma_op(d, desc_a, desc_b)`: one
+/// `wgmma.mma_async.sync.aligned.m64n<n>k<k>.f32.<ta>.<tb>` adding A (64 x k) times B (k x n),
+/// both in shared memory and named by descriptors, into the n/2 f32 registers `d` (scale-d = 1:
+/// accumulate; no negation). k is 16 for 16-bit types and 32 for 8-bit ones; a 16-bit operand
+/// that is M- or N-major in shared memory (`a_mn`, `b_mn`) sets the instruction's transpose
+/// bit, which 8-bit types do not have. Written with plain C types: it precedes the template's
+/// headers in the translation unit. No line is indented: the default kernel set stores define
+/// blocks line-trimmed, and an AOT lookup compares them exactly.
+pub fn wgmma_function(n: u32, ta: DataType, tb: DataType, a_mn: bool, b_mn: bool) -> String {
     let regs = (n / 2) as usize;
-    let ptx_type = if t == DataType::F16 { "f16" } else { "bf16" };
+    let ptx = |t: DataType| match t {
+        DataType::F16 => "f16",
+        DataType::F8 => "e4m3",
+        DataType::Bf8 => "e5m2",
+        _ => "bf16",
+    };
+    let k = if ta.is_8bit() { 32 } else { 16 };
+    // 16-bit types take imm-trans-a and imm-trans-b after the input scales.
+    let trans = if ta.is_8bit() {
+        String::new()
+    } else {
+        format!(", {}, {}", u8::from(a_mn), u8::from(b_mn))
+    };
     let outs = (0..regs)
         .map(|i| format!("%{i}"))
         .collect::<Vec<_>>()
@@ -368,15 +500,17 @@ pub fn wgmma_function(n: u32, t: DataType) -> String {
         .collect::<Vec<_>>()
         .join(", ");
     format!(
-        "__device__ __forceinline__ void gt_wgmma_m64k16(float (&d)[{regs}], unsigned long long desc_a,\n\
+        "__device__ __forceinline__ void gt_wgmma_op(float (&d)[{regs}], unsigned long long desc_a,\n\
          unsigned long long desc_b) {{\n\
          asm volatile(\n\
          \"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{scale}, 0;\\n\"\n\
-         \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_type}.{ptx_type} \"\n\
-         \"{{{outs}}}, %{da}, %{db}, p, 1, 1, 0, 0;\\n}}\\n\"\n\
+         \"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{pa}.{pb} \"\n\
+         \"{{{outs}}}, %{da}, %{db}, p, 1, 1{trans};\\n}}\\n\"\n\
          : {constraints}\n\
          : \"l\"(desc_a), \"l\"(desc_b), \"r\"(1));\n\
          }}\n",
+        pa = ptx(ta),
+        pb = ptx(tb),
         da = regs,
         db = regs + 1,
         scale = regs + 2,
@@ -476,15 +610,20 @@ mod tests {
 
     #[test]
     fn wgmma_function_has_one_operand_per_accumulator() {
-        let f = wgmma_function(112, DataType::Bf16);
+        let f = wgmma_function(112, DataType::Bf16, DataType::Bf16, false, false);
         assert!(f.contains("wgmma.mma_async.sync.aligned.m64n112k16.f32.bf16.bf16"));
         assert!(f.contains("float (&d)[56]"));
         assert_eq!(f.matches("\"+f\"").count(), 56);
         assert!(f.contains("%55}, %56, %57, p, 1, 1, 0, 0;"));
         assert!(f.contains("setp.ne.b32 p, %58, 0;"));
-        let h = wgmma_function(8, DataType::F16);
+        let h = wgmma_function(8, DataType::F16, DataType::F16, true, false);
         assert!(h.contains("m64n8k16.f32.f16.f16"));
+        assert!(h.contains("p, 1, 1, 1, 0;"), "{h}");
         assert_eq!(h.matches("\"+f\"").count(), 4);
+        // 8-bit types: k32, their own type names, no transpose bits.
+        let q = wgmma_function(128, DataType::F8, DataType::Bf8, false, false);
+        assert!(q.contains("m64n128k32.f32.e4m3.e5m2"), "{q}");
+        assert!(q.contains("%65, p, 1, 1;"), "{q}");
     }
 
     #[test]

@@ -68,13 +68,52 @@ pub struct LaunchPlan {
     /// it and passes as `flags`; every complete launch leaves it zero again. 0 when none.
     #[serde(default)]
     pub flags_bytes: u64,
-    /// Rows of the A and B boxes when the kernel loads its tiles through the tensor memory
-    /// accelerator: the backend then encodes a tensor map of A and of B (boxes of 64 K
-    /// elements by these rows) into the arguments of every launch.
+    /// The A and B boxes when the kernel loads its tiles through the tensor memory
+    /// accelerator: the backend then encodes a tensor map of A and of B into the arguments of
+    /// every launch.
     #[serde(default)]
-    pub tma_rows: Option<[u32; 2]>,
+    pub tma: Option<[TmaBox; 2]>,
     /// Second kernel that turns the split-K workspace into D (reduction / alpha-beta).
     pub epilogue: Option<EpiloguePlan>,
+    /// Kernels that pack an operand K-major into the workspace before the main kernel (A
+    /// first); the main kernel reads the packed copy.
+    #[serde(default)]
+    pub packs: Vec<PackPlan>,
+}
+
+/// One operand-packing launch: `<name>_pack_a` or `_pack_b`, taking the GEMM's arguments and
+/// the address of its packed copy, `workspace_offset` bytes into the workspace, after the
+/// split-K partials. The main kernel then gets that address, the packed leading dimension and
+/// stride (GemmProblem::with_packed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PackPlan {
+    pub is_a: bool,
+    pub symbol: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub workspace_offset: u64,
+    pub bytes: u64,
+}
+
+impl LaunchPlan {
+    /// Workspace bytes the launch needs: the split-K partials and the packed operands.
+    pub fn workspace_total(&self) -> u64 {
+        self.packs
+            .iter()
+            .map(|p| p.workspace_offset + p.bytes)
+            .fold(self.workspace_bytes, u64::max)
+    }
+}
+
+/// One operand's tensor-map box: `inner` elements along the operand's contiguous dimension
+/// (K when `k_major`, else M or N) by `outer` along the other, landing in shared memory with a
+/// swizzle `swizzle_bytes` wide (the layouts of kernels/layout/gt_wgmma_tile.h).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TmaBox {
+    pub k_major: bool,
+    pub inner: u32,
+    pub outer: u32,
+    pub swizzle_bytes: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

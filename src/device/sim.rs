@@ -247,7 +247,21 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     } else {
         0.0
     };
-    compute_us.max(memory_us) + 0.15 * compute_us.min(memory_us) + 2.5 * launches + sum_tail_us
+    // Operands packed before the main kernel are read and written once more, in a launch of
+    // their own.
+    let [pack_a, pack_b] = constraints::packed_operands(c, p);
+    let packed_bytes =
+        f64::from(u8::from(pack_a)) * a_bytes + f64::from(u8::from(pack_b)) * b_bytes;
+    let pack_us = if pack_a || pack_b {
+        2.0 * packed_bytes / (hw.memory_bandwidth_gbps * 1e9 * 0.8) * 1e6 + 2.5
+    } else {
+        0.0
+    };
+    compute_us.max(memory_us)
+        + 0.15 * compute_us.min(memory_us)
+        + 2.5 * launches
+        + sum_tail_us
+        + pack_us
 }
 
 /// The modelled vendor-library time in microseconds, without noise.

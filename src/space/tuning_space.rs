@@ -61,11 +61,12 @@ impl Space {
         let tile_values: Vec<i64> = (1..=16).map(|i| i * 16).collect();
         let n_tile = ((problem.n.max(16) + 15) / 16 * 16).min(128);
         let nvidia = hw.vendor == Vendor::Nvidia;
-        let wgmma = shapes.contains(&constraints::WGMMA_MI);
+        let wgmma = shapes.contains(&constraints::wgmma_mi(problem.a_type));
         let domains = vec![
             Domain::choice(ParamId::MacroTile0, tile_values.clone(), 128),
             Domain::choice(ParamId::MacroTile1, tile_values, n_tile),
-            Domain::pow2(ParamId::DepthU, 16, 128, 64),
+            // 8-bit types take twice the K per instruction and per 128-byte row.
+            Domain::pow2(ParamId::DepthU, 16, 128 * 2 / ea, 64),
             Domain::choice(ParamId::MatrixInstruction, mi_values.clone(), mi_values[0]),
             Domain::pow2(ParamId::WavesM, 1, 8, 2),
             Domain::pow2(ParamId::WavesN, 1, 4, if problem.n <= 64 { 1 } else { 2 }),
@@ -120,14 +121,19 @@ impl Space {
     /// search step crosses.
     fn prefer_wgmma(&mut self) {
         let ed = self.problem.d_type.bytes() as i64;
+        let ea = self.problem.a_type.bytes() as i64;
         let prefs = [
-            (ParamId::MatrixInstruction, pack_mi(constraints::WGMMA_MI)),
+            (
+                ParamId::MatrixInstruction,
+                pack_mi(constraints::wgmma_mi(self.problem.a_type)),
+            ),
             (ParamId::WavesM, 8),
             (ParamId::WavesN, 1),
             (ParamId::LdsSwizzle, 1),
             (ParamId::LdsPadA, 0),
             (ParamId::LdsPadB, 0),
-            (ParamId::DepthU, 64),
+            // One 128-byte swizzle row of K.
+            (ParamId::DepthU, 128 / ea),
             (ParamId::PrefetchGlobalRead, 6),
             (ParamId::PrefetchLocalRead, 0),
             (ParamId::StoreVectorWidth, (16 / ed).max(1)),
@@ -281,7 +287,7 @@ impl Space {
     pub fn split_start(&self) -> Option<KernelConfig> {
         let start = self.raw_default();
         let tiles = tile_count(&self.problem, 128, 64) * 2;
-        let small = start.mi == constraints::WGMMA_MI && start.mt0 <= 64 && start.gsu <= 1;
+        let small = constraints::is_wgmma(&start) && start.mt0 <= 64 && start.gsu <= 1;
         if !small || tiles > self.hw.compute_units as i64 || !fills_wave(tiles, &self.hw) {
             return None;
         }

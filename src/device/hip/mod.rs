@@ -504,7 +504,7 @@ impl Device for HipDevice {
             None => unreachable!("plan built above"),
         };
         let p = &st.problem;
-        let (alpha, beta) = (p.alpha as f32, p.beta as f32);
+        let (alpha, beta) = (p.alpha_eff() as f32, p.beta_eff() as f32);
         let addrs: Vec<[u64; 3]> = st
             .inputs
             .iter()
