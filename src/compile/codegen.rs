@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 
 use super::{EpiloguePlan, LaunchPlan, Target};
 use crate::hw::Vendor;
+use crate::plant::PlantKind;
 use crate::problem::{DataType, GemmProblem};
 use crate::space::constraints::{is_wgmma, warpgroup_tile};
 use crate::space::{GsuAlgo, KernelConfig};
@@ -309,31 +310,11 @@ pub fn wgmma_function(n: u32, t: DataType) -> String {
     )
 }
 
-/// Failures planted for harness tests (`--plant`), applied to matching kernels' source.
-static PLANTS: std::sync::OnceLock<Vec<crate::device::sim::Plant>> = std::sync::OnceLock::new();
-
-/// Sets the planted failures for this process (first call wins).
-pub fn set_plants(plants: &[crate::device::sim::Plant]) {
-    let _ = PLANTS.set(plants.to_vec());
-}
-
-/// The `#define` that makes the template misbehave as planted for `name`, if any.
-fn planted_define(name: &str) -> Option<&'static str> {
-    use crate::device::sim::PlantKind;
-    let plant = PLANTS.get()?.iter().find(|p| p.matches(name))?;
-    Some(match plant.kind {
-        PlantKind::Crash | PlantKind::OutOfBounds => "GT_PLANT_OOB",
-        PlantKind::Hang => "GT_PLANT_HANG",
-        PlantKind::Wrong => "GT_PLANT_WRONG",
-        PlantKind::CompileError => "GT_PLANT_COMPILE_ERROR",
-    })
-}
-
 /// Specialises the template for one config and problem.
 pub fn generate(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> KernelSource {
     let launch = launch_plan(cfg, p, target);
     let mut defines = defines(cfg, p, target);
-    if let Some(d) = planted_define(&cfg.name()) {
+    if let Some(d) = crate::plant::planted(&cfg.name()).map(PlantKind::define) {
         defines.push_str(&format!("#define {d} 1\n"));
     }
     let text = format!(
