@@ -8,8 +8,8 @@
 //! that folder's `pub use` re-exports to the file that defines the name. A folder's `mod.rs`
 //! contains its children: what it names among them (declarations, re-exports, a dispatch over
 //! them) is containment, not an edge of the folder's graph; what it names outside the folder
-//! is. Test modules (`#[cfg(test)] mod ... { }`) may reach across layers, as tests drive one
-//! part with another, and are left out.
+//! is. Test modules (`#[cfg(test)] mod ... { }`, or in a file of their own) may reach across
+//! layers, as tests drive one part with another, and are left out.
 //!
 //! Two graphs are checked: the top-level modules (`compile`, `device`, ...) and, per folder,
 //! its children (files and sub-folders, `mod` for what the folder's `mod.rs` defines). A cycle
@@ -286,9 +286,10 @@ fn parse_file(
     is_folder: bool,
     src: &str,
     modules: &BTreeSet<ModPath>,
-) -> Vec<Reference> {
+) -> (Vec<Reference>, Vec<ModPath>) {
     let toks = tokenize(src);
     let mut refs = Vec::new();
+    let mut test_modules = Vec::new();
     // Inline modules open here: (name, brace depth inside it, is a test module).
     let mut scopes: Vec<(String, usize, bool)> = Vec::new();
     let mut depth = 0usize;
@@ -314,22 +315,26 @@ fn parse_file(
                 i += 1;
             }
             Tok::Ident(w) if w == "mod" => {
-                if let (Some((Tok::Ident(name), _)), true) =
-                    (toks.get(i + 1), is(i + 2, &Tok::Punct('{')))
-                {
-                    let test = toks[i.saturating_sub(8)..i].windows(4).any(|w| {
-                        w.iter().map(|t| &t.0).eq([
-                            &Tok::Ident("cfg".into()),
-                            &Tok::Punct('('),
-                            &Tok::Ident("test".into()),
-                            &Tok::Punct(')'),
-                        ])
-                    });
-                    depth += 1;
-                    scopes.push((name.clone(), depth, test));
-                    i += 3;
-                } else {
-                    i += 1;
+                let test = toks[i.saturating_sub(8)..i].windows(4).any(|w| {
+                    w.iter().map(|t| &t.0).eq([
+                        &Tok::Ident("cfg".into()),
+                        &Tok::Punct('('),
+                        &Tok::Ident("test".into()),
+                        &Tok::Punct(')'),
+                    ])
+                });
+                match (toks.get(i + 1), toks.get(i + 2).map(|t| &t.0)) {
+                    (Some((Tok::Ident(name), _)), Some(Tok::Punct('{'))) => {
+                        depth += 1;
+                        scopes.push((name.clone(), depth, test));
+                        i += 3;
+                    }
+                    // A test module in a file of its own.
+                    (Some((Tok::Ident(name), _)), Some(Tok::Punct(';'))) if test || in_test => {
+                        test_modules.push([&here[..], std::slice::from_ref(name)].concat());
+                        i += 3;
+                    }
+                    _ => i += 1,
                 }
             }
             Tok::Ident(w) if w == "use" => {
@@ -387,7 +392,7 @@ fn parse_file(
             _ => i += 1,
         }
     }
-    refs
+    (refs, test_modules)
 }
 
 struct Crate {
@@ -410,10 +415,17 @@ fn read_crate(src: &Path) -> Crate {
         raw.push((module, is_folder, rel, std::fs::read_to_string(&p).unwrap()));
     }
     let modules: BTreeSet<ModPath> = raw.iter().map(|r| r.0.clone()).collect();
+    let parsed: Vec<_> = raw
+        .iter()
+        .map(|(module, is_folder, _, text)| parse_file(module, *is_folder, text, &modules))
+        .collect();
+    let tests: Vec<ModPath> = parsed.iter().flat_map(|p| p.1.clone()).collect();
     let files: Vec<SourceFile> = raw
         .into_iter()
-        .map(|(module, is_folder, rel, text)| SourceFile {
-            refs: parse_file(&module, is_folder, &text, &modules),
+        .zip(parsed)
+        .filter(|((module, ..), _)| !tests.iter().any(|t| module.starts_with(t)))
+        .map(|((module, is_folder, rel, _), (refs, _))| SourceFile {
+            refs,
             module,
             is_folder,
             rel: format!("src/{}", rel.display()),
@@ -621,8 +633,9 @@ fn finds_cycles_through_uses_paths_and_reexports() {
     // a -> b through a `use` tree, b -> a through an inline path: a top-level cycle.
     write(
         "a/mod.rs",
-        "pub mod x;\npub mod y;\npub use x::Thing;\nuse crate::{b::{self, Other}};\n",
+        "pub mod x;\npub mod y;\n#[cfg(test)]\nmod t;\npub use x::Thing;\nuse crate::{b::{self, Other}};\n",
     );
+    write("a/t.rs", "use crate::c::Helper;\n");
     write(
         "a/x.rs",
         "pub struct Thing;\n// crate::c::Never is a comment\nfn f() { let _ = \"super::y::Z\"; }\n",
@@ -641,7 +654,7 @@ fn finds_cycles_through_uses_paths_and_reexports() {
     let top = krate.graph(&[]);
     assert_eq!(cycles(&top), vec![vec!["a".to_string(), "b".to_string()]]);
     assert!(describe(&[], &cycles(&top)[0], &top).contains("src/b.rs:2 names a::Thing"));
-    // The test module's reach into `c` is not a dependency.
+    // The test modules' reach into `c` (inline and in a file) is not a dependency.
     assert!(!top.keys().any(|(_, b)| b == "c"));
     let inner = krate.graph(&["a".to_string()]);
     assert!(inner.contains_key(&("y".to_string(), "x".to_string())));
