@@ -4,6 +4,9 @@
 //! [`space::Space`] of valid kernel configs for a GPU ([`hw::HwSpec`]); configs are turned
 //! into source and compiled in parallel ([`compile`]), run, verified and timed on a
 //! [`device::Device`] ([`bench`]), stored as they happen ([`store`]) and reported ([`report`]).
+//! Compiling and running share what lies below both: [`target`] (what a device is and what
+//! code is compiled for), [`plant`] (failures planted on purpose), [`measure`] (statistics,
+//! verification, the CPU reference) and [`rocm`] (ROCm's libraries, loaded at run time).
 
 pub mod bench;
 pub mod cli;

@@ -5,11 +5,11 @@
 //! [`Violation`] naming the rule, so a rejected LLM suggestion can be explained back to it.
 //!
 //! The rules come in groups named after the kernel part they constrain, one file each, so a
-//! new part brings its rules in one place: [`shape`] (the workgroup, its tile and pipeline
-//! depth), [`lds_layout`] (padding, swizzle, LDS bytes), [`atom`] (matrix instructions, wave
-//! tiles), [`warpgroup`] (the `wgmma` mainloop, producer warp, SwapAB), [`loader`] (global
-//! reads), [`epilogue`] (stores, output types), [`scheduler`] (split-K, stream-K) and
-//! [`resources`] (LDS and registers against the GPU). [`check`] applies them in the order of
+//! new part brings its rules in one place: `shape` (the workgroup, its tile and pipeline
+//! depth), `lds_layout` (padding, swizzle, LDS bytes), `atom` (matrix instructions, wave
+//! tiles), `warpgroup` (the `wgmma` mainloop, producer warp, SwapAB), `loader` (global
+//! reads), `epilogue` (stores, output types), `scheduler` (split-K, stream-K) and
+//! `resources` (LDS and registers against the GPU). [`check`] applies them in the order of
 //! [`RULE_ORDER`], the first broken rule wins.
 
 mod atom;
