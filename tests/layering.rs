@@ -486,7 +486,8 @@ impl Crate {
                 if r.reexport && t.len() > f.module.len() && t[..f.module.len()] == f.module[..] {
                     continue;
                 }
-                let (Some(a), Some(b)) = (node(&r.from, None), node(&t, item)) else {
+                // Inline modules belong to the file's node.
+                let (Some(a), Some(b)) = (node(&f.module, None), node(&t, item)) else {
                     continue;
                 };
                 // The folder's own file contains its children: declaring, re-exporting and
@@ -509,8 +510,8 @@ impl Crate {
     }
 }
 
-/// Strongly connected components with more than one node (Tarjan), each with one cycle
-/// through all of its nodes' edges listed.
+/// Strongly connected components of more than one node (Tarjan): each is a set of modules
+/// that reach each other through their imports, its nodes sorted.
 fn cycles(edges: &Edges) -> Vec<Vec<String>> {
     let nodes: BTreeSet<&String> = edges.keys().flat_map(|(a, b)| [a, b]).collect();
     let nodes: Vec<&String> = nodes.into_iter().collect();
