@@ -6,6 +6,10 @@
 //! nvcc/hipcc can compile the same files from disk with `-I kernels`. Their hash is part of
 //! every cache and database key ([`template_hash`]). [`defines`] is the specialisation alone:
 //! build.rs compiles the default kernel set from those blocks (`kernels/default_set.txt`).
+//! It is composed of one small function per kernel part (the kernel and its target, operand
+//! types, shape, atom, mainloop, LDS layout, loader, tile scheduler, epilogue, warpgroup
+//! extras: `PARTS`), grouped like the space's rules (`space::constraints`), so a new part
+//! brings its defines in one place.
 //! For the warpgroup instruction (MI 64x8x16, 64x8x32 for 8-bit types) the specialisation also
 //! carries the one device function whose shape depends on the config: the `wgmma` of the
 //! warpgroup tile's N, operand types and majorness ([`wgmma_function`]), whose inline assembly
@@ -15,6 +19,7 @@ use sha2::{Digest, Sha256};
 
 use super::{EpiloguePlan, LaunchPlan, PackPlan, Target, TmaBox};
 use crate::hw::Vendor;
+use crate::plant::PlantKind;
 use crate::problem::{DataType, GemmProblem};
 use crate::space::constraints::{is_wgmma, mn_chunk, packed_operands, warpgroup_tile};
 use crate::space::{GsuAlgo, KernelConfig};
@@ -240,10 +245,7 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
 
 /// The launch geometry of the main kernel (and its reduction) for the problem it reads.
 fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> LaunchPlan {
-    let wave = match target.vendor {
-        Vendor::Nvidia => 32,
-        Vendor::Amd => 64,
-    };
+    let wave = wave_size(target);
     let tiles_m = (p.m as u64).div_ceil(cfg.mt0 as u64);
     let tiles_n = (p.n as u64).div_ceil(cfg.mt1 as u64);
     let block = [cfg.launch_threads(wave), 1, 1];
@@ -301,6 +303,14 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
         tma,
         epilogue,
         packs: Vec::new(),
+    }
+}
+
+/// Lanes per wave (warp) on the target's vendor.
+fn wave_size(target: &Target) -> u32 {
+    match target.vendor {
+        Vendor::Nvidia => 32,
+        Vendor::Amd => 64,
     }
 }
 
@@ -362,110 +372,245 @@ pub fn stream_k_grid(per_cu: u32, compute_units: u32, tiles: u64, work: u64) -> 
 /// MI 64x8x16 followed by the generated [`wgmma_function`]). They depend on the problem's
 /// layout, types and `beta == 0`, never on M, N or K (those are arguments), so one compiled
 /// kernel serves every shape with the same layout and types.
+///
+/// Each kernel part adds the defines its header reads (`PARTS`); the lines then follow
+/// `DEFINE_ORDER`.
 pub fn defines(cfg: &KernelConfig, stored: &GemmProblem, target: &Target) -> String {
     let cfg = cfg.canonical();
-    // The main kernel reads packed operands K-major (kernel_problem); the packers read them
-    // as stored (1: K-major, 2: M- or N-major).
-    let p = &kernel_problem(&cfg, stored);
-    let [pack_a, pack_b] = packed_operands(&cfg, stored);
-    let wave = match target.vendor {
-        Vendor::Nvidia => 32,
-        Vendor::Amd => 64,
+    let spec = PartSpec {
+        p: &kernel_problem(&cfg, stored),
+        stored,
+        cfg,
+        target,
     };
-    let mut defs = String::new();
-    let mut def = |k: &str, v: String| defs.push_str(&format!("#define {k} {v}\n"));
-    def("GT_KERNEL_NAME", cfg.name());
-    def("GT_TARGET_ARCH", format!("\"{}\"", target.arch));
-    def(
-        "GT_VENDOR_AMD",
-        u8::from(target.vendor == Vendor::Amd).to_string(),
-    );
-    def("GT_TYPE_A", c_type(p.a_type).into());
-    def("GT_TYPE_B", c_type(p.b_type).into());
-    def("GT_TYPE_C", c_type(p.c_type).into());
-    def("GT_TYPE_D", c_type(p.d_type).into());
-    def("GT_TRANS_A", u8::from(p.trans_a.is_t()).to_string());
-    def("GT_TRANS_B", u8::from(p.trans_b.is_t()).to_string());
-    def("GT_MT0", cfg.mt0.to_string());
-    def("GT_MT1", cfg.mt1.to_string());
-    def("GT_DU", cfg.depth_u.to_string());
-    def("GT_MI_M", cfg.mi[0].to_string());
-    def("GT_MI_N", cfg.mi[1].to_string());
-    def("GT_MI_K", cfg.mi[2].to_string());
-    def("GT_WG0", cfg.wg[0].to_string());
-    def("GT_WG1", cfg.wg[1].to_string());
-    def("GT_THREADS", cfg.threads(wave).to_string());
-    def("GT_PGR", cfg.pgr.to_string());
-    def("GT_PLR", cfg.plr.to_string());
-    def("GT_LPA", cfg.lpa.to_string());
-    def("GT_LPB", cfg.lpb.to_string());
-    def("GT_SWIZZLE", cfg.swizzle.to_string());
-    def("GT_GSU", cfg.gsu.to_string());
-    def(
-        "GT_STREAM_K",
-        u8::from(cfg.gsu_algo == GsuAlgo::StreamK).to_string(),
-    );
-    def(
-        "GT_GSU_ATOMIC",
-        u8::from(cfg.gsu > 1 && cfg.gsu_algo == GsuAlgo::Atomic).to_string(),
-    );
-    // Named only when set, like the producer warp below.
-    if cfg.sums_splits_in_kernel() {
-        def("GT_GSU_SINGLE_KERNEL", "1".into());
+    let mut block = DefineBlock::default();
+    for part in PARTS {
+        part(&spec, &mut block);
     }
-    def("GT_WGM", cfg.wgm.to_string());
-    def("GT_GRVW", cfg.grvw.to_string());
-    def("GT_SVW", cfg.svw.to_string());
-    def("GT_SU", cfg.su.to_string());
-    def("GT_BETA_ZERO", u8::from(p.beta == 0.0).to_string());
-    if is_wgmma(&cfg) {
-        // The instruction's N runs along the warpgroup tile's N, or its M when swapped.
-        let [wt_m, wt_n] = warpgroup_tile(&cfg);
-        let n = if cfg.sab > 0 { wt_m } else { wt_n };
-        def("GT_WGMMA", "1".into());
-        def("GT_WGMMA_N", n.to_string());
-        // Named only for MN-major operands (other layouts than TN).
-        let (a_chunk, b_chunk) = (mn_chunk(&cfg, p, true), mn_chunk(&cfg, p, false));
-        if let Some(c) = a_chunk {
-            def("GT_A_CHUNK", c.to_string());
-        }
-        if let Some(c) = b_chunk {
-            def("GT_B_CHUNK", c.to_string());
-        }
-        if pack_a {
-            def(
-                "GT_PACK_A",
-                if stored.trans_a.is_t() { "1" } else { "2" }.into(),
-            );
-        }
-        if pack_b {
-            def(
-                "GT_PACK_B",
-                if stored.trans_b.is_t() { "2" } else { "1" }.into(),
-            );
-        }
-        // Named only when set: the define blocks (and compile-cache keys) of kernels without
-        // a producer warp stay as they were.
-        if cfg.pw > 0 {
-            def("GT_PRODUCER_WARP", "1".into());
-        }
-        if cfg.sab > 0 {
-            def("GT_SWAP_AB", "1".into());
-        }
-        // The instruction's A operand is the sliced tile: A, or B when swapped.
-        let (s_mn, n_mn) = if cfg.sab > 0 {
-            (b_chunk.is_some(), a_chunk.is_some())
-        } else {
-            (a_chunk.is_some(), b_chunk.is_some())
-        };
-        let (s_type, n_type) = if cfg.sab > 0 {
-            (p.b_type, p.a_type)
-        } else {
-            (p.a_type, p.b_type)
-        };
-        defs.push_str(&wgmma_function(n, s_type, n_type, s_mn, n_mn));
+    block.text()
+}
+
+/// What every part's defines are made from.
+struct PartSpec<'a> {
+    /// Canonical (the split algorithm is `Reduce` without a split).
+    cfg: KernelConfig,
+    /// The problem the main kernel reads: packed operands K-major (`kernel_problem`).
+    p: &'a GemmProblem,
+    /// The problem as stored, which the packers read.
+    stored: &'a GemmProblem,
+    target: &'a Target,
+}
+
+/// The define block as the parts build it: `#define` lines, then device code.
+#[derive(Default)]
+struct DefineBlock {
+    defines: Vec<(&'static str, String)>,
+    code: String,
+}
+
+impl DefineBlock {
+    fn def(&mut self, name: &'static str, value: impl ToString) {
+        self.defines.push((name, value.to_string()));
     }
-    defs
+
+    /// A switch the template reads as 0 or 1.
+    fn flag(&mut self, name: &'static str, on: bool) {
+        self.def(name, u8::from(on));
+    }
+
+    fn text(mut self) -> String {
+        let rank = |name: &str| DEFINE_ORDER.iter().position(|n| *n == name);
+        // Stable: defines not in the list keep the order of the parts, after the listed ones.
+        self.defines
+            .sort_by_key(|(name, _)| rank(name).unwrap_or(usize::MAX));
+        let mut out = String::new();
+        for (name, value) in &self.defines {
+            out.push_str(&format!("#define {name} {value}\n"));
+        }
+        out + &self.code
+    }
+}
+
+/// The kernel's parts, each adding the defines of its part of the template; a new part adds
+/// its function here.
+const PARTS: &[fn(&PartSpec, &mut DefineBlock)] = &[
+    kernel_defines,
+    operand_defines,
+    shape_defines,
+    atom_defines,
+    mainloop_defines,
+    lds_layout_defines,
+    loader_defines,
+    scheduler_defines,
+    epilogue_defines,
+    warpgroup_defines,
+];
+
+/// The order of the lines of a define block. The block is part of every compile-cache key
+/// and of the default set's lookup (`kernels/default_set.txt`), so these lines keep the order
+/// they have always had; a define not listed follows them.
+const DEFINE_ORDER: &[&str] = &[
+    "GT_KERNEL_NAME",
+    "GT_TARGET_ARCH",
+    "GT_VENDOR_AMD",
+    "GT_TYPE_A",
+    "GT_TYPE_B",
+    "GT_TYPE_C",
+    "GT_TYPE_D",
+    "GT_TRANS_A",
+    "GT_TRANS_B",
+    "GT_MT0",
+    "GT_MT1",
+    "GT_DU",
+    "GT_MI_M",
+    "GT_MI_N",
+    "GT_MI_K",
+    "GT_WG0",
+    "GT_WG1",
+    "GT_THREADS",
+    "GT_PGR",
+    "GT_PLR",
+    "GT_LPA",
+    "GT_LPB",
+    "GT_SWIZZLE",
+    "GT_GSU",
+    "GT_STREAM_K",
+    "GT_GSU_ATOMIC",
+    "GT_GSU_SINGLE_KERNEL",
+    "GT_WGM",
+    "GT_GRVW",
+    "GT_SVW",
+    "GT_SU",
+    "GT_BETA_ZERO",
+    "GT_WGMMA",
+    "GT_WGMMA_N",
+    "GT_PRODUCER_WARP",
+    "GT_SWAP_AB",
+];
+
+/// The kernel's symbol and what it is compiled for.
+fn kernel_defines(s: &PartSpec, b: &mut DefineBlock) {
+    b.def("GT_KERNEL_NAME", s.cfg.name());
+    b.def("GT_TARGET_ARCH", format!("\"{}\"", s.target.arch));
+    b.flag("GT_VENDOR_AMD", s.target.vendor == Vendor::Amd);
+}
+
+/// The operands' element types and layouts (from the problem).
+fn operand_defines(s: &PartSpec, b: &mut DefineBlock) {
+    b.def("GT_TYPE_A", c_type(s.p.a_type));
+    b.def("GT_TYPE_B", c_type(s.p.b_type));
+    b.def("GT_TYPE_C", c_type(s.p.c_type));
+    b.def("GT_TYPE_D", c_type(s.p.d_type));
+    b.flag("GT_TRANS_A", s.p.trans_a.is_t());
+    b.flag("GT_TRANS_B", s.p.trans_b.is_t());
+}
+
+/// The workgroup's shape: macro tile, DepthU, waves and threads (`constraints::shape`).
+fn shape_defines(s: &PartSpec, b: &mut DefineBlock) {
+    let c = &s.cfg;
+    b.def("GT_MT0", c.mt0);
+    b.def("GT_MT1", c.mt1);
+    b.def("GT_DU", c.depth_u);
+    b.def("GT_WG0", c.wg[0]);
+    b.def("GT_WG1", c.wg[1]);
+    b.def("GT_THREADS", c.threads(wave_size(s.target)));
+}
+
+/// The matrix atom: the instruction's shape, 1x1x1 for FMA (`constraints::atom`).
+fn atom_defines(s: &PartSpec, b: &mut DefineBlock) {
+    b.def("GT_MI_M", s.cfg.mi[0]);
+    b.def("GT_MI_N", s.cfg.mi[1]);
+    b.def("GT_MI_K", s.cfg.mi[2]);
+}
+
+/// The mainloop: pipeline stages, local-read prefetch and the staggered K start.
+fn mainloop_defines(s: &PartSpec, b: &mut DefineBlock) {
+    b.def("GT_PGR", s.cfg.pgr);
+    b.def("GT_PLR", s.cfg.plr);
+    b.def("GT_SU", s.cfg.su);
+}
+
+/// The shared-memory tile layout: row padding or the swizzle (`constraints::lds_layout`).
+fn lds_layout_defines(s: &PartSpec, b: &mut DefineBlock) {
+    b.def("GT_LPA", s.cfg.lpa);
+    b.def("GT_LPB", s.cfg.lpb);
+    b.def("GT_SWIZZLE", s.cfg.swizzle);
+}
+
+/// The operand loader: global-read vector width (`constraints::loader`).
+fn loader_defines(s: &PartSpec, b: &mut DefineBlock) {
+    b.def("GT_GRVW", s.cfg.grvw);
+}
+
+/// The tile scheduler: grouped tile order and the split-K kind (`constraints::scheduler`).
+fn scheduler_defines(s: &PartSpec, b: &mut DefineBlock) {
+    let c = &s.cfg;
+    b.def("GT_GSU", c.gsu);
+    b.flag("GT_STREAM_K", c.gsu_algo == GsuAlgo::StreamK);
+    b.flag("GT_GSU_ATOMIC", c.gsu > 1 && c.gsu_algo == GsuAlgo::Atomic);
+    // Named only when set, like the producer warp: the define blocks (and compile-cache
+    // keys) of the other kernels stay as they were.
+    if c.sums_splits_in_kernel() {
+        b.def("GT_GSU_SINGLE_KERNEL", 1);
+    }
+    b.def("GT_WGM", c.wgm);
+}
+
+/// The epilogue: store vector width and whether C is read (`constraints::epilogue`).
+fn epilogue_defines(s: &PartSpec, b: &mut DefineBlock) {
+    b.def("GT_SVW", s.cfg.svw);
+    b.flag("GT_BETA_ZERO", s.p.beta == 0.0);
+}
+
+/// The warpgroup mainloop (MI 64x8x16, 64x8x32): the instruction's N, the operands' LDS chunks
+/// when M- or N-major, which operands are packed first, the producer warp, SwapAB and the
+/// `wgmma` device function (`constraints::warpgroup`).
+fn warpgroup_defines(s: &PartSpec, b: &mut DefineBlock) {
+    let (c, p) = (&s.cfg, s.p);
+    if !is_wgmma(c) {
+        return;
+    }
+    // The instruction's N runs along the warpgroup tile's N, or its M when swapped.
+    let [wt_m, wt_n] = warpgroup_tile(c);
+    let n = if c.sab > 0 { wt_m } else { wt_n };
+    b.def("GT_WGMMA", 1);
+    b.def("GT_WGMMA_N", n);
+    // Named only when set: the define blocks (and compile-cache keys) of kernels without
+    // a producer warp stay as they were; likewise for TN kernels (no chunks, no packing).
+    if c.pw > 0 {
+        b.def("GT_PRODUCER_WARP", 1);
+    }
+    if c.sab > 0 {
+        b.def("GT_SWAP_AB", 1);
+    }
+    let (a_chunk, b_chunk) = (mn_chunk(c, p, true), mn_chunk(c, p, false));
+    if let Some(chunk) = a_chunk {
+        b.def("GT_A_CHUNK", chunk);
+    }
+    if let Some(chunk) = b_chunk {
+        b.def("GT_B_CHUNK", chunk);
+    }
+    // A packer reads its operand as stored: 1 K-major, 2 M- or N-major.
+    let [pack_a, pack_b] = packed_operands(c, s.stored);
+    if pack_a {
+        b.def("GT_PACK_A", if s.stored.trans_a.is_t() { 1 } else { 2 });
+    }
+    if pack_b {
+        b.def("GT_PACK_B", if s.stored.trans_b.is_t() { 2 } else { 1 });
+    }
+    // The instruction's A operand is the sliced tile: A, or B when swapped.
+    let (s_mn, n_mn) = if c.sab > 0 {
+        (b_chunk.is_some(), a_chunk.is_some())
+    } else {
+        (a_chunk.is_some(), b_chunk.is_some())
+    };
+    let (s_type, n_type) = if c.sab > 0 {
+        (p.b_type, p.a_type)
+    } else {
+        (p.a_type, p.b_type)
+    };
+    b.code
+        .push_str(&wgmma_function(n, s_type, n_type, s_mn, n_mn));
 }
 
 /// The device function `gt_wgmma_op(d, desc_a, desc_b)`: one
@@ -517,31 +662,11 @@ pub fn wgmma_function(n: u32, ta: DataType, tb: DataType, a_mn: bool, b_mn: bool
     )
 }
 
-/// Failures planted for harness tests (`--plant`), applied to matching kernels' source.
-static PLANTS: std::sync::OnceLock<Vec<crate::device::sim::Plant>> = std::sync::OnceLock::new();
-
-/// Sets the planted failures for this process (first call wins).
-pub fn set_plants(plants: &[crate::device::sim::Plant]) {
-    let _ = PLANTS.set(plants.to_vec());
-}
-
-/// The `#define` that makes the template misbehave as planted for `name`, if any.
-fn planted_define(name: &str) -> Option<&'static str> {
-    use crate::device::sim::PlantKind;
-    let plant = PLANTS.get()?.iter().find(|p| p.matches(name))?;
-    Some(match plant.kind {
-        PlantKind::Crash | PlantKind::OutOfBounds => "GT_PLANT_OOB",
-        PlantKind::Hang => "GT_PLANT_HANG",
-        PlantKind::Wrong => "GT_PLANT_WRONG",
-        PlantKind::CompileError => "GT_PLANT_COMPILE_ERROR",
-    })
-}
-
 /// Specialises the template for one config and problem.
 pub fn generate(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> KernelSource {
     let launch = launch_plan(cfg, p, target);
     let mut defines = defines(cfg, p, target);
-    if let Some(d) = planted_define(&cfg.name()) {
+    if let Some(d) = crate::plant::planted(&cfg.name()).map(PlantKind::define) {
         defines.push_str(&format!("#define {d} 1\n"));
     }
     let text = format!(
@@ -759,5 +884,105 @@ mod tests {
         };
         let d = defines(&mma, &p, &target());
         assert!(!d.contains("GT_WGMMA") && !d.contains("wgmma"));
+    }
+
+    /// The configs the define blocks are checked on: every valid config of bounded spaces of
+    /// problems over every layout, type, beta and path, for an NVIDIA and an AMD target.
+    fn sample_blocks() -> Vec<(KernelConfig, GemmProblem, Target)> {
+        use crate::hw::HwSpec;
+        use crate::problem::Trans;
+        use crate::space::Space;
+        let mut out = Vec::new();
+        let problem = |m, n, k, ta, tb, t: DataType, beta: f64| {
+            let mut p = GemmProblem::new(m, n, k);
+            (p.trans_a, p.trans_b, p.beta) = (ta, tb, beta);
+            (p.a_type, p.b_type, p.c_type, p.d_type) = (t, t, t, t);
+            p.fill_defaults();
+            p
+        };
+        let cases = [
+            (
+                "H200",
+                "sm_90a",
+                problem(16032, 109, 16384, Trans::T, Trans::N, DataType::Bf16, 0.0),
+            ),
+            (
+                "H200",
+                "sm_90a",
+                problem(4096, 4096, 4096, Trans::N, Trans::N, DataType::Bf16, 1.0),
+            ),
+            (
+                "H100-SXM",
+                "sm_90a",
+                problem(1000, 24, 8200, Trans::N, Trans::T, DataType::F16, 0.0),
+            ),
+            (
+                "H200",
+                "sm_90a",
+                problem(512, 768, 1024, Trans::T, Trans::T, DataType::F32, 0.5),
+            ),
+            (
+                "MI300X",
+                "gfx942",
+                problem(8192, 128, 2048, Trans::T, Trans::N, DataType::Bf16, 1.0),
+            ),
+        ];
+        for (spec, arch, p) in cases {
+            let hw = HwSpec::by_name(spec).unwrap();
+            let mut s = Space::for_problem(&p, &hw);
+            for (param, values) in [
+                ("DepthU", "64"),
+                ("LdsPadA", "0,8"),
+                ("LdsPadB", "0"),
+                ("WorkGroupMapping", "8"),
+                ("StaggerU", "0,4"),
+                ("GlobalSplitU", "1,3"),
+                ("MacroTile0", "80,128"),
+                ("MacroTile1", "16,128"),
+                ("WavesN", "1,2"),
+                ("PrefetchGlobalRead", "2,4"),
+                ("StoreVectorWidth", "4"),
+            ] {
+                s.fix(param, values).unwrap();
+            }
+            let target = Target {
+                vendor: hw.vendor,
+                arch: arch.into(),
+                compute_units: 132,
+            };
+            for c in s.enumerate(10_000_000).unwrap() {
+                out.push((c, p.clone(), target.clone()));
+            }
+        }
+        out
+    }
+
+    /// The define blocks of 32,344 configs, recorded before `defines` was composed of one
+    /// function per kernel part: the blocks are compile-cache keys and the default set's
+    /// lookup, so no part may change a byte of them. A deliberate change of the template's
+    /// defines changes this digest, and its commit says why.
+    #[test]
+    fn define_blocks_are_what_they_were() {
+        let blocks = sample_blocks();
+        let mut h = Sha256::new();
+        for (c, p, t) in &blocks {
+            h.update(defines(c, p, t));
+        }
+        let count = |f: &dyn Fn(&KernelConfig) -> bool| blocks.iter().filter(|b| f(&b.0)).count();
+        // The sample covers every part: the warpgroup path with and without its extras, and
+        // every split-K kind. Recorded when the parts were split out (32344 blocks, 3288 on
+        // the warpgroup path), then again when that path took every layout and 8-bit types:
+        // its NN and NT problems became warpgroup kernels, and its instruction function
+        // (`gt_wgmma_op`) names types and transpose bits.
+        assert_eq!(count(&|_| true), 36472);
+        assert_eq!(count(&is_wgmma), 7416);
+        assert_eq!(count(&|c| c.pw > 0), 3456);
+        assert_eq!(count(&|c| c.sab > 0), 3264);
+        assert_eq!(count(&|c| c.gsu_algo == GsuAlgo::StreamK), 4872);
+        assert_eq!(count(&|c| c.sums_splits_in_kernel()), 7900);
+        assert_eq!(
+            format!("{:x}", h.finalize()),
+            "b40d764e02b4951a40aeee2fb1227a6cb447acb2d0e6d6fb8396e8ebe6e9af82"
+        );
     }
 }

@@ -20,6 +20,8 @@ use thiserror::Error;
 
 use crate::problem::GemmProblem;
 use crate::space::KernelConfig;
+use crate::target::DeviceInfo;
+pub use crate::target::{target_for, Target};
 
 /// The compiler's verdict on one config.
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -143,29 +145,6 @@ pub struct CompiledKernel {
     pub cache_hit: bool,
 }
 
-/// Where compiled code must run.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Target {
-    pub vendor: crate::hw::Vendor,
-    /// `sm_90a`, `gfx942`, ...
-    pub arch: String,
-    /// Compute units (SMs / CUs) of the device; sizes the grid of persistent (stream-K)
-    /// kernels. 0 when not known (source generation without a device): such a plan launches
-    /// as if on one compute unit.
-    pub compute_units: u32,
-}
-
-impl Target {
-    /// A target whose compute-unit count is not known.
-    pub fn arch(vendor: crate::hw::Vendor, arch: impl Into<String>) -> Self {
-        Target {
-            vendor,
-            arch: arch.into(),
-            compute_units: 0,
-        }
-    }
-}
-
 /// A compiler driver. Implementations must be usable from many threads at once.
 pub trait Compiler: Send + Sync {
     /// Name and version, part of the cache key and the database key (`nvrtc-13.0`).
@@ -240,27 +219,12 @@ mod hex_bytes {
     }
 }
 
-/// The compile target for a device: its arch, with Hopper's `a` suffix so that the
-/// architecture-specific instructions are available.
-pub fn target_for(info: &crate::device::DeviceInfo) -> Target {
-    let arch = if info.vendor == crate::hw::Vendor::Nvidia && info.arch == "sm_90" {
-        "sm_90a".to_string()
-    } else {
-        info.arch.clone()
-    };
-    Target {
-        vendor: info.vendor,
-        arch,
-        compute_units: info.compute_units,
-    }
-}
-
 /// The compiler that serves a device's backend: the embedded ahead-of-time kernels first,
 /// then the run-time compiler (NVRTC on NVIDIA; hiprtc on AMD, or hipcc where hiprtc is
 /// missing). `GEMMTUNE_COMPILER=nvcc|hipcc` picks the compiler binary instead.
 pub fn compiler_for(
-    info: &crate::device::DeviceInfo,
-    plants: &[crate::device::sim::Plant],
+    info: &DeviceInfo,
+    plants: &[crate::plant::Plant],
 ) -> Result<Box<dyn Compiler>, CompileError> {
     let wanted = std::env::var("GEMMTUNE_COMPILER").unwrap_or_default();
     match info.backend.as_str() {

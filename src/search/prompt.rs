@@ -13,7 +13,7 @@ use super::history::History;
 use super::llm_port::LlmRequest;
 use super::observations;
 use super::strategy::Rejected;
-use crate::bench::stats::Rates;
+use crate::measure::stats::Rates;
 use crate::space::{KernelConfig, ParamId, Space};
 
 /// Rows of the ranked history table sent to the model.

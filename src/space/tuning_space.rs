@@ -66,7 +66,7 @@ impl Space {
             Domain::choice(ParamId::MacroTile0, tile_values.clone(), 128),
             Domain::choice(ParamId::MacroTile1, tile_values, n_tile),
             // 8-bit types take twice the K per instruction and per 128-byte row.
-            Domain::pow2(ParamId::DepthU, 16, 128 * 2 / ea, 64),
+            Domain::pow2(ParamId::DepthU, 16, if ea == 1 { 256 } else { 128 }, 64),
             Domain::choice(ParamId::MatrixInstruction, mi_values.clone(), mi_values[0]),
             Domain::pow2(ParamId::WavesM, 1, 8, 2),
             Domain::pow2(ParamId::WavesN, 1, 4, if problem.n <= 64 { 1 } else { 2 }),

@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use super::codegen::KernelSource;
 use super::{CodeFormat, CodeObject, CompileError, Compiler, Resources, Target};
-use crate::device::hip::rtc;
 use crate::hw::Vendor;
+use crate::rocm::rtc;
 use code_object::KernelUsage;
 
 /// Registers per lane counted against the 512-entry unified file of gfx90a/gfx94x/gfx950:
@@ -267,7 +267,7 @@ impl Compiler for HipccCompiler {
 
 /// Compiles in-process with hiprtc.
 pub struct HiprtcCompiler {
-    api: Arc<crate::device::hip::sys::RtcApi>,
+    api: Arc<crate::rocm::sys::RtcApi>,
     version: String,
 }
 

@@ -398,7 +398,7 @@ impl CudaDevice {
 
     /// Compares the GPU reference of copy 0 with the CPU reference (small problems only).
     fn check_reference_on_cpu(&self, state: &ProblemState) -> Result<(), DeviceError> {
-        use crate::bench::reference::{decode, gemm};
+        use crate::measure::reference::{decode, gemm};
         let p = &state.problem;
         let drv = |e: DriverError| DeviceError::Driver(describe(&e));
         let set = &state.inputs[0];

@@ -218,9 +218,9 @@ impl RefKernels {
 }
 
 /// [sum (o-r)^2, sum r^2, max |o-r|, max rel, NaN count] -> the verdict, with
-/// `bench::verify::tolerance`; any NaN fails.
+/// `measure::verify::tolerance`; any NaN fails.
 pub fn verification_from_stats(v: &[f64], p: &GemmProblem) -> Verification {
-    let tol = crate::bench::verify::tolerance(p);
+    let tol = crate::measure::verify::tolerance(p);
     let nan = v[4] > 0.0;
     let rel_l2 = if v[1] > 0.0 {
         (v[0] / v[1]).sqrt()

@@ -5,7 +5,7 @@
 //! exactly representable values as f32 for the reference) -> [`reference`] computes
 //! `D = alpha * op(A) op(B) + beta * C` in f64 over all cores -> kernel output bytes are
 //! decoded with [`decode_output`] into the same packed M x N x batch order and compared by
-//! `bench::verify::compare`.
+//! `measure::verify::compare`.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
