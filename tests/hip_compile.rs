@@ -50,6 +50,7 @@ fn source(name: &str, text: String) -> KernelSource {
             zero_workspace: false,
             flags_bytes: 0,
             tma: None,
+            packs: Vec::new(),
             epilogue: None,
         },
     }
