@@ -700,6 +700,48 @@ mod tests {
     }
 
     #[test]
+    fn other_layouts_read_mn_major_boxes_or_pack() {
+        let cfg = KernelConfig::parse(
+            "MT128x112x64_MI64x8x16_WG8x1_PGR6_PLR0_LPA0_LPB0_SW1_GSU2R_WGM8_GRVW8_SVW8_SU0",
+        )
+        .unwrap();
+        // NN: A M-major in chunks of 64 (boxes of 64 rows of M by DepthU of K), B K-major.
+        let mut nn = GemmProblem::new(16032, 112, 16384);
+        (nn.trans_a, nn.lda) = (crate::problem::Trans::N, 0);
+        nn.fill_defaults();
+        let plan = launch_plan(&cfg, &nn, &target());
+        let [a, b] = plan.tma.unwrap();
+        assert_eq!(
+            (a.k_major, a.inner, a.outer, a.swizzle_bytes),
+            (false, 64, 64, 128)
+        );
+        assert_eq!((b.k_major, b.inner, b.outer), (true, 64, 112));
+        assert!(plan.packs.is_empty());
+        assert!(defines(&cfg, &nn, &target()).contains("#define GT_A_CHUNK 64\n"));
+        // NT with N = 109: B's rows are 218 bytes apart, so B is packed K-major after the
+        // split-K partials, and the main kernel reads it as TN's B.
+        let mut nt = GemmProblem::new(16032, 109, 16384);
+        (nt.trans_a, nt.trans_b, nt.lda, nt.ldb) =
+            (crate::problem::Trans::N, crate::problem::Trans::T, 0, 0);
+        nt.fill_defaults();
+        let plan = launch_plan(&cfg, &nt, &target());
+        assert_eq!(plan.packs.len(), 1);
+        let pk = &plan.packs[0];
+        assert!(!pk.is_a && pk.symbol.ends_with("_pack_b"));
+        assert_eq!(
+            pk.workspace_offset,
+            plan.workspace_bytes.next_multiple_of(256)
+        );
+        assert_eq!(pk.bytes, 109 * 16384 * 2);
+        assert_eq!(plan.workspace_total(), pk.workspace_offset + pk.bytes);
+        assert!(plan.tma.unwrap()[1].k_major);
+        let d = defines(&cfg, &nt, &target());
+        assert!(d.contains("#define GT_TRANS_B 0\n") && d.contains("#define GT_PACK_B 2\n"));
+        let kp = kernel_problem(&cfg, &nt);
+        assert_eq!((kp.ldb, kp.trans_b), (16384, crate::problem::Trans::N));
+    }
+
+    #[test]
     fn every_kernel_file_is_embedded() {
         fn walk(dir: &std::path::Path, root: &std::path::Path, out: &mut Vec<String>) {
             for e in std::fs::read_dir(dir).unwrap() {

@@ -434,13 +434,42 @@ impl GemmProblem {
             self.stride_a, self.stride_b, self.stride_c, self.stride_d,
             self.alpha, self.beta, self.trans_a, self.trans_b, self.batch,
             self.a_type, self.b_type, self.c_type, self.d_type, self.compute_type
-        )
+        ) + &[
+            ("scaleA", self.scale_a),
+            ("scaleB", self.scale_b),
+            ("scaleC", self.scale_c),
+            ("scaleD", self.scale_d),
+        ]
+        .iter()
+        .filter(|(_, s)| *s != 1.0)
+        // hipblaslt-bench takes the scale's mode: 1 is one scalar per tensor.
+        .map(|(flag, _)| format!(" --{flag} 1"))
+        .collect::<String>()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn per_tensor_scales_fold_into_alpha_and_beta_and_the_key() {
+        let mut p = GemmProblem::new(64, 64, 64);
+        let plain = p.key();
+        assert!(!plain.contains("scale"));
+        (p.alpha, p.beta) = (2.0, 0.5);
+        (p.scale_a, p.scale_b, p.scale_c, p.scale_d) = (0.5, 0.25, 4.0, 2.0);
+        assert_eq!(p.alpha_eff(), 2.0 * 0.5 * 0.25 * 2.0);
+        assert_eq!(p.beta_eff(), 0.5 * 4.0 * 2.0);
+        assert!(p.is_scaled() && p.key().contains("_scale0.5x0.25x4x2"));
+        // Packed operands: K-major, leading dimension K rounded up to 16 bytes.
+        let mut q = GemmProblem::new(100, 109, 1001);
+        (q.trans_b, q.ldb, q.batch) = (Trans::T, 0, 2);
+        q.fill_defaults();
+        let k = q.with_packed(false, true);
+        assert_eq!((k.trans_b, k.ldb, k.stride_b), (Trans::N, 1008, 1008 * 109));
+        assert_eq!(k.lda, q.lda);
+    }
 
     #[test]
     fn seed_defaults_are_packed_tn_bf16() {
