@@ -17,9 +17,12 @@
 //                                    split-K over the grid's y
 //                  GtStreamKScheduler  persistent workgroups sharing all (tile, K tile)
 //                                    iterations evenly
+//                  GtPersistentScheduler  one workgroup per compute unit walking many
+//                                    tiles, its producer warp loading ahead across them
 //   (a packer    loader/gt_pack_kernel.h: an operand the tensor maps cannot read in place is
 //                copied K-major into the workspace by <name>_pack_a / _pack_b first)
-//   an epilogue  epilogue/   the accumulators staged through LDS, then D with alpha/beta,
+//   an epilogue  epilogue/   the accumulators staged through LDS, then D with alpha/beta
+//                            (stored by tensor maps in the persistent kernel),
 //                            split partials to the workspace (summed by the reduction kernel,
 //                            epilogue/gt_reduce_kernel.h), or shared tiles summed in the kernel
 //                            (epilogue/gt_fixup.h)
@@ -52,21 +55,28 @@
 #include "scheduler/gt_tile_map.h"
 #include "scheduler/gt_data_parallel.h"
 #include "scheduler/gt_stream_k.h"
+#if !GT_VENDOR_AMD
+#include "epilogue/gt_epilogue_tma.h"
+#include "scheduler/gt_persistent.h"
+#endif
 
 // The parts this kernel's configuration picks.
 template <class Cfg> struct GtCompose {
-    // Warpgroup kernels exist on NVIDIA sm_90a only; elsewhere the name stands for nothing.
+    // Warpgroup kernels exist on NVIDIA sm_90a only; elsewhere the names stand for nothing.
 #if GT_VENDOR_AMD
     typedef void WgmmaMainloop;
+    typedef void PersistentScheduler;
 #else
     typedef typename GtPick<Cfg::PRODUCER_WARP, GtWgmmaMainloopWs<Cfg>, GtWgmmaMainloop<Cfg>>::type WgmmaMainloop;
+    typedef GtPersistentScheduler<Cfg, WgmmaMainloop, GtTmaStoreEpilogue<Cfg, WgmmaMainloop>> PersistentScheduler;
 #endif
     typedef typename GtPick<Cfg::USE_MMA, GtLdsMainloop<Cfg, GtWarpMma>, GtLdsMainloop<Cfg, GtFma>>::type
         LdsMainloop;
     typedef typename GtPick<Cfg::WGMMA, WgmmaMainloop, LdsMainloop>::type Mainloop;
     typedef GtEpilogue<Cfg, Mainloop> Epilogue;
     typedef typename GtPick<Cfg::STREAM_K, GtStreamKScheduler<Cfg, Mainloop, Epilogue>,
-                            GtDataParallel<Cfg, Mainloop, Epilogue>>::type Scheduler;
+                            GtDataParallel<Cfg, Mainloop, Epilogue>>::type TileScheduler;
+    typedef typename GtPick<Cfg::PERSISTENT, PersistentScheduler, TileScheduler>::type Scheduler;
 };
 typedef GtCompose<GtCfg> GtKernel;
 

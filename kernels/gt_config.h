@@ -29,6 +29,11 @@
 // An operand packed before the main kernel (loader/gt_pack_kernel.h): 1 = stored K-major,
 // 2 = stored M- or N-major; the main kernel then reads it K-major (GT_TRANS_* name the layout
 // it reads). 0 = read where it is.
+// PersistentKernel (warpgroup path with the producer warp): one workgroup per compute unit
+// walks many tiles (scheduler/gt_persistent.h).
+#ifndef GT_PERSISTENT
+#define GT_PERSISTENT 0
+#endif
 #ifndef GT_PACK_A
 #define GT_PACK_A 0
 #endif
@@ -80,6 +85,7 @@ struct GtCfg {
     // Scheduling: split-K and its kinds, workgroup order, K stagger.
     static constexpr int GSU = GT_GSU, WGM = GT_WGM, SU = GT_SU;
     static constexpr bool STREAM_K = GT_STREAM_K;
+    static constexpr bool PERSISTENT = GT_PERSISTENT;
     static constexpr bool GSU_ATOMIC = GT_GSU_ATOMIC;
     // The split partials are summed in the main kernel by the last split of each tile to
     // finish (GSU<n>K) instead of by the reduction kernel.

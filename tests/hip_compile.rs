@@ -50,6 +50,7 @@ fn source(name: &str, text: String) -> KernelSource {
             zero_workspace: false,
             flags_bytes: 0,
             tma: None,
+            tma_d: None,
             packs: Vec::new(),
             epilogue: None,
         },
@@ -203,6 +204,7 @@ fn sample_configs() -> Vec<(GemmProblem, KernelConfig)> {
         su: 0,
         pw: 0,
         sab: 0,
+        pk: 0,
     };
     let mut out = Vec::new();
     let layouts = [

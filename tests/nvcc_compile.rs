@@ -486,7 +486,40 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
             false,
         ),
     ];
-    for (p, name, bits, pack_a, pack_b) in cases {
+    // Persistent kernels: the 128x256 tile with four stages beside its output staging, a
+    // swapped one, a wide N tile with a packed B, and 8-bit inputs.
+    let persistent: Vec<Case> = vec![
+        (
+            problem(4096, 4096, 4096, "TN", Bf16, Bf16, 0.0, 2),
+            "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1",
+            "0, 0",
+            false,
+            false,
+        ),
+        (
+            problem(4096, 4096, 4096, "NT", F16, F32, 0.0, 1),
+            "MT128x128x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW1_SAB1_PK1",
+            "1, 1",
+            false,
+            false,
+        ),
+        (
+            problem(16032, 272, 16384, "TT", Bf16, Bf16, 0.0, 1),
+            "MT64x272x64_MI64x8x16_WG4x2_PGR4_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1",
+            // 136 columns per warpgroup are no whole number of chunks: B is packed K-major.
+            "0, 0",
+            false,
+            true,
+        ),
+        (
+            problem(8192, 8192, 8192, "TN", F8, Bf16, 0.0, 1),
+            "MT128x256x128_MI64x8x32_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW16_SVW8_SU0_PW1_PK1",
+            "",
+            false,
+            false,
+        ),
+    ];
+    for (p, name, bits, pack_a, pack_b) in cases.into_iter().chain(persistent) {
         let cfg = KernelConfig::parse(name).unwrap();
         Space::for_problem(&p, &hw)
             .check(&cfg)
@@ -499,6 +532,12 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
         );
         let ptx = ptx_for(&nvcc, &cfg, &p);
         let main = entry(&ptx, &cfg.name());
+        if cfg.pk > 0 {
+            assert!(
+                main.contains("cp.async.bulk.tensor.3d.global.shared::cta"),
+                "{name}: a persistent kernel stores through a tensor map"
+            );
+        }
         let k = if p.a_type.is_8bit() { "k32" } else { "k16" };
         assert!(main.contains("wgmma.mma_async"), "{name}");
         assert!(main.contains(k), "{name}: no {k} instruction");

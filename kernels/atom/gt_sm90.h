@@ -62,6 +62,31 @@ GT_DEVICE void gt_mbar_wait(gt_u32 bar, gt_u32 parity) {
         "r"(parity)
         : "memory");
 }
+// Copies the LDS box at `src` to coordinates (c0, c1, c2) of the tensor `map`, asynchronously
+// (a bulk group of this thread); elements outside the tensor are not written.
+GT_DEVICE void gt_tma_store_3d(const void* map, gt_u32 src, int c0, int c1, int c2) {
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(map),
+                 "r"(src), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+}
+// Closes this thread's bulk copies issued since the last commit into one group.
+GT_DEVICE void gt_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// Waits until at most N of this thread's bulk groups are still reading LDS (READ_ONLY), or
+// still running at all.
+template <int N, bool READ_ONLY> GT_DEVICE void gt_bulk_wait() {
+    if constexpr (READ_ONLY) {
+        asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+    } else {
+        asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
+    }
+}
+// Makes this thread's ordinary LDS writes visible to the async proxy (tensor-map stores).
+GT_DEVICE void gt_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+// A barrier of `threads` threads (whole warps) on hardware barrier `id` (0 is __syncthreads').
+GT_DEVICE void gt_named_barrier(int id, int threads) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 // Copies the box at coordinates (c0, c1, c2) of the tensor `map` (a kernel parameter) to LDS
 // address `dst`, completing on mbarrier `bar`.
 GT_DEVICE void gt_tma_load_3d(gt_u32 dst, const void* map, int c0, int c1, int c2, gt_u32 bar) {

@@ -19,18 +19,24 @@ __host__ __device__ constexpr int gt_swizzle_mode(int bytes) { return bytes == 1
 
 // ROWS rows (m or n) of COLS elements of K, cut into slabs of 128 bytes of K: slab s holds
 // columns [s * SLAB_COLS, (s + 1) * SLAB_COLS) of every row, one 128-byte row after another, and
-// 16-byte chunk c of row r sits at chunk c ^ (r % 8). Tensor-map box j is slab j: SLAB_COLS
-// elements of K by ROWS rows, at (k0 + j * SLAB_COLS, mn0).
+// 16-byte chunk c of row r sits at chunk c ^ (r % 8). A tensor-map box holds at most 256 rows:
+// a slab is filled by ROW_BOXES boxes of BOX_ROWS rows (gt_box_rows), box j being rows
+// [(j % ROW_BOXES) * BOX_ROWS, ...) of slab j / ROW_BOXES, at (k0 + slab * SLAB_COLS,
+// mn0 + first row).
 template <class T, int ROWS, int COLS> struct GtWgmmaKTile {
     typedef T Elem;
     static constexpr bool K_MAJOR = true;
     static constexpr int ES = int(sizeof(T));
     static constexpr int SLAB_COLS = 128 / ES;
     static constexpr int SLAB_BYTES = ROWS * 128;
-    static constexpr int BOXES = COLS / SLAB_COLS;
-    static constexpr int BYTES = BOXES * SLAB_BYTES;
+    static constexpr int SLABS = COLS / SLAB_COLS;
+    static constexpr int ROW_BOXES = (ROWS + 255) / 256, BOX_ROWS = ROWS / ROW_BOXES;
+    static constexpr int BOXES = SLABS * ROW_BOXES;
+    static constexpr int BYTES = SLABS * SLAB_BYTES;
     static_assert((ES == 2 || ES == 1) && COLS % SLAB_COLS == 0 && ROWS % 8 == 0,
                   "K-major wgmma tiles are 8- or 16-bit, whole 128-byte rows, whole 8-row groups");
+    static_assert(ROWS % ROW_BOXES == 0 && BOX_ROWS % 8 == 0,
+                  "a tile of more than 256 rows splits into equal boxes of whole 8-row groups");
     static_assert(SLAB_BYTES % GT_SW128_PERIOD == 0, "every slab keeps the swizzle period aligned");
     // Descriptor: 8-row groups 1024 bytes apart (stride offset), leading offset unused (1).
     static constexpr gt_u32 DESC_HI = gt_u32(1024 >> 4) | (gt_u32(gt_swizzle_mode(128)) << 30);
@@ -43,9 +49,11 @@ template <class T, int ROWS, int COLS> struct GtWgmmaKTile {
                ((((col % SLAB_COLS) * ES >> 4) ^ (row & 7)) << 4) + ((col % SLAB_COLS) * ES & 15);
     }
     GT_DEVICE static constexpr int desc_off(int mn, int k) { return byte_off(mn, k); }
-    GT_DEVICE static constexpr int box_dst(int j) { return j * SLAB_BYTES; }
-    GT_DEVICE static constexpr int box_c0(int j, int k0, int) { return k0 + j * SLAB_COLS; }
-    GT_DEVICE static constexpr int box_c1(int, int, int mn0) { return mn0; }
+    GT_DEVICE static constexpr int box_dst(int j) {
+        return (j / ROW_BOXES) * SLAB_BYTES + (j % ROW_BOXES) * BOX_ROWS * 128;
+    }
+    GT_DEVICE static constexpr int box_c0(int j, int k0, int) { return k0 + (j / ROW_BOXES) * SLAB_COLS; }
+    GT_DEVICE static constexpr int box_c1(int j, int, int mn0) { return mn0 + (j % ROW_BOXES) * BOX_ROWS; }
 };
 
 // ROWS (m or n, rounded up to whole chunks) by COLS of K, MN-major: chunk j holds elements
@@ -80,3 +88,28 @@ template <class T, int ROWS, int COLS, int CHUNK> struct GtWgmmaMnTile {
 template <class T, int ROWS, int COLS, int CHUNK>
 using GtWgmmaTile = typename GtPick<CHUNK == 0, GtWgmmaKTile<T, ROWS, COLS>,
                                     GtWgmmaMnTile<T, ROWS, COLS, (CHUNK > 0 ? CHUNK : 64)>>::type;
+
+// The output tile as a tensor-map store reads it: D's MT0 x MT1 tile in D's type, M-major in
+// chunks of 128 bytes along M (CE elements), each chunk MT1 rows of 128 bytes (one per n) with
+// the 128-byte swizzle, so the lanes of a warpgroup that write 8 rows of m for four columns
+// of n hit four different banks. A store box holds a chunk's rows n in boxes of at most 256.
+template <class T, int MT0, int MT1> struct GtOutTile {
+    static constexpr int ES = int(sizeof(T));
+    static constexpr int CE = 128 / ES;
+    static constexpr int CHUNKS = (MT0 + CE - 1) / CE;
+    static constexpr int CHUNK_BYTES = MT1 * 128;
+    static constexpr int BYTES = CHUNKS * CHUNK_BYTES;
+    static constexpr int ROW_BOXES = (MT1 + 255) / 256, BOX_ROWS = MT1 / ROW_BOXES;
+    static constexpr int BOXES = CHUNKS * ROW_BOXES;
+    static_assert(MT1 % ROW_BOXES == 0 && BOX_ROWS % 8 == 0, "store boxes are whole 8-row groups");
+    static_assert(CHUNK_BYTES % GT_SW128_PERIOD == 0, "every chunk keeps the swizzle period aligned");
+
+    GT_DEVICE static int byte_off(int m, int n) {
+        const int in = (m % CE) * ES;
+        return (m / CE) * CHUNK_BYTES + n * 128 + ((((in >> 4) ^ (n & 7))) << 4) + (in & 15);
+    }
+    // Store box j: its LDS offset and its (m, n) origin relative to the tile's.
+    GT_DEVICE static int box_src(int j) { return (j / ROW_BOXES) * CHUNK_BYTES + (j % ROW_BOXES) * BOX_ROWS * 128; }
+    GT_DEVICE static int box_m(int j) { return (j / ROW_BOXES) * CE; }
+    GT_DEVICE static int box_n(int j) { return (j % ROW_BOXES) * BOX_ROWS; }
+};

@@ -21,7 +21,9 @@ use super::{EpiloguePlan, LaunchPlan, PackPlan, Target, TmaBox};
 use crate::hw::Vendor;
 use crate::plant::PlantKind;
 use crate::problem::{DataType, GemmProblem};
-use crate::space::constraints::{is_wgmma, mn_chunk, packed_operands, warpgroup_tile};
+use crate::space::constraints::{
+    is_wgmma, k_major_box_rows, mn_chunk, packed_operands, persistent_output_passes, warpgroup_tile,
+};
 use crate::space::{GsuAlgo, KernelConfig};
 
 /// The kernel sources, embedded at build time.
@@ -109,8 +111,16 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
         include_str!("../../kernels/scheduler/gt_stream_k.h"),
     ),
     (
+        "scheduler/gt_persistent.h",
+        include_str!("../../kernels/scheduler/gt_persistent.h"),
+    ),
+    (
         "epilogue/gt_epilogue.h",
         include_str!("../../kernels/epilogue/gt_epilogue.h"),
+    ),
+    (
+        "epilogue/gt_epilogue_tma.h",
+        include_str!("../../kernels/epilogue/gt_epilogue_tma.h"),
     ),
     (
         "epilogue/gt_fixup.h",
@@ -252,6 +262,32 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
     let shared_bytes = crate::space::constraints::lds_bytes(cfg, p) as u32;
     let tma = uses_tma(cfg, target).then(|| tma_boxes(cfg, p));
     let tiles = tiles_m * tiles_n * p.batch as u64;
+    if cfg.pk > 0 {
+        // One workgroup per compute unit (the LDS holds one), walking the tiles; its output
+        // tiles go out through a tensor map of D: boxes of 128 bytes of M by up to 256 of N.
+        let chunk = 128 / p.d_type.bytes() as u32;
+        return LaunchPlan {
+            symbol: cfg.name(),
+            grid: [tiles.min(target.compute_units.max(1) as u64) as u32, 1, 1],
+            block,
+            shared_bytes,
+            workspace_bytes: 0,
+            zero_workspace: false,
+            flags_bytes: 0,
+            tma,
+            tma_d: Some(TmaBox {
+                k_major: false,
+                inner: chunk,
+                outer: {
+                    let cols = cfg.mt1 / persistent_output_passes(cfg.mt1);
+                    k_major_box_rows(cols).unwrap_or(cols)
+                },
+                swizzle_bytes: 128,
+            }),
+            epilogue: None,
+            packs: Vec::new(),
+        };
+    }
     if cfg.gsu_algo == GsuAlgo::StreamK {
         let work = tiles * (p.k as u64).div_ceil(cfg.depth_u as u64);
         let grid = stream_k_grid(cfg.gsu, target.compute_units, tiles, work);
@@ -264,6 +300,7 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
             zero_workspace: false,
             flags_bytes: tiles * 4,
             tma,
+            tma_d: None,
             epilogue: None,
             packs: Vec::new(),
         };
@@ -301,6 +338,7 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
             0
         },
         tma,
+        tma_d: None,
         epilogue,
         packs: Vec::new(),
     }
@@ -330,11 +368,11 @@ pub fn uses_tma(cfg: &KernelConfig, target: &Target) -> bool {
 pub fn tma_boxes(cfg: &KernelConfig, p: &GemmProblem) -> [TmaBox; 2] {
     let du = cfg.depth_u;
     let boxes = |is_a: bool, t: DataType, rows: u32| match mn_chunk(cfg, p, is_a) {
-        // Rows of 128 bytes of K, as many rows as the tile has.
+        // Rows of 128 bytes of K, as many rows as the tile has, in boxes of at most 256.
         None => TmaBox {
             k_major: true,
             inner: 128 / t.bytes() as u32,
-            outer: rows,
+            outer: k_major_box_rows(rows).unwrap_or(rows),
             swizzle_bytes: 128,
         },
         // Rows of one chunk along M or N, one row per k of the stage.
@@ -552,6 +590,9 @@ fn scheduler_defines(s: &PartSpec, b: &mut DefineBlock) {
     // keys) of the other kernels stay as they were.
     if c.sums_splits_in_kernel() {
         b.def("GT_GSU_SINGLE_KERNEL", 1);
+    }
+    if c.pk > 0 {
+        b.def("GT_PERSISTENT", 1);
     }
     b.def("GT_WGM", c.wgm);
 }
@@ -1015,16 +1056,18 @@ mod tests {
         // every split-K kind. Recorded when the parts were split out (32344 blocks, 3288 on
         // the warpgroup path), then again when that path took every layout and 8-bit types:
         // its NN and NT problems became warpgroup kernels, and its instruction function
-        // (`gt_wgmma_op`) names types and transpose bits.
-        assert_eq!(count(&|_| true), 36472);
-        assert_eq!(count(&is_wgmma), 7416);
-        assert_eq!(count(&|c| c.pw > 0), 3456);
-        assert_eq!(count(&|c| c.sab > 0), 3264);
+        // (`gt_wgmma_op`) names types and transpose bits; and again when PersistentKernel
+        // configs (`GT_PERSISTENT`) joined the sample.
+        assert_eq!(count(&|_| true), 36904);
+        assert_eq!(count(&is_wgmma), 7848);
+        assert_eq!(count(&|c| c.pw > 0), 3888);
+        assert_eq!(count(&|c| c.sab > 0), 3432);
         assert_eq!(count(&|c| c.gsu_algo == GsuAlgo::StreamK), 4872);
         assert_eq!(count(&|c| c.sums_splits_in_kernel()), 7900);
+        assert_eq!(count(&|c| c.pk > 0), 432);
         assert_eq!(
             format!("{:x}", h.finalize()),
-            "b40d764e02b4951a40aeee2fb1227a6cb447acb2d0e6d6fb8396e8ebe6e9af82"
+            "444e2734ffcc852d95610ee332d42d9023811ef13a7e8001272b1c13014d7835"
         );
     }
 }

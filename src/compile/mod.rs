@@ -75,6 +75,11 @@ pub struct LaunchPlan {
     /// every launch.
     #[serde(default)]
     pub tma: Option<[TmaBox; 2]>,
+    /// The box in which a persistent kernel stores its output tiles through a tensor map of
+    /// D ((M, N, batch), `inner` elements of M by `outer` of N); the backend encodes the map
+    /// into the arguments.
+    #[serde(default)]
+    pub tma_d: Option<TmaBox>,
     /// Second kernel that turns the split-K workspace into D (reduction / alpha-beta).
     pub epilogue: Option<EpiloguePlan>,
     /// Kernels that pack an operand K-major into the workspace before the main kernel (A

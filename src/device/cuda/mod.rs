@@ -591,6 +591,14 @@ impl Device for CudaDevice {
             }
             _ => Vec::new(),
         };
+        // The output's map, for kernels that store through one: D is a single buffer.
+        let map_d = match (&plan.tma_d, self.state.as_ref()) {
+            (Some(bx), Some(st)) => match tma::output_map(&st.problem, st.d.ptr, bx) {
+                Ok(m) => Some(m),
+                Err(message) => return Outcome::LaunchFailed { message },
+            },
+            _ => None,
+        };
         let epilogue = match &plan.epilogue {
             Some(ep) => match module.function(&ep.symbol) {
                 Ok(f) => Some((f, ep.grid, ep.block)),
@@ -639,6 +647,9 @@ impl Device for CudaDevice {
                 if let Some((a, b)) = maps.get(copy % maps.len().max(1)) {
                     args.tma_a = *a;
                     args.tma_b = *b;
+                }
+                if let Some(d) = map_d {
+                    args.tma_d = d;
                 }
                 let mut params = [&mut args as *mut GemmArgs as *mut c_void];
                 // SAFETY: every generated kernel takes one GtGemmArgs by value; the buffers it

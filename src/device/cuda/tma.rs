@@ -2,7 +2,8 @@
 //! accelerator (launch plans with `tma`): A and B described as 3-D tensors, (K, rows, batch)
 //! for a K-major operand and (rows, K, batch) for an M- or N-major one, read in the boxes the
 //! plan names and written to shared memory with the swizzle the kernel's wgmma descriptors
-//! expect.
+//! expect; and of D, (M, N, batch), for kernels that store their output tiles through one
+//! (`tma_d`).
 
 use cudarc::driver::sys;
 
@@ -22,21 +23,62 @@ pub fn operand_map(
     } else {
         (p.b_type, p.n, p.ldb, p.stride_b)
     };
-    let dtype = match t {
-        DataType::Bf16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-        DataType::F16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-        // The copy moves bytes; the instruction reads them as e4m3 or e5m2.
-        DataType::F8 | DataType::Bf8 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
-        other => return Err(format!("no tensor-map loads for {other:?} operands")),
-    };
-    let es = t.bytes() as u64;
-    let batch = p.batch.max(1) as u64;
+    let name = if is_a { "A" } else { "B" };
     // The stored matrix is ld x cols; its contiguous dimension is K for a K-major operand.
     let (inner_dim, outer_dim) = if bx.k_major {
         (p.k as u64, extent as u64)
     } else {
         (extent as u64, p.k as u64)
     };
+    encode(
+        name,
+        t,
+        p.batch,
+        [inner_dim, outer_dim],
+        ld,
+        stride,
+        base,
+        bx,
+    )
+}
+
+/// The tensor map of D (M x N per batch, M contiguous) at `base`, for boxes `bx`.
+pub fn output_map(p: &GemmProblem, base: u64, bx: &TmaBox) -> Result<TensorMap, String> {
+    encode(
+        "D",
+        p.d_type,
+        p.batch,
+        [p.m as u64, p.n as u64],
+        p.ldd,
+        p.stride_d,
+        base,
+        bx,
+    )
+}
+
+/// Encodes a 3-D tiled tensor map: `dims` (contiguous first) of each of `batch` matrices of
+/// type `t`, leading dimension `ld`, batch stride `stride` (elements).
+#[allow(clippy::too_many_arguments)]
+fn encode(
+    name: &str,
+    t: DataType,
+    batch: i64,
+    dims: [u64; 2],
+    ld: i64,
+    stride: i64,
+    base: u64,
+    bx: &TmaBox,
+) -> Result<TensorMap, String> {
+    let dtype = match t {
+        DataType::Bf16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        DataType::F16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        DataType::F32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        // The copy moves bytes; the instruction reads them as e4m3 or e5m2.
+        DataType::F8 | DataType::Bf8 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+    };
+    let es = t.bytes() as u64;
+    let batch = batch.max(1) as u64;
+    let [inner_dim, outer_dim] = dims;
     // Strides of dimensions 1 and 2 in bytes; the batch stride must be a valid one even when
     // there is a single batch.
     let batch_stride = if batch > 1 {
@@ -48,8 +90,7 @@ pub fn operand_map(
     let strides: [u64; 2] = [ld as u64 * es, batch_stride * es];
     if !base.is_multiple_of(16) || strides.iter().any(|s| !s.is_multiple_of(16)) {
         return Err(format!(
-            "tensor-map loads need 16-byte aligned rows: {} has leading dimension {ld} and batch stride {batch_stride}",
-            if is_a { "A" } else { "B" }
+            "tensor maps need 16-byte aligned rows: {name} has leading dimension {ld} and batch stride {batch_stride}"
         ));
     }
     let swizzle = match bx.swizzle_bytes {

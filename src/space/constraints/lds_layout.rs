@@ -16,7 +16,9 @@ use crate::space::config::{GsuAlgo, KernelConfig};
 const WGMMA_LDS_ALIGN: u64 = 1024;
 
 /// LDS bytes one workgroup uses: the main-loop stages, or the f32 epilogue staging tile if
-/// that is larger (the epilogue reuses the same allocation).
+/// that is larger (the epilogue reuses the same allocation). A persistent kernel stages its
+/// output tile, in D's type, in bytes of its own after the stages (the producer refills them
+/// meanwhile).
 pub fn lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     let ea = p.a_type.bytes() as u64;
     let eb = p.b_type.bytes() as u64;
@@ -24,6 +26,9 @@ pub fn lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     if is_wgmma(c) {
         // Unpadded K-major tiles (the swizzle replaces padding), plus the alignment slack.
         let main = c.pgr.max(1) as u64 * du * (mt0 * ea + mt1 * eb);
+        if c.pk > 0 {
+            return main + persistent_output_bytes(c, p) + WGMMA_LDS_ALIGN;
+        }
         return staged_output(c, main) + WGMMA_LDS_ALIGN;
     }
     // Rows of the LDS tile run along the operand's contiguous dimension; padding is per row.
@@ -51,6 +56,26 @@ fn staged_output(c: &KernelConfig, stages: u64) -> u64 {
     } else {
         stages.max(output)
     }
+}
+
+/// Column groups in which the persistent kernel stages and stores its output tile: the fewest
+/// equal groups of at most 128 columns, whole 8-column groups, or the whole tile when MT1
+/// does not split so (`gt_out_passes` in kernels/epilogue/gt_epilogue_tma.h).
+pub fn persistent_output_passes(mt1: u32) -> u32 {
+    let want = mt1.div_ceil(128).max(1);
+    if mt1.is_multiple_of(want) && (mt1 / want).is_multiple_of(8) {
+        want
+    } else {
+        1
+    }
+}
+
+/// Bytes of the persistent kernel's output staging area: one column group of the tile in D's
+/// type, M in whole 128-byte chunks (kernels/layout/gt_wgmma_tile.h's GtOutTile).
+pub fn persistent_output_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
+    let chunk = 128 / p.d_type.bytes() as u64;
+    let cols = c.mt1 / persistent_output_passes(c.mt1);
+    (c.mt0 as u64).div_ceil(chunk) * 128 * cols as u64
 }
 
 /// `lds-layout`: LdsSwizzle=1 replaces padding.

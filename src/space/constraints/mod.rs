@@ -28,11 +28,13 @@ use crate::problem::GemmProblem;
 use crate::space::config::KernelConfig;
 
 pub use atom::{is_wgmma, warpgroup_tile, wgmma_mi, WARPGROUP_WARPS, WGMMA_MI};
-pub use lds_layout::lds_bytes;
+pub use lds_layout::{lds_bytes, persistent_output_bytes, persistent_output_passes};
 pub use resources::registers_estimate;
 pub use scheduler::{MAX_STREAM_K_ACCUMULATORS, MAX_STREAM_K_PER_CU, MAX_STREAM_K_THREADS};
 pub use shape::{MAX_STAGES, MAX_STAGES_WGMMA};
-pub use warpgroup::{mn_chunk, packed_operands, tma_readable};
+pub use warpgroup::{
+    k_major_box_rows, mn_chunk, packed_operands, tma_readable, MAX_BOX_ROWS, MAX_WGMMA_TILE,
+};
 
 /// Why a config is not valid.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,6 +74,7 @@ pub const RULE_ORDER: &[&str] = &[
     "lds",
     "registers",
     "split-k",
+    "persistent",
     "tile-vs-problem",
 ];
 
@@ -97,6 +100,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
     resources::lds(c, p, hw)?;
     resources::registers(c, p, hw)?;
     scheduler::split_k(c, p, hw)?;
+    scheduler::persistent(c, p)?;
     shape::tile_vs_problem(c, p)?;
     epilogue::output_types(p)
 }

@@ -47,7 +47,12 @@ pub fn registers_estimate(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u32
     // Addresses and loop state. The warpgroup path outside stream-K needs fewer: ptxas gave
     // accumulators + 26 for 64x64 (128 threads), 128x256 (256 and 512 threads) and 256x128
     // (1024 threads) tiles; 30 keeps a margin.
-    let fixed = if is_wgmma(c) && c.gsu_algo != GsuAlgo::StreamK {
+    // The persistent kernel keeps its tile loop and the output staging's bookkeeping live
+    // across the main loop: ptxas used 166 registers for 128 accumulators (128x256 on two
+    // warpgroups) and spilled 1096 bytes with 136 (128x272 on two warpgroups of 128x136).
+    let fixed = if c.pk > 0 {
+        90
+    } else if is_wgmma(c) && c.gsu_algo != GsuAlgo::StreamK {
         30
     } else {
         40

@@ -2,10 +2,13 @@
 //! (data-parallel, the split-K kinds, stream-K's persistent workgroups). Mirrors the tile
 //! scheduler part of the kernel template.
 //!
-//! Rule: `split-k` (every split keeps at least one DepthU iteration; stream-K's iteration
+//! Rules: `split-k` (every split keeps at least one DepthU iteration; stream-K's iteration
 //! count, accumulators, threads, pipeline and workgroups per compute unit stay within what
-//! its tile loop and fix-up handle).
+//! its tile loop and fix-up handle) and `persistent` (what the persistent warpgroup kernel
+//! and its tensor-map epilogue need).
 
+use super::atom::is_wgmma;
+use super::warpgroup::k_major_box_rows;
 use super::{fail, Violation};
 use crate::hw::HwSpec;
 use crate::problem::GemmProblem;
@@ -71,6 +74,52 @@ pub(super) fn split_k(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<
             format!(
                 "GlobalSplitU {} exceeds the {} DepthU iterations of K={}",
                 c.gsu, iters, p.k
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// `persistent`: PersistentKernel=1 is the warpgroup path with the producer warp (which loads
+/// the next tile's operands while the warpgroups store the last), without split-K, storing
+/// alpha * AB (beta = 0) through a tensor map of D: D's rows and batches start on 16-byte
+/// boundaries and D is 16- or 32-bit.
+pub(super) fn persistent(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violation> {
+    let rule = "persistent";
+    match c.pk {
+        0 => return Ok(()),
+        1 => {}
+        v => return fail(rule, format!("PersistentKernel is 0 or 1, not {v}")),
+    }
+    if !is_wgmma(c) || c.pw != 1 {
+        return fail(
+            rule,
+            "PersistentKernel=1 runs the warpgroup path with its producer warp: MI64x8x16/MI64x8x32 and ProducerWarp=1".into(),
+        );
+    }
+    if c.gsu > 1 || c.gsu_algo == GsuAlgo::StreamK {
+        return fail(
+            rule,
+            "PersistentKernel=1 takes whole tiles: GlobalSplitU=1, no stream-K".into(),
+        );
+    }
+    if p.beta != 0.0 {
+        return fail(
+            rule,
+            "PersistentKernel=1 stores alpha * AB through a tensor map: beta must be 0".into(),
+        );
+    }
+    let ed = p.d_type.bytes() as i64;
+    let unit = 16 / ed.max(1);
+    if p.d_type.is_8bit()
+        || p.ldd % unit != 0
+        || (p.batch > 1 && p.stride_d % unit != 0)
+        || k_major_box_rows(c.mt1).is_none()
+    {
+        return fail(
+            rule,
+            format!(
+                "PersistentKernel=1 stores D through a tensor map: a 16- or 32-bit D whose ldd and batch stride are multiples of {unit} elements, MacroTile1 in equal boxes of at most 256 rows"
             ),
         );
     }

@@ -42,6 +42,20 @@ pub fn mn_chunk(cfg: &KernelConfig, p: &GemmProblem, is_a: bool) -> Option<u32> 
         .find(|c| extent.is_multiple_of(*c) && (part == 0 || part.is_multiple_of(*c)))
 }
 
+/// Most rows of one tensor-map box; a K-major tile with more is filled by several.
+pub const MAX_BOX_ROWS: u32 = 256;
+/// Most rows of a warpgroup tile (MacroTile): two boxes of 256 rows, so that one workgroup
+/// covers N up to 512 (several warpgroups along N share the A tile).
+pub const MAX_WGMMA_TILE: u32 = 512;
+
+/// Rows of each tensor-map box filling a K-major tile of `rows` rows: the tile in the fewest
+/// equal boxes of at most 256 rows, each whole 8-row groups (kernels/layout/gt_wgmma_tile.h);
+/// `None` when no such split exists.
+pub fn k_major_box_rows(rows: u32) -> Option<u32> {
+    let boxes = rows.div_ceil(MAX_BOX_ROWS).max(1);
+    (rows.is_multiple_of(boxes) && (rows / boxes).is_multiple_of(8)).then_some(rows / boxes)
+}
+
 /// Whether the tensor memory accelerator can read an operand in place: its rows and batches
 /// start on 16-byte boundaries.
 pub fn tma_readable(p: &GemmProblem, is_a: bool) -> bool {
@@ -167,11 +181,15 @@ pub(super) fn wgmma(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<()
         );
     }
     // The tiles arrive through tensor maps (an operand they cannot read in place is packed
-    // first: packed_operands), whose boxes are at most 256 rows.
-    if c.mt0 > 256 || c.mt1 > 256 {
+    // first: packed_operands) in boxes of at most 256 rows, two at most per K slab.
+    let boxes_split = |rows: u32| rows <= MAX_WGMMA_TILE && k_major_box_rows(rows).is_some();
+    if !boxes_split(c.mt0) || !boxes_split(c.mt1) {
         return fail(
             rule,
-            "MI64x8x16 tensor-map boxes are at most 256 rows: MacroTile <= 256".into(),
+            format!(
+                "warpgroup tiles are at most {MAX_WGMMA_TILE} rows, filled by equal tensor-map boxes of at most {MAX_BOX_ROWS} rows of whole 8-row groups: MacroTile {}x{} is not",
+                c.mt0, c.mt1
+            ),
         );
     }
     // Without fragments to prefetch, PrefetchLocalRead=1 keeps one stage multiplying in the
