@@ -225,13 +225,20 @@ mod hex_bytes {
 }
 
 /// The compiler that serves a device's backend: the embedded ahead-of-time kernels first,
-/// then the run-time compiler (NVRTC on NVIDIA; hiprtc on AMD, or hipcc where hiprtc is
-/// missing). `GEMMTUNE_COMPILER=nvcc|hipcc` picks the compiler binary instead.
+/// then the run-time compiler (NVRTC on NVIDIA; hiprtc on AMD, or ROCm's hipcc / amdclang++
+/// where hiprtc is missing). `GEMMTUNE_COMPILER=nvcc|hipcc` picks the compiler binary instead,
+/// and so does naming a HIP compiler in `GEMMTUNE_HIP_COMPILER[_<ARCH>]` ([`amd::toolchain`]).
 pub fn compiler_for(
     info: &DeviceInfo,
     plants: &[crate::plant::Plant],
 ) -> Result<Box<dyn Compiler>, CompileError> {
     let wanted = std::env::var("GEMMTUNE_COMPILER").unwrap_or_default();
+    let hip_named = [
+        amd::toolchain::arch_var(&info.arch),
+        amd::toolchain::COMPILER_VAR.to_string(),
+    ]
+    .iter()
+    .any(|v| std::env::var(v).is_ok_and(|c| !c.trim().is_empty()));
     match info.backend.as_str() {
         // Simulated and replayed devices need no machine code.
         "sim" | "replay" => Ok(Box::new(sim::SimCompiler {
@@ -243,13 +250,13 @@ pub fn compiler_for(
         "cuda" => Ok(Box::new(aot::AotFirst {
             inner: nvidia::NvrtcCompiler::new()?,
         })),
-        "hip" if wanted == "hipcc" => Ok(Box::new(aot::AotFirst {
-            inner: amd::HipccCompiler::find()?,
+        "hip" if wanted == "hipcc" || hip_named => Ok(Box::new(aot::AotFirst {
+            inner: amd::HipCompiler::for_arch(&info.arch)?,
         })),
         "hip" => match amd::HiprtcCompiler::load() {
             Ok(rtc) => Ok(Box::new(aot::AotFirst { inner: rtc })),
             Err(_) => Ok(Box::new(aot::AotFirst {
-                inner: amd::HipccCompiler::find()?,
+                inner: amd::HipCompiler::for_arch(&info.arch)?,
             })),
         },
         other => Err(CompileError::Unavailable(format!(
