@@ -81,6 +81,7 @@ pub struct BenchSession<'a> {
     /// after the leaders, into `vendor_retimed`: the vendor sees the same drift as they do.
     pub vendor_in_retime: bool,
     pub vendor_retimed: Vec<BenchRow>,
+    store_warned: bool,
 }
 
 /// Name under which the vendor baseline is stored and reported.
@@ -119,6 +120,7 @@ impl<'a> BenchSession<'a> {
             times: PhaseTimes::default(),
             vendor_in_retime: false,
             vendor_retimed: Vec::new(),
+            store_warned: false,
         })
     }
 
@@ -166,11 +168,15 @@ impl<'a> BenchSession<'a> {
     fn record(&mut self, row: &BenchRow) {
         let key = self.key(&row.name);
         if let Err(e) = self.store.record(&key, &self.problem, row) {
-            // Losing a record is serious but must not abort the measurements already running.
-            eprintln!(
-                "gemmtune: warning: could not store result for {}: {e}",
-                row.name
-            );
+            // Losing a record is serious but must not abort the measurements already running:
+            // said once here, and the store makes the command fail at its end.
+            if !self.store_warned {
+                self.store_warned = true;
+                eprintln!(
+                    "gemmtune: warning: could not store the result of {}: {e} (the run goes on and will exit with an error)",
+                    row.name
+                );
+            }
         }
     }
 

@@ -233,8 +233,7 @@ pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
         &configs,
         &mut on_event,
     );
-    finish_store(&mut db, &result);
-    let (rows, vendor, times) = result?;
+    let (rows, vendor, times) = finish_store(&mut db, result)?;
     let mut rows = rows;
     attach_speedups(&mut rows, vendor.as_ref());
     let win = winner(&rows).map(|i| rows[i].name.clone());

@@ -73,14 +73,13 @@ pub fn open_store(g: &GlobalOpts, strategy: &str, device: &str) -> Result<DbResu
         strategy: Some(strategy.to_string()),
         device: Some(device.to_string()),
     })?;
-    Ok(DbResults {
-        store,
-        run_id: Some(run_id),
-    })
+    Ok(DbResults::new(store, Some(run_id)))
 }
 
-/// Marks the store's run finished or failed, as the command ended.
-pub fn finish_store<T>(db: &mut DbResults, result: &Result<T>) {
+/// Marks the store's run finished or failed, as the command ended; a run some of whose
+/// measurements could not be stored has failed.
+pub fn finish_store<T>(db: &mut DbResults, result: Result<T>) -> Result<T> {
+    let result = result.and_then(|v| db.check_stored().map(|()| v).map_err(Into::into));
     if let Some(id) = db.run_id {
         let status = if result.is_ok() {
             RunStatus::Finished
@@ -90,4 +89,5 @@ pub fn finish_store<T>(db: &mut DbResults, result: &Result<T>) {
         // The measurements are already stored; a run status that cannot be written is harmless.
         let _ = db.store.finish_run(id, status);
     }
+    result
 }

@@ -132,8 +132,7 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
         }
         Ok((found, vendor_rounds))
     })();
-    finish_store(&mut db, &result);
-    let (found, vendor_rounds) = result?;
+    let (found, vendor_rounds) = finish_store(&mut db, result)?;
     let vendor_round_medians: Vec<f64> = vendor_rounds
         .iter()
         .filter(|v| v.is_ok())

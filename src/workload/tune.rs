@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde::Serialize;
@@ -162,8 +162,17 @@ pub fn run(o: &TuneLogOptions, notes: &dyn Notes) -> Result<TuneLogOutcome, Work
     let t0 = Instant::now();
     let settings = Arc::new(o.settings.clone());
     let s = Arc::clone(&settings);
+    // The first measurement the database refused: the run then fails at its end, and the
+    // GEMM it belonged to is not checkpointed, so a rerun measures it again.
+    let unstored: Arc<Mutex<Option<String>>> = Arc::default();
+    let lost = Arc::clone(&unstored);
     let baselines = pool.map(timeable, move |ctx, _, (id, problem)| {
-        (id, pipeline::baseline(ctx, &s, &problem))
+        let result = pipeline::baseline(ctx, &s, &problem);
+        let result = match ctx.db.check_stored() {
+            Err(e) => Err(note_unstored(&lost, e)),
+            Ok(()) => result,
+        };
+        (id, result)
     })?;
     let baseline_seconds = t0.elapsed().as_secs_f64();
     for done in baselines {
@@ -215,10 +224,14 @@ pub fn run(o: &TuneLogOptions, notes: &dyn Notes) -> Result<TuneLogOutcome, Work
     let out_dir = o.out.clone();
     let s = Arc::clone(&settings);
     let t0 = Instant::now();
+    let lost = Arc::clone(&unstored);
     let tuned = pool.map(jobs, move |ctx, _, mut job: TuneJob| {
         let n = started.fetch_add(1, Ordering::SeqCst) + 1;
         job.position = format!("({n}/{total})");
-        let t = pipeline::tune(ctx, &s, llm.clone(), &job);
+        let mut t = pipeline::tune(ctx, &s, llm.clone(), &job);
+        if let Err(e) = ctx.db.check_stored() {
+            t.error = Some(note_unstored(&lost, e));
+        }
         let fp = checkpoint::fingerprint(&s, &t.device_name, &t.problem_key);
         if let Err(e) = checkpoint::save(&out_dir, &fp, &t) {
             eprintln!("gemmtune: warning: {e}");
@@ -268,6 +281,9 @@ pub fn run(o: &TuneLogOptions, notes: &dyn Notes) -> Result<TuneLogOutcome, Work
             min_uplift: o.min_uplift,
         },
     )?;
+    if let Some(message) = unstored.lock().ok().and_then(|m| m.clone()) {
+        return Err(WorkloadError::file(&o.open.db_path, message));
+    }
     Ok(TuneLogOutcome {
         workload,
         records,
@@ -281,6 +297,15 @@ pub fn run(o: &TuneLogOptions, notes: &dyn Notes) -> Result<TuneLogOutcome, Work
         device_name: info.name,
         files,
     })
+}
+
+/// Keeps the first storage failure of the run; returns the message for the GEMM's error.
+fn note_unstored(first: &Mutex<Option<String>>, e: crate::store::StoreError) -> String {
+    let message = e.to_string();
+    if let Ok(mut f) = first.lock() {
+        f.get_or_insert_with(|| message.clone());
+    }
+    message
 }
 
 fn join(xs: &[u32]) -> String {
