@@ -70,6 +70,7 @@ pub trait Notes {
 /// Runs the whole workflow.
 pub fn run(o: &TuneLogOptions, notes: &dyn Notes) -> Result<TuneLogOutcome, WorkloadError> {
     ensure_writable(&o.out)?;
+    let _lock = super::lock::lock(&o.out)?;
     let parsed = parse_files(&o.logs)?;
     for issue in &parsed.issues {
         notes.note(&issue.to_string());
@@ -194,7 +195,11 @@ pub fn run(o: &TuneLogOptions, notes: &dyn Notes) -> Result<TuneLogOutcome, Work
         .filter(|g| g.selected && g.skip.is_none() && o.shard.owns(g.id))
     {
         let fp = checkpoint::fingerprint(&o.settings, &info.name, &g.problem.key());
-        match checkpoint::load(&o.out, g.id, &fp) {
+        // --force measures everything again, finished GEMMs included.
+        let done = (!o.settings.force)
+            .then(|| checkpoint::load(&o.out, g.id, &fp))
+            .flatten();
+        match done {
             Some(t) => {
                 finished.insert(g.id, t);
             }
