@@ -335,3 +335,85 @@ fn corrupt_database_is_an_error_and_is_not_overwritten() {
     assert!(err.contains("broken.sqlite"), "{err}");
     assert_eq!(std::fs::read(&db).unwrap(), garbage);
 }
+
+/// The pids of the live (not zombie) children of `parent`, from /proc.
+#[cfg(target_os = "linux")]
+fn live_children(parent: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`; comm may hold spaces, so read after its `)`.
+        let rest: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, r)| r.split_whitespace().collect())
+            .unwrap_or_default();
+        if rest.len() > 1 && rest[1] == parent.to_string() && rest[0] != "Z" {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[cfg(target_os = "linux")]
+fn is_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
+}
+
+/// A SIGKILLed parent cannot stop its worker; the worker must notice and end itself, even
+/// while it is stuck in a kernel that never returns.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_worker_dies_with_its_killed_parent() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let mut parent = Command::new(env!("CARGO_BIN_EXE_gemmtune"))
+        .args([
+            "bench",
+            "--backend",
+            "sim",
+            "--plant",
+            "MT=hang",
+            "--timeout",
+            "600",
+        ])
+        .args(["--db", &dir.path().join("r.sqlite").display().to_string()])
+        .env("GEMMTUNE_CACHE_DIR", dir.path().join("cache"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let worker = loop {
+        if let Some(&w) = live_children(parent.id()).first() {
+            break w;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no worker started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Let it reach the hanging kernel.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(is_alive(worker));
+    parent.kill().unwrap();
+    parent.wait().unwrap();
+    let killed = Instant::now();
+    while is_alive(worker) {
+        assert!(
+            killed.elapsed() < Duration::from_secs(20),
+            "worker {worker} outlived its parent by 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
