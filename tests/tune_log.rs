@@ -771,3 +771,37 @@ fn a_second_run_on_the_same_output_directory_is_refused() {
         "{err}"
     );
 }
+
+/// Hopper winners are warpgroup kernels, which Tensile cannot express: `export --tensile`
+/// names each and why, and fails, instead of saying "exported" over an empty folder.
+#[test]
+fn export_says_which_kernels_have_no_tensile_config() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    let log = synthetic_log(dir, 3);
+    let out = dir.join("run");
+    ok(&tune_log(dir, &[&log], &out, &["--min-uplift=-0.9"]));
+    let sols: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("solutions.json")).unwrap())
+            .unwrap();
+    let kept = sols["solutions"].as_array().unwrap().len();
+    assert!(kept > 0, "{sols}");
+    let only = gemmtune(dir, &["export", out.to_str().unwrap(), "--tensile"]);
+    assert_eq!(only.status.code(), Some(1), "{only:?}");
+    let err = String::from_utf8_lossy(&only.stderr);
+    assert_eq!(
+        err.matches("no Tensile config for #").count(),
+        kept,
+        "{err}"
+    );
+    assert!(
+        err.contains("warpgroup") && err.contains("nothing was exported"),
+        "{err}"
+    );
+    // With the advice too, something is written: exit 0, and the count says 0 configs.
+    let both = ok(&gemmtune(dir, &["export", out.to_str().unwrap()]));
+    assert!(
+        both.contains(&format!("exported 0 of {kept} Tensile configs")),
+        "{both}"
+    );
+}
