@@ -183,11 +183,6 @@ pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
             .map(Into::into)
             .unwrap_or_else(CompileCache::default_dir),
     );
-    let mut db = open_store(
-        g,
-        "bench",
-        &format!("{} {} {}", info.name, info.arch, info.driver_version),
-    )?;
     let space = Space::for_problem(&problem, &hw);
     let mut configs = requested;
     if a.sweep {
@@ -200,6 +195,21 @@ pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
     if configs.is_empty() {
         configs = default_configs(&space, 8);
     }
+    if configs.is_empty() {
+        // Nothing to measure is not "no kernel passed verification": say why none exists.
+        let why = crate::workload::pipeline::unsupported_reason(&problem, &hw)
+            .unwrap_or_else(|| "no valid kernel config for this problem".into());
+        return Err(anyhow::anyhow!(
+            "no kernel can be generated for {} on {}: {why}",
+            problem.label(),
+            hw.name
+        ));
+    }
+    let mut db = open_store(
+        g,
+        "bench",
+        &format!("{} {} {}", info.name, info.arch, info.driver_version),
+    )?;
 
     let verbose = g.verbose;
     let quiet = g.quiet;
