@@ -417,3 +417,65 @@ fn a_worker_dies_with_its_killed_parent() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn a_problem_no_kernel_can_run_is_an_error_not_an_empty_win() {
+    let out = gemmtune(&[
+        "bench",
+        "--backend",
+        "sim",
+        "--m",
+        "1024",
+        "--n",
+        "109",
+        "--k",
+        "1024",
+        "--a_type",
+        "f8_r",
+        "--b_type",
+        "f8_r",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no kernel can be generated") && err.contains("8-bit"),
+        "{err}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("winner"));
+}
+
+/// `sweep --out` writes JSON lines, as its help says: a header line, then one record per
+/// config, each line a JSON document of its own.
+#[test]
+fn sweep_writes_json_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let out = gemmtune(&[
+        "sweep",
+        "--backend",
+        "sim",
+        "--m",
+        "512",
+        "--n",
+        "64",
+        "--k",
+        "512",
+        "--fix",
+        "MT0=64,128",
+        "--fix",
+        "MT1=64",
+        "--max-configs",
+        "6",
+        "--out",
+        path.to_str().unwrap(),
+    ]);
+    assert_ok(&out);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(lines[0]["format"], "gemmtune-sweep");
+    assert_eq!(lines.len(), 7, "{text}");
+    assert!(lines[1..].iter().all(|r| r["config"].is_string()));
+}

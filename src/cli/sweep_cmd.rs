@@ -34,10 +34,10 @@ pub fn run(g: &GlobalOpts, a: &SweepArgs) -> Result<()> {
         &space,
         &configs,
         &timing,
-        None,
-    )?;
-    data.save(&a.out)
-        .with_context(|| format!("cannot write dataset {}", a.out.display()))?;
+        Some(&a.out),
+        &mut |_| {},
+    )
+    .with_context(|| format!("sweep into {}", a.out.display()))?;
     let best = data.best();
     let vendor = data
         .header
