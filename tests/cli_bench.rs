@@ -479,3 +479,71 @@ fn sweep_writes_json_lines() {
     assert_eq!(lines.len(), 7, "{text}");
     assert!(lines[1..].iter().all(|r| r["config"].is_string()));
 }
+
+/// The global `--csv PATH` writes a table for every command that prints one, and is refused
+/// by the others instead of being ignored.
+#[test]
+fn csv_is_written_by_every_command_with_a_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = |name: &str| dir.path().join(name).display().to_string();
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/llama3_8b_workload.log"
+    );
+    let dataset = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/datasets/square_4096_tn_bf16.jsonl"
+    );
+    let db = csv("r.sqlite");
+    let runs: Vec<(&str, Vec<&str>)> = vec![
+        ("log.csv", vec!["log", fixture]),
+        (
+            "tune.csv",
+            vec![
+                "tune",
+                "--backend",
+                "sim",
+                "--db",
+                &db,
+                "--m",
+                "512",
+                "--n",
+                "64",
+                "--k",
+                "512",
+                "--max-evals",
+                "6",
+                "--retime",
+                "1",
+                "--retime-rounds",
+                "1",
+            ],
+        ),
+        (
+            "eval.csv",
+            vec![
+                "eval-strategies",
+                dataset,
+                "--strategies",
+                "random",
+                "--seeds",
+                "2",
+                "--budgets",
+                "5,10",
+            ],
+        ),
+    ];
+    for (name, args) in runs {
+        let path = csv(name);
+        let mut all = args.clone();
+        all.extend(["-q", "--csv", &path]);
+        let out = gemmtune(&all);
+        assert_ok(&out);
+        let mut r = csv::Reader::from_path(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(r.headers().unwrap().len() > 3, "{name}");
+        assert!(r.records().count() > 0, "{name} has no rows");
+    }
+    let refused = gemmtune(&["specs", "--csv", &csv("specs.csv")]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--csv"));
+}

@@ -6,6 +6,7 @@ use anyhow::{Context, Result};
 use std::sync::Arc;
 
 use super::args::{EvalArgs, GlobalOpts};
+use super::csv_out::{num, write_table};
 use super::output::{note, print};
 use super::UsageError;
 use crate::device::replay::Dataset;
@@ -101,6 +102,40 @@ pub fn run(g: &GlobalOpts, a: &EvalArgs) -> Result<()> {
         std::fs::write(path, svg).with_context(|| format!("cannot write {}", path.display()))?;
     }
 
+    if let Some(path) = &g.csv {
+        // One row per strategy and budget: the median best reached there.
+        let mut rows = Vec::new();
+        for r in &report.results {
+            for (budget, us) in &r.best_at_budget {
+                rows.push(vec![
+                    r.strategy.clone(),
+                    budget.to_string(),
+                    num(*us),
+                    num(r.median_evals_to_target),
+                    r.evals_to_target
+                        .iter()
+                        .filter(|e| e.is_some())
+                        .count()
+                        .to_string(),
+                    r.evals_to_target.len().to_string(),
+                    r.invalid_suggestions.to_string(),
+                ]);
+            }
+        }
+        write_table(
+            path,
+            &[
+                "strategy",
+                "budget",
+                "median_best_us",
+                "median_evals_to_2pct",
+                "seeds_reaching_2pct",
+                "seeds",
+                "invalid_suggestions",
+            ],
+            &rows,
+        )?;
+    }
     if g.json {
         let rows: Vec<serde_json::Value> = report
             .results

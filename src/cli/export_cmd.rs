@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use std::path::Path;
 
 use super::args::{ExportArgs, GlobalOpts};
-use super::output::{note, print};
+use super::output::print;
 use super::search_args::llm_port;
 use super::tune_log_cmd::cli_error;
 use crate::hw::HwSpec;

@@ -5,6 +5,7 @@ use anyhow::{Context, Result};
 
 use super::args::{GlobalOpts, SweepArgs};
 use super::bench_cmd::{problem_from_args, sweep_selection, timing_from_args};
+use super::csv_out::{num, write_table};
 use super::output::{note, open_device, print, selection};
 use crate::compile::compiler_for;
 use crate::search::eval::record_sweep;
@@ -38,6 +39,19 @@ pub fn run(g: &GlobalOpts, a: &SweepArgs) -> Result<()> {
         &mut |_| {},
     )
     .with_context(|| format!("sweep into {}", a.out.display()))?;
+    if let Some(path) = &g.csv {
+        let rows: Vec<Vec<String>> = data
+            .records()
+            .map(|(c, o)| {
+                let median = o
+                    .samples()
+                    .and_then(crate::bench::stats::Stats::of)
+                    .map(|s| s.median_us);
+                vec![c.name(), o.status().to_string(), num(median), o.reason()]
+            })
+            .collect();
+        write_table(path, &["kernel", "status", "median_us", "reason"], &rows)?;
+    }
     let best = data.best();
     let vendor = data
         .header

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use super::args::{GlobalOpts, TuneArgs};
 use super::bench_cmd::{problem_from_args, timing_from_args};
+use super::csv_out::{num, write_table};
 use super::output::{finish_store, note, open_device, open_store, print, selection};
 use super::search_args::llm_port;
 use crate::bench::session::{BenchRow, BenchSession};
@@ -203,6 +204,60 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
     )
     .with_context(|| format!("cannot write {}", dir.join("result.json").display()))?;
 
+    if let Some(path) = &g.csv {
+        // Every evaluation of the search in order, then each leader's re-timed result.
+        let mut rows: Vec<Vec<String>> = found
+            .history
+            .entries()
+            .iter()
+            .map(|e| {
+                vec![
+                    "search".into(),
+                    e.round.to_string(),
+                    e.config.name(),
+                    e.outcome.status().to_string(),
+                    num(e.median_us),
+                    e.reused.to_string(),
+                    e.outcome.reason(),
+                ]
+            })
+            .collect();
+        rows.extend(found.retimed.iter().map(|r| {
+            vec![
+                "retimed".into(),
+                String::new(),
+                r.config.name(),
+                r.outcome.status().to_string(),
+                num(r.retimed_median_us),
+                "false".into(),
+                r.outcome.reason(),
+            ]
+        }));
+        rows.extend(vendor_rounds.iter().map(|v| {
+            vec![
+                "vendor".into(),
+                String::new(),
+                v.name.clone(),
+                v.outcome.status().to_string(),
+                num(v.median_us()),
+                v.reused.to_string(),
+                v.outcome.reason(),
+            ]
+        }));
+        write_table(
+            path,
+            &[
+                "phase",
+                "round",
+                "kernel",
+                "status",
+                "median_us",
+                "reused",
+                "reason",
+            ],
+            &rows,
+        )?;
+    }
     if g.json {
         return print(&format!("{}\n", serde_json::to_string_pretty(&summary)?));
     }
