@@ -547,3 +547,52 @@ fn csv_is_written_by_every_command_with_a_table() {
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--csv"));
 }
+
+/// An installed binary has no source tree: `--hw-spec` takes a built-in spec by name, in any
+/// case; a name that is neither a file nor a built-in spec is a usage error.
+#[test]
+fn hw_spec_takes_built_in_names() {
+    for name in ["mi300x", "MI300X"] {
+        let out = sim_bench_json(&[
+            "--hw-spec",
+            name,
+            "--m",
+            "512",
+            "--n",
+            "64",
+            "--k",
+            "512",
+            "--no-vendor",
+        ]);
+        assert_ok(&out);
+        assert_eq!(json(&out)["hw_spec"], "MI300X");
+    }
+    let out = sim_bench_json(&["--hw-spec", "/nonexistent/spec.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("/nonexistent/spec.toml") && err.contains("MI300X"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_malformed_llm_url_is_a_usage_error() {
+    let out = gemmtune(&[
+        "tune",
+        "--backend",
+        "sim",
+        "--llm-url",
+        "ht!tp:/x",
+        "--llm-model",
+        "m",
+        "--m",
+        "64",
+        "--n",
+        "64",
+        "--k",
+        "64",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--llm-url"));
+}

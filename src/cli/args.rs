@@ -38,8 +38,9 @@ pub struct GlobalOpts {
     /// Also write the results as CSV to PATH.
     #[arg(long, global = true, value_name = "PATH")]
     pub csv: Option<PathBuf>,
-    /// Hardware spec TOML to use instead of the one matched to the device.
-    #[arg(long = "hw-spec", global = true, value_name = "PATH")]
+    /// Hardware spec to use instead of the one matched to the device: a TOML file, or the
+    /// name of a built-in spec (`gemmtune specs` lists them, e.g. `mi300x`).
+    #[arg(long = "hw-spec", global = true, value_name = "PATH|NAME")]
     pub hw_spec: Option<PathBuf>,
     /// More output (per-config progress).
     #[arg(short, long, global = true, conflicts_with = "quiet")]

@@ -10,7 +10,6 @@ use super::csv_out::{num, write_table};
 use super::output::{note, print};
 use super::UsageError;
 use crate::device::replay::Dataset;
-use crate::llm::config::LlmConfig;
 use crate::llm::port::{cli_client, ClientPort};
 use crate::report::plot::{line_plot_svg, Series};
 use crate::search::eval::{eval_strategies, Contender, EvalSettings};
@@ -23,7 +22,7 @@ pub fn run(g: &GlobalOpts, a: &EvalArgs) -> Result<()> {
     let data = Dataset::load(&a.dataset)
         .with_context(|| format!("cannot load dataset {}", a.dataset.display()))?;
     let llm: Option<SharedLlm> = if a.llm.is_set() {
-        let config = LlmConfig::from_options(&a.llm)?;
+        let config = super::search_args::llm_config(&a.llm)?;
         let cache = dirs::cache_dir()
             .unwrap_or_else(std::env::temp_dir)
             .join("gemmtune")

@@ -28,12 +28,15 @@ pub fn note(g: &GlobalOpts, text: &str) {
     }
 }
 
+/// The spec `--hw-spec` names (a file or a built-in spec); one it cannot find or read is a
+/// usage error.
+pub fn hw_spec(arg: &std::path::Path) -> Result<HwSpec> {
+    HwSpec::resolve(arg).map_err(|e| UsageError(format!("--hw-spec: {e}")).into())
+}
+
 /// The device selection the global options describe.
 pub fn selection(g: &GlobalOpts) -> Result<DeviceSelection> {
-    let hw_spec = match &g.hw_spec {
-        Some(p) => Some(HwSpec::load(p)?),
-        None => None,
-    };
+    let hw_spec = g.hw_spec.as_deref().map(hw_spec).transpose()?;
     let sim_plants = g
         .sim_plant
         .iter()

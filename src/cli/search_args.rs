@@ -20,13 +20,19 @@ pub fn llm_port(opts: &LlmOptions, audit_dir: &Path) -> Result<Option<SharedLlm>
     if !opts.is_set() {
         return Ok(None);
     }
-    let config = LlmConfig::from_options(opts)?;
+    let config = llm_config(opts)?;
     let cache = dirs::cache_dir()
         .unwrap_or_else(std::env::temp_dir)
         .join("gemmtune")
         .join("llm");
     let client = cli_client(&config, &cache, Some(audit_dir))?;
     Ok(Some(Arc::new(ClientPort::new(client))))
+}
+
+/// The LLM endpoint the `--llm-*` options describe; options it cannot use (a malformed
+/// `--llm-url`, an unknown provider, a missing key variable) are usage errors.
+pub fn llm_config(opts: &LlmOptions) -> Result<LlmConfig> {
+    LlmConfig::from_options(opts).map_err(|e| UsageError(e.to_string()).into())
 }
 
 /// Strategies that move one small step per round need more rounds than the default five.

@@ -17,7 +17,7 @@ pub fn run(g: &GlobalOpts, a: &SourceArgs) -> Result<()> {
     super::output::selection(g)?;
     let cfg = KernelConfig::parse(&a.config).map_err(|e| UsageError(e.to_string()))?;
     let hw = match &g.hw_spec {
-        Some(p) => HwSpec::load(p)?,
+        Some(p) => super::output::hw_spec(p)?,
         None => HwSpec::by_name("H200")?,
     };
     let target = Target {
