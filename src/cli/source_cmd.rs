@@ -42,6 +42,47 @@ pub fn run(g: &GlobalOpts, a: &SourceArgs) -> Result<()> {
         );
     }
     let src = codegen::generate(&cfg, &problem, &target);
-    note(g, &format!("gemmtune: launch {:?}", src.launch));
+    note(
+        g,
+        &format!("gemmtune: launch: {}", describe_launch(&src.launch)),
+    );
     print(&src.text)
+}
+
+/// The launch plan in words, for a reader compiling the source by hand.
+fn describe_launch(l: &crate::compile::LaunchPlan) -> String {
+    let dims = |d: [u32; 3]| format!("{}x{}x{}", d[0], d[1], d[2]);
+    let mut parts = vec![format!(
+        "{} on a grid of {}, blocks of {}, {} bytes of dynamic shared memory",
+        l.symbol,
+        dims(l.grid),
+        dims(l.block),
+        l.shared_bytes
+    )];
+    if l.workspace_bytes > 0 {
+        parts.push(format!(
+            "a {} workspace of {} bytes",
+            if l.zero_workspace {
+                "zeroed split-K"
+            } else {
+                "split-K"
+            },
+            l.workspace_bytes
+        ));
+    }
+    if l.flags_bytes > 0 {
+        parts.push(format!("{} bytes of stream-K flags", l.flags_bytes));
+    }
+    if let Some([a, b]) = l.tma_rows {
+        parts.push(format!("tensor maps of {a}-row A and {b}-row B boxes"));
+    }
+    if let Some(e) = &l.epilogue {
+        parts.push(format!(
+            "then {} on a grid of {}, blocks of {}",
+            e.symbol,
+            dims(e.grid),
+            dims(e.block)
+        ));
+    }
+    parts.join("; ")
 }
