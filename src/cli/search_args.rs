@@ -80,7 +80,10 @@ impl SearchArgs {
             max_evals: self.max_evals,
             time_budget: self.time_budget.map(std::time::Duration::from_secs_f64),
             batch_size: self.batch_size.max(1),
-            max_rounds: self.max_rounds.or(default_rounds(strategy)),
+            // Without --max-rounds, enough rounds for --max-evals to be spent: a budget of
+            // 300 in rounds of 32 needs 10, not the default 5.
+            max_rounds: self.max_rounds.or(default_rounds(strategy)
+                .map(|r| r.max(self.max_evals.div_ceil(self.batch_size.max(1))))),
             patience: Some(self.patience),
             min_improvement: self.min_improvement,
             target_us: self.target_us,

@@ -11,6 +11,7 @@ use super::bench_cmd::{problem_from_args, timing_from_args};
 use super::csv_out::{num, write_table};
 use super::output::{finish_store, note, open_device, open_store, print, selection};
 use super::search_args::llm_port;
+use super::UsageError;
 use crate::bench::session::{BenchRow, BenchSession};
 use crate::bench::stats::Stats;
 use crate::compile::{cache::CompileCache, compiler_for};
@@ -45,6 +46,25 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
     let mut strategy = a.search.build_strategy(&name, llm)?;
 
     let sel = selection(g)?;
+    // A recorded sweep serves one problem: another one is a usage error now, not a failure
+    // of every config after the first rounds.
+    let dataset = match &sel.dataset {
+        Some(path) if g.backend == crate::device::BackendKind::Replay => {
+            let d = crate::device::replay::Dataset::load(path)?;
+            if d.header.problem.key() != problem.key() {
+                return Err(UsageError(format!(
+                    "the dataset {} was recorded for {}, not {}; tune its problem with: {}",
+                    path.display(),
+                    d.header.problem.label(),
+                    problem.label(),
+                    d.header.problem.hipblaslt_bench_args()
+                ))
+                .into());
+            }
+            Some(d)
+        }
+        _ => None,
+    };
     let mut device = open_device(g, &sel)?;
     let info = device.info().clone();
     let hw = device.hw_spec().clone();
@@ -65,11 +85,9 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
         ),
     );
     // A recorded sweep covers only part of the space: search the part it measured.
-    let space = match &sel.dataset {
-        Some(path) if g.backend == crate::device::BackendKind::Replay => {
-            crate::search::eval::space_for_dataset(&crate::device::replay::Dataset::load(path)?)
-        }
-        _ => Space::for_problem(&problem, &hw),
+    let space = match &dataset {
+        Some(d) => crate::search::eval::space_for_dataset(d),
+        None => Space::for_problem(&problem, &hw),
     };
     let opts = a.search.search_options(&name);
     let quiet = g.quiet;
