@@ -664,3 +664,68 @@ fn source_describes_its_launch_plan_in_words() {
         "{err}"
     );
 }
+
+/// The `hipblaslt-bench` lines of a hipBLASLt log run as `gemmtune bench <their flags>`: the
+/// flags without effect are named once, flags that would change the GEMM are refused by
+/// name, and the results can be printed in hipblaslt-bench's CSV columns.
+#[test]
+fn hipblaslt_bench_lines_from_a_log_run_as_bench_flags() {
+    let log = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/llama3_70b_tp8_mask32.log"
+    ))
+    .unwrap();
+    let mut lines: Vec<&str> = log
+        .lines()
+        .filter_map(|l| l.split_once("hipblaslt-bench").map(|(_, rest)| rest))
+        .collect();
+    lines.sort_unstable();
+    lines.dedup();
+    assert!(lines.len() >= 3);
+    for line in lines.iter().take(3) {
+        let mut args = vec!["bench", "--backend", "sim", "--no-vendor", "--retime", "0"];
+        args.extend(line.split_whitespace());
+        let out = gemmtune(&args);
+        assert_ok(&out);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.matches("no effect here").count(), 1, "{err}");
+        assert!(
+            err.contains("--api_method c") && err.contains("--solution_index"),
+            "{err}"
+        );
+    }
+    let mut args = vec!["bench", "--backend", "sim", "--hipblaslt-csv", "-q"];
+    args.extend(lines[0].split_whitespace());
+    let out = gemmtune(&args);
+    assert_ok(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let header = text.lines().next().unwrap();
+    assert!(
+        header.starts_with("transA,transB,grouped_gemm,batch_count,m,n,k"),
+        "{header}"
+    );
+    assert!(
+        header.contains("hipblaslt-Gflops,hipblaslt-GB/s,us"),
+        "{header}"
+    );
+    assert!(
+        text.lines().any(|l| l.ends_with("vendor:cublaslt")),
+        "{text}"
+    );
+
+    for (flag, value) in [
+        ("--bias_vector", None),
+        ("--activation_type", Some("gelu")),
+        ("--scaleA", Some("1")),
+    ] {
+        let mut args = vec!["bench", "--backend", "sim", flag];
+        args.extend(value);
+        let out = gemmtune(&args);
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(flag) && err.contains("changes the GEMM"),
+            "{err}"
+        );
+    }
+}

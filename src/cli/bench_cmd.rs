@@ -13,7 +13,7 @@ use crate::bench::sweep;
 use crate::compile::{cache::CompileCache, compiler_for, Compiler};
 use crate::device::{Device, TimingOptions};
 use crate::problem::{ComputeType, DataType, GemmProblem, Trans};
-use crate::report::{render_table, write_csv, BenchReport};
+use crate::report::{render_hipblaslt_csv, render_table, write_csv, BenchReport};
 use crate::space::{KernelConfig, Space};
 
 fn parse<T: FromStr>(what: &str, s: &str) -> Result<T>
@@ -29,10 +29,13 @@ pub fn problem_from_args(a: &ProblemArgs) -> Result<GemmProblem> {
     p.batch = a.batch_count;
     p.trans_a = parse::<Trans>("transA", &a.trans_a)?;
     p.trans_b = parse::<Trans>("transB", &a.trans_b)?;
-    p.a_type = parse::<DataType>("a_type", &a.a_type)?;
-    p.b_type = parse::<DataType>("b_type", &a.b_type)?;
-    p.c_type = parse::<DataType>("c_type", &a.c_type)?;
-    p.d_type = parse::<DataType>("d_type", &a.d_type)?;
+    let typ = |what: &str, given: &Option<String>| {
+        parse::<DataType>(what, given.as_deref().unwrap_or(&a.precision))
+    };
+    p.a_type = typ("a_type", &a.a_type)?;
+    p.b_type = typ("b_type", &a.b_type)?;
+    p.c_type = typ("c_type", &a.c_type)?;
+    p.d_type = typ("d_type", &a.d_type)?;
     p.compute_type = parse::<ComputeType>("compute_type", &a.compute_type)?;
     p.alpha = a.alpha;
     p.beta = a.beta;
@@ -56,7 +59,7 @@ pub fn timing_from_args(t: &TimingArgs) -> TimingOptions {
         iters: t.iters.max(1),
         cold_iters: t.cold_iters,
         rotating_mb: t.rotating,
-        flush_l2: t.flush,
+        flush_l2: t.flush.unwrap_or(false),
         timeout_s: t.timeout,
         seed: t.seed,
     }
@@ -157,6 +160,9 @@ fn solution_configs(path: &std::path::Path, problem: &GemmProblem) -> Result<Vec
 
 pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
     let problem = problem_from_args(&a.problem)?;
+    if let Some(ignored) = a.hipblaslt.check(&problem).map_err(UsageError)? {
+        note(g, &ignored);
+    }
     let mut requested = requested_configs(a)?;
     if let Some(path) = &a.solutions {
         requested.extend(solution_configs(path, &problem)?);
@@ -267,6 +273,8 @@ pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
             "{}\n",
             serde_json::to_string_pretty(&report.to_json())?
         ))
+    } else if a.hipblaslt.csv_columns {
+        print(&render_hipblaslt_csv(&report))
     } else {
         print(&render_table(&report))
     }

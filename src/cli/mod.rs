@@ -5,6 +5,7 @@
 
 pub mod args;
 mod bench_cmd;
+pub mod bench_compat;
 mod csv_out;
 mod eval_cmd;
 mod export_cmd;
