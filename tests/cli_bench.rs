@@ -475,6 +475,9 @@ fn sweep_writes_json_lines() {
         path.to_str().unwrap(),
     ]);
     assert_ok(&out);
+    // stderr is a pipe here: progress bars are not drawn into it.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("ETA") && !err.contains('\u{1b}'), "{err}");
     let text = std::fs::read_to_string(&path).unwrap();
     let lines: Vec<serde_json::Value> = text
         .lines()

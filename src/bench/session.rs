@@ -82,6 +82,18 @@ pub struct BenchSession<'a> {
     pub vendor_in_retime: bool,
     pub vendor_retimed: Vec<BenchRow>,
     store_warned: bool,
+    /// Told when a batch starts compiling and as each of its kernels is done (from the
+    /// compiling threads), for progress displays.
+    pub on_compile: Option<std::sync::Arc<dyn Fn(CompileStep) + Send + Sync>>,
+}
+
+/// A step of a batch's compilation, as [`BenchSession::on_compile`] hears it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompileStep {
+    /// This many kernels start compiling.
+    Started(usize),
+    /// One of them is done (compiled, taken from the cache, or failed).
+    Done,
 }
 
 /// Name under which the vendor baseline is stored and reported.
@@ -121,6 +133,7 @@ impl<'a> BenchSession<'a> {
             vendor_in_retime: false,
             vendor_retimed: Vec::new(),
             store_warned: false,
+            on_compile: None,
         })
     }
 
@@ -216,13 +229,22 @@ impl<'a> BenchSession<'a> {
 
         let start = Instant::now();
         let cfgs: Vec<KernelConfig> = to_compile.iter().map(|(_, c)| *c).collect();
-        let built = pool::compile_batch(
+        let hook = self.on_compile.clone();
+        if let Some(h) = hook.as_ref().filter(|_| !cfgs.is_empty()) {
+            h(CompileStep::Started(cfgs.len()));
+        }
+        let built = pool::compile_batch_observed(
             self.compiler,
             &cfgs,
             &self.problem,
             &self.target,
             self.cache,
             self.compile_threads,
+            &move || {
+                if let Some(h) = &hook {
+                    h(CompileStep::Done)
+                }
+            },
         );
         self.times.compile_s += start.elapsed().as_secs_f64();
         let failed = built.iter().filter(|b| b.is_err()).count();

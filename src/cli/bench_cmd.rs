@@ -5,10 +5,13 @@ use std::str::FromStr;
 
 use super::args::{BenchArgs, GlobalOpts, ProblemArgs, TimingArgs};
 use super::output::{finish_store, note, open_device, open_store, print, selection};
+use super::progress::Bars;
 use super::UsageError;
 use crate::bench::defaults::default_configs;
 use crate::bench::results::DbResults;
-use crate::bench::session::{attach_speedups, winner, BenchRow, BenchSession, Event, PhaseTimes};
+use crate::bench::session::{
+    attach_speedups, winner, BenchRow, BenchSession, CompileStep, Event, PhaseTimes,
+};
 use crate::bench::sweep;
 use crate::compile::{cache::CompileCache, compiler_for, Compiler};
 use crate::device::{Device, TimingOptions};
@@ -219,22 +222,33 @@ pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
 
     let verbose = g.verbose;
     let quiet = g.quiet;
+    let bars = Bars::new(g);
+    let measured = bars.bar(configs.len() as u64, "measuring");
     let mut on_event = |e: Event| match e {
         Event::Compiled {
             done,
             failed,
             seconds,
-        } if !quiet && done > 0 => {
-            eprintln!("gemmtune: compiled {done} kernels in {seconds:.1} s ({failed} failed)")
+        } if !quiet && done > 0 => bars.println(&format!(
+            "gemmtune: compiled {done} kernels in {seconds:.1} s ({failed} failed)"
+        )),
+        Event::Measured { row } => {
+            // Re-timing measures the leaders again: the bar grows with it.
+            if measured.position() >= measured.length().unwrap_or(0) {
+                measured.inc_length(1);
+            }
+            measured.inc(1);
+            if verbose {
+                bars.println(&format!(
+                    "gemmtune:   {} {} {}",
+                    row.name,
+                    row.outcome.status(),
+                    row.median_us()
+                        .map(|m| format!("{m:.1} us"))
+                        .unwrap_or_else(|| row.outcome.reason())
+                ));
+            }
         }
-        Event::Measured { row } if verbose => eprintln!(
-            "gemmtune:   {} {} {}",
-            row.name,
-            row.outcome.status(),
-            row.median_us()
-                .map(|m| format!("{m:.1} us"))
-                .unwrap_or_else(|| row.outcome.reason())
-        ),
         _ => {}
     };
 
@@ -248,7 +262,9 @@ pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
         &mut db,
         &configs,
         &mut on_event,
+        bars.compiles(),
     );
+    measured.finish_and_clear();
     let (rows, vendor, times) = finish_store(&mut db, result)?;
     let mut rows = rows;
     attach_speedups(&mut rows, vendor.as_ref());
@@ -294,6 +310,7 @@ fn measure(
     db: &mut DbResults,
     configs: &[KernelConfig],
     on_event: &mut dyn FnMut(Event),
+    on_compile: std::sync::Arc<dyn Fn(CompileStep) + Send + Sync>,
 ) -> Result<Measured> {
     let mut session = BenchSession::new(
         problem.clone(),
@@ -305,6 +322,7 @@ fn measure(
     )?;
     session.force = a.timing.force;
     session.compile_threads = a.timing.compile_threads;
+    session.on_compile = Some(on_compile);
     let mut rows = session.measure(configs, on_event)?;
     let mut vendor = if a.no_vendor {
         None

@@ -12,6 +12,7 @@ mod export_cmd;
 mod log_cmd;
 mod merge_cmd;
 mod output;
+mod progress;
 mod search_args;
 mod source_cmd;
 mod specs_cmd;

@@ -7,6 +7,7 @@ use super::args::{GlobalOpts, SweepArgs};
 use super::bench_cmd::{problem_from_args, sweep_selection, timing_from_args};
 use super::csv_out::{num, write_table};
 use super::output::{note, open_device, print, selection};
+use super::progress::Bars;
 use crate::compile::compiler_for;
 use crate::search::eval::record_sweep;
 use crate::space::Space;
@@ -29,6 +30,7 @@ pub fn run(g: &GlobalOpts, a: &SweepArgs) -> Result<()> {
         ),
     );
     let compiler = compiler_for(&info, &sel.sim_plants)?;
+    let bar = Bars::new(g).bar(configs.len() as u64, "sweeping");
     let data = record_sweep(
         device.as_mut(),
         compiler.as_ref(),
@@ -36,9 +38,10 @@ pub fn run(g: &GlobalOpts, a: &SweepArgs) -> Result<()> {
         &configs,
         &timing,
         Some(&a.out),
-        &mut |_| {},
+        &mut |done| bar.set_position(done as u64),
     )
     .with_context(|| format!("sweep into {}", a.out.display()))?;
+    bar.finish_and_clear();
     if let Some(path) = &g.csv {
         let rows: Vec<Vec<String>> = data
             .records()

@@ -10,6 +10,7 @@ use super::args::{GlobalOpts, TuneArgs};
 use super::bench_cmd::{problem_from_args, timing_from_args};
 use super::csv_out::{num, write_table};
 use super::output::{finish_store, note, open_device, open_store, print, selection};
+use super::progress::Bars;
 use super::search_args::llm_port;
 use super::UsageError;
 use crate::bench::session::{BenchRow, BenchSession};
@@ -92,32 +93,45 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
     let opts = a.search.search_options(&name);
     let quiet = g.quiet;
     let verbose = g.verbose;
+    let bars = Bars::new(g);
+    let evaluated = bars.bar(opts.max_evals as u64, "evaluating");
     let mut progress = |e: &Event| match e {
         Event::RoundStarted {
             round,
             to_evaluate,
             invalid,
             ..
-        } if !quiet => eprintln!(
-            "gemmtune: round {round}: {to_evaluate} configs ({invalid} invalid suggestions dropped)"
-        ),
-        Event::RoundFinished { round, best_us } if !quiet => eprintln!(
+        } if !quiet => {
+            evaluated.set_message(format!("round {round}"));
+            bars.println(&format!(
+                "gemmtune: round {round}: {to_evaluate} configs ({invalid} invalid suggestions dropped)"
+            ))
+        }
+        Event::RoundFinished { round, best_us } if !quiet => bars.println(&format!(
             "gemmtune: round {round} done, best so far {}",
             best_us
                 .map(|b| format!("{b:.1} us"))
                 .unwrap_or_else(|| "-".into())
-        ),
-        Event::Warning(w) if !quiet => eprintln!("gemmtune: warning: {w}"),
+        )),
+        Event::Warning(w) if !quiet => bars.println(&format!("gemmtune: warning: {w}")),
+        Event::Retiming { configs, rounds } => {
+            evaluated.set_message(format!("re-timing {configs} leaders x {rounds} rounds"))
+        }
         Event::Evaluated {
             config,
             outcome,
             median_us,
             ..
-        } if verbose => eprintln!(
-            "gemmtune:   {config} {} {}",
-            outcome.status(),
-            median_us.map(|m| format!("{m:.1} us")).unwrap_or_default()
-        ),
+        } => {
+            evaluated.inc(1);
+            if verbose {
+                bars.println(&format!(
+                    "gemmtune:   {config} {} {}",
+                    outcome.status(),
+                    median_us.map(|m| format!("{m:.1} us")).unwrap_or_default()
+                ));
+            }
+        }
         _ => {}
     };
 
@@ -132,6 +146,7 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
         )?;
         session.force = a.timing.force;
         session.vendor_in_retime = true;
+        session.on_compile = Some(bars.compiles());
         let found = run_search(
             &space,
             strategy.as_mut(),
@@ -151,6 +166,7 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
         }
         Ok((found, vendor_rounds))
     })();
+    evaluated.finish_and_clear();
     let (found, vendor_rounds) = finish_store(&mut db, result)?;
     let vendor_round_medians: Vec<f64> = vendor_rounds
         .iter()

@@ -39,6 +39,19 @@ pub struct TuneLogOptions {
     pub min_uplift: f64,
     pub settings: TuneSettings,
     pub llm: Option<SharedLlm>,
+    /// Told how far the run is (from the device threads), for progress displays.
+    pub progress: Option<Arc<dyn Fn(Step) + Send + Sync>>,
+}
+
+/// How far a `tune-log` run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// The vendor library is timed on this many GEMMs.
+    Baselines(usize),
+    /// This many GEMMs are tuned.
+    Tuning(usize),
+    /// One baseline or one GEMM of the current phase is done.
+    Done,
 }
 
 /// What a `tune-log` run produced.
@@ -163,6 +176,9 @@ pub fn run(o: &TuneLogOptions, notes: &dyn Notes) -> Result<TuneLogOutcome, Work
     let t0 = Instant::now();
     let settings = Arc::new(o.settings.clone());
     let s = Arc::clone(&settings);
+    let step = o.progress.clone().unwrap_or_else(|| Arc::new(|_| {}));
+    step(Step::Baselines(timeable.len()));
+    let done = Arc::clone(&step);
     // The first measurement the database refused: the run then fails at its end, and the
     // GEMM it belonged to is not checkpointed, so a rerun measures it again.
     let unstored: Arc<Mutex<Option<String>>> = Arc::default();
@@ -173,6 +189,7 @@ pub fn run(o: &TuneLogOptions, notes: &dyn Notes) -> Result<TuneLogOutcome, Work
             Err(e) => Err(note_unstored(&lost, e)),
             Ok(()) => result,
         };
+        done(Step::Done);
         (id, result)
     })?;
     let baseline_seconds = t0.elapsed().as_secs_f64();
@@ -230,6 +247,8 @@ pub fn run(o: &TuneLogOptions, notes: &dyn Notes) -> Result<TuneLogOutcome, Work
     let s = Arc::clone(&settings);
     let t0 = Instant::now();
     let lost = Arc::clone(&unstored);
+    step(Step::Tuning(total));
+    let done = Arc::clone(&step);
     let tuned = pool.map(jobs, move |ctx, _, mut job: TuneJob| {
         let n = started.fetch_add(1, Ordering::SeqCst) + 1;
         job.position = format!("({n}/{total})");
@@ -237,6 +256,7 @@ pub fn run(o: &TuneLogOptions, notes: &dyn Notes) -> Result<TuneLogOutcome, Work
         if let Err(e) = ctx.db.check_stored() {
             t.error = Some(note_unstored(&lost, e));
         }
+        done(Step::Done);
         let fp = checkpoint::fingerprint(&s, &t.device_name, &t.problem_key);
         if let Err(e) = checkpoint::save(&out_dir, &fp, &t) {
             eprintln!("gemmtune: warning: {e}");
