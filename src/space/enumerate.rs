@@ -15,6 +15,7 @@
 //! product enumeration had (domains in order, the last fastest), without duplicates after
 //! canonicalisation.
 
+use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 
 use rayon::prelude::*;
@@ -145,6 +146,11 @@ pub(super) fn reads(rule: &str) -> Option<&'static [ParamId]> {
 
 /// Every valid config of `space`, in the product enumeration's order.
 pub(super) fn valid_configs(space: &Space) -> Vec<KernelConfig> {
+    construct(space).0
+}
+
+/// The valid configs and how many times [`constraints::check`] ran to find them.
+fn construct(space: &Space) -> (Vec<KernelConfig>, u64) {
     // Parameters with one value cost no branching: assigned first, they settle the rules
     // that read them from the start.
     let mut domains: Vec<(ParamId, &[i64])> = ORDER
@@ -153,7 +159,7 @@ pub(super) fn valid_configs(space: &Space) -> Vec<KernelConfig> {
         .collect();
     domains.sort_by_key(|(_, values)| values.len() > 1);
     if domains.iter().any(|(_, v)| v.is_empty()) {
-        return Vec::new();
+        return (Vec::new(), 0);
     }
     // The subtrees below the first few branching parameters are walked in parallel.
     let mut roots = vec![(space.raw_default(), 0u32)];
@@ -172,9 +178,9 @@ pub(super) fn valid_configs(space: &Space) -> Vec<KernelConfig> {
             .collect();
         depth += 1;
     }
-    let mut found: Vec<(KernelConfig, KernelConfig)> = roots
+    let walks: Vec<(Vec<(KernelConfig, KernelConfig)>, u64)> = roots
         .into_par_iter()
-        .flat_map_iter(|(config, assigned)| {
+        .map(|(config, assigned)| {
             let mut walk = Walk {
                 space,
                 domains: &domains,
@@ -182,11 +188,15 @@ pub(super) fn valid_configs(space: &Space) -> Vec<KernelConfig> {
                 assigned,
                 rules: HashMap::new(),
                 found: Vec::new(),
+                checks: Cell::new(0),
             };
             walk.descend(depth);
-            walk.found
+            (walk.found, walk.checks.get())
         })
         .collect();
+    let checks = walks.iter().map(|(_, n)| n).sum();
+    let mut found: Vec<(KernelConfig, KernelConfig)> =
+        walks.into_iter().flat_map(|(f, _)| f).collect();
     // The product enumeration's order: by each parameter's value index, domains in order.
     let index_of = |id: ParamId, c: &KernelConfig| {
         let v = id.get(c);
@@ -205,11 +215,12 @@ pub(super) fn valid_configs(space: &Space) -> Vec<KernelConfig> {
             .collect::<Vec<_>>()
     });
     let mut seen = HashSet::new();
-    found
+    let valid = found
         .into_iter()
         .map(|(_, c)| c)
         .filter(|c| seen.insert(*c))
-        .collect()
+        .collect();
+    (valid, checks)
 }
 
 struct Walk<'a> {
@@ -223,6 +234,8 @@ struct Walk<'a> {
     rules: HashMap<&'static str, (u32, usize)>,
     /// Valid leaves: the assignment as made (for ordering) and its canonical config.
     found: Vec<(KernelConfig, KernelConfig)>,
+    /// Configs checked so far.
+    checks: Cell<u64>,
 }
 
 /// Witness changes tried per node before descending without a verdict.
@@ -258,6 +271,7 @@ impl Walk<'_> {
     }
 
     fn broken(&self, c: &KernelConfig) -> Option<&'static str> {
+        self.checks.set(self.checks.get() + 1);
         constraints::check(&c.canonical(), &self.space.problem, &self.space.hw)
             .err()
             .map(|v| v.rule)
@@ -350,6 +364,27 @@ mod tests {
                 idx[pos] = 0;
             }
             return out;
+        }
+    }
+
+    /// The work follows the valid configs, not the product of the domains: a skinny Hopper
+    /// problem's sweep space (both LDS layouts, split-K and pipeline depth free) is built
+    /// with a small fraction of the checks that testing every point takes.
+    #[test]
+    fn construction_checks_a_small_fraction_of_the_points() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let mut space = Space::for_problem(&GemmProblem::new(2048, 64, 2048), &hw);
+        space.fix("DepthU", "64").unwrap();
+        space.fix("GlobalSplitU", "1,2,4,8").unwrap();
+        for s in crate::bench::sweep::sweep_spaces(&space, &[]).unwrap() {
+            let (valid, checks) = construct(&s);
+            assert!(!valid.is_empty());
+            let points = s.size() as u64;
+            assert!(
+                checks * 20 < points,
+                "{checks} checks for {} valid configs among {points} points",
+                valid.len()
+            );
         }
     }
 
