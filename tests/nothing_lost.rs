@@ -264,7 +264,7 @@ fn a_kill_in_the_middle_of_each_long_command_loses_nothing() {
                         "--iters",
                         "50",
                         "--out",
-                        "tune-run",
+                        run_dir,
                     ],
                     SHAPE,
                 ),
