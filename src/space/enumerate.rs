@@ -30,7 +30,7 @@ use ParamId::*;
 /// The assignment order (after the parameters with a single value): parameters read by many
 /// rules first, the split before its algorithm (which canonicalisation resets without a
 /// split), the free minor ones last.
-const ORDER: [ParamId; 19] = [
+const ORDER: &[ParamId] = &[
     MatrixInstruction,
     SwapAB,
     MacroTile0,
@@ -51,6 +51,16 @@ const ORDER: [ParamId; 19] = [
     WorkGroupMapping,
     StaggerU,
 ];
+
+/// [`ORDER`], then any parameter it does not list (a new one is walked last, never left at
+/// its default).
+fn walk_order() -> Vec<ParamId> {
+    ORDER
+        .iter()
+        .chain(ParamId::ALL.iter().filter(|p| !ORDER.contains(p)))
+        .copied()
+        .collect()
+}
 
 /// Subtrees to walk in parallel, at least (the first branching parameters' values).
 const PARALLEL_ROOTS: usize = 16;
@@ -153,9 +163,9 @@ pub(super) fn valid_configs(space: &Space) -> Vec<KernelConfig> {
 fn construct(space: &Space) -> (Vec<KernelConfig>, u64) {
     // Parameters with one value cost no branching: assigned first, they settle the rules
     // that read them from the start.
-    let mut domains: Vec<(ParamId, &[i64])> = ORDER
-        .iter()
-        .map(|&id| (id, space.domain(id).values.as_slice()))
+    let mut domains: Vec<(ParamId, &[i64])> = walk_order()
+        .into_iter()
+        .map(|id| (id, space.domain(id).values.as_slice()))
         .collect();
     domains.sort_by_key(|(_, values)| values.len() > 1);
     if domains.iter().any(|(_, v)| v.is_empty()) {
@@ -386,6 +396,15 @@ mod tests {
                 "{checks} checks for {} valid configs among {points} points",
                 valid.len()
             );
+        }
+    }
+
+    #[test]
+    fn every_parameter_is_walked_once() {
+        let order = walk_order();
+        assert_eq!(order.len(), ParamId::ALL.len());
+        for p in ParamId::ALL {
+            assert_eq!(order.iter().filter(|x| **x == p).count(), 1, "{p:?}");
         }
     }
 
