@@ -19,8 +19,14 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("gemmtune: error: {err}");
+            // A wrapper that prints its source's text already said it: each line once.
+            let mut said = err.to_string();
             for cause in err.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+                let text = cause.to_string();
+                if !said.contains(&text) {
+                    eprintln!("  caused by: {text}");
+                }
+                said = text;
             }
             if err.downcast_ref::<UsageError>().is_some() {
                 ExitCode::from(2)

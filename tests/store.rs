@@ -367,12 +367,66 @@ fn a_damaged_gemmtune_database_is_an_error_and_left_untouched() {
     }
     std::fs::write(&path, &bytes).unwrap();
     let err = Store::open(&path).unwrap_err();
-    assert!(matches!(err, StoreError::Sqlite { .. }), "{err}");
+    assert!(matches!(err, StoreError::Damaged { .. }), "{err}");
     assert!(
         err.to_string().contains(&path.display().to_string()),
         "{err}"
     );
     assert_eq!(std::fs::read(&path).unwrap(), bytes, "file was modified");
+}
+
+/// A database of several pages with one page in the middle overwritten, as a disk or a
+/// careless copy leaves it: refused before anything is written, with how to recover.
+#[test]
+fn a_page_overwritten_in_the_middle_is_refused_before_any_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.sqlite");
+    {
+        let mut store = Store::open(&path).unwrap();
+        for i in 0..400 {
+            let p = GemmProblem::new(64 + i, 64, 64);
+            store
+                .record(
+                    None,
+                    &key(&p, &format!("kernel{i}")),
+                    &p,
+                    &timed(&[1.0, 2.0, 3.0]),
+                    &MeasurementExtra::default(),
+                )
+                .unwrap();
+        }
+    }
+    let mut bytes = std::fs::read(&path).unwrap();
+    assert!(bytes.len() > 16 * 4096, "{} bytes", bytes.len());
+    let middle = bytes.len() / 2;
+    bytes[middle..middle + 4096].fill(0xab);
+    std::fs::write(&path, &bytes).unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::Damaged { .. }), "{err}");
+    let text = err.to_string();
+    assert!(text.contains(&path.display().to_string()), "{text}");
+    assert!(
+        text.contains("nothing was written") && text.contains(".recover"),
+        "{text}"
+    );
+    assert!(!text.contains('\n'), "one line: {text}");
+    assert_eq!(std::fs::read(&path).unwrap(), bytes, "file was modified");
+}
+
+#[test]
+fn a_dropped_table_is_refused_not_written_around() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.sqlite");
+    drop(Store::open(&path).unwrap());
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch("DROP TABLE measurements")
+        .unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(
+        matches!(err, StoreError::Damaged { .. }) && err.to_string().contains("`measurements`"),
+        "{err}"
+    );
 }
 
 #[test]

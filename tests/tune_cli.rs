@@ -219,3 +219,82 @@ fn partly_valid_llm_replies_are_validated_and_counted() {
     assert!(r["invalid_suggestions"].as_u64().unwrap() >= 2, "{r}");
     assert!(r["evaluations"].as_u64().unwrap() >= 1);
 }
+
+/// `--max-evals` is spent when no `--max-rounds` is given: 300 in rounds of 32 needs ten
+/// rounds, not the five the default allows.
+#[test]
+fn max_evals_is_not_cut_by_the_default_round_limit() {
+    let home = tempfile::tempdir().unwrap();
+    let out = home.path().join("run");
+    let o = gemmtune(
+        &[
+            "tune",
+            "--backend",
+            "sim",
+            "--m",
+            "4096",
+            "--n",
+            "128",
+            "--k",
+            "4096",
+            "--strategy",
+            "genetic",
+            "--max-evals",
+            "300",
+            "--patience",
+            "100",
+            "--retime",
+            "1",
+            "--retime-rounds",
+            "1",
+            "--iters",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+            "--db",
+            home.path().join("r.sqlite").to_str().unwrap(),
+            "-q",
+        ],
+        home.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = result(&out);
+    assert!(r["rounds"].as_u64().unwrap() > 5, "{}", r["rounds"]);
+    assert!(
+        r["evaluations"].as_u64().unwrap() > 160,
+        "{}",
+        r["evaluations"]
+    );
+}
+
+/// A recorded sweep of another problem is refused before anything runs.
+#[test]
+fn replay_of_another_problem_is_a_usage_error_up_front() {
+    let home = tempfile::tempdir().unwrap();
+    let dataset = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/datasets/square_4096_tn_bf16.jsonl"
+    );
+    let o = gemmtune(
+        &[
+            "tune",
+            "--backend",
+            "replay",
+            "--dataset",
+            dataset,
+            "--m",
+            "1024",
+            "--n",
+            "64",
+            "--k",
+            "1024",
+            "--out",
+            home.path().join("run").to_str().unwrap(),
+        ],
+        home.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("was recorded for 4096x4096x4096"), "{err}");
+    assert!(!err.contains("round"), "{err}");
+}

@@ -715,3 +715,99 @@ fn export_advice_is_written_by_the_llm_when_one_is_configured() {
         .flatten()
         .any(|e| e.path().join("tensile_config.yaml").exists()));
 }
+
+#[test]
+fn force_tunes_every_gemm_again() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    let log = synthetic_log(dir, 3);
+    let out = dir.join("run");
+    let first = json(&tune_log(dir, &[&log], &out, &["--json"]));
+    assert_eq!(first["summary"]["tuned"], 3);
+    let again = json(&tune_log(dir, &[&log], &out, &["--json"]));
+    assert_eq!(again["resumed"], 3, "a plain rerun resumes");
+    let forced = json(&tune_log(dir, &[&log], &out, &["--json", "--force"]));
+    assert_eq!(forced["resumed"], 0, "--force resumed finished GEMMs");
+    assert_eq!(forced["summary"]["tuned"], 3);
+    assert!(forced["measured"].as_u64().unwrap() > 0, "{forced}");
+    assert_eq!(forced["reused"], 0, "--force reused stored results");
+}
+
+#[test]
+fn a_second_run_on_the_same_output_directory_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    let log = synthetic_log(dir, 40);
+    let out = dir.join("run");
+    let mut first = cmd(dir)
+        .args(["--backend", "sim", "-q", "tune-log"])
+        .arg(&log)
+        .arg("--out")
+        .arg(&out)
+        .args(["--max-evals", "48", "--iters", "20"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The first run holds the lock once it has written its manifest.
+    let start = Instant::now();
+    while !out.join("manifest.json").exists() {
+        assert!(
+            first.try_wait().unwrap().is_none(),
+            "the first run ended early"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no manifest in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let second = tune_log(dir, &[&log], &out, &[]);
+    let running = first.try_wait().unwrap().is_none();
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert!(
+        running,
+        "the first run finished before the second started; give it more work"
+    );
+    assert_eq!(second.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        err.contains("another gemmtune run") && err.contains(&out.display().to_string()),
+        "{err}"
+    );
+}
+
+/// Hopper winners are warpgroup kernels, which Tensile cannot express: `export --tensile`
+/// names each and why, and fails, instead of saying "exported" over an empty folder.
+#[test]
+fn export_says_which_kernels_have_no_tensile_config() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    let log = synthetic_log(dir, 3);
+    let out = dir.join("run");
+    ok(&tune_log(dir, &[&log], &out, &["--min-uplift=-0.9"]));
+    let sols: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("solutions.json")).unwrap())
+            .unwrap();
+    let kept = sols["solutions"].as_array().unwrap().len();
+    assert!(kept > 0, "{sols}");
+    let only = gemmtune(dir, &["export", out.to_str().unwrap(), "--tensile"]);
+    assert_eq!(only.status.code(), Some(1), "{only:?}");
+    let err = String::from_utf8_lossy(&only.stderr);
+    assert_eq!(
+        err.matches("no Tensile config for #").count(),
+        kept,
+        "{err}"
+    );
+    assert!(
+        err.contains("warpgroup") && err.contains("nothing was exported"),
+        "{err}"
+    );
+    // With the advice too, something is written: exit 0, and the count says 0 configs.
+    let both = ok(&gemmtune(dir, &["export", out.to_str().unwrap()]));
+    assert!(
+        both.contains(&format!("exported 0 of {kept} Tensile configs")),
+        "{both}"
+    );
+}

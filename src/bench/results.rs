@@ -49,10 +49,36 @@ impl ResultStore for MemoryResults {
     }
 }
 
-/// The results database, with the run the measurements belong to.
+/// The results database, with the run the measurements belong to. Writes that fail are
+/// counted, so the command can fail at its end instead of reporting unsaved results as saved.
 pub struct DbResults {
     pub store: crate::store::Store,
     pub run_id: Option<i64>,
+    unstored: usize,
+    first_error: Option<String>,
+}
+
+impl DbResults {
+    pub fn new(store: crate::store::Store, run_id: Option<i64>) -> Self {
+        DbResults {
+            store,
+            run_id,
+            unstored: 0,
+            first_error: None,
+        }
+    }
+
+    /// An error when any measurement could not be written.
+    pub fn check_stored(&self) -> Result<(), crate::store::StoreError> {
+        match &self.first_error {
+            None => Ok(()),
+            Some(first) => Err(crate::store::StoreError::Unstored {
+                path: self.store.path().to_path_buf(),
+                count: self.unstored,
+                first: first.clone(),
+            }),
+        }
+    }
 }
 
 impl ResultStore for DbResults {
@@ -68,9 +94,64 @@ impl ResultStore for DbResults {
             spill_bytes: row.resources.as_ref().and_then(|r| r.spill_bytes),
             shared_bytes: None,
         };
-        self.store
+        let written = self
+            .store
             .record(self.run_id, key, p, &row.outcome, &extra)
             .map(|_| ())
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string());
+        if let Err(e) = &written {
+            self.unstored += 1;
+            self.first_error.get_or_insert_with(|| e.clone());
+        }
+        written
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    #[test]
+    fn a_refused_write_fails_the_run_instead_of_passing_silently() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.sqlite");
+        let mut db = DbResults::new(Store::open(&path).unwrap(), None);
+        let problem = GemmProblem::new(64, 64, 64);
+        let row = BenchRow {
+            name: "vendor:cublaslt".into(),
+            config: None,
+            outcome: Outcome::modelled(vec![1.0]),
+            stats: None,
+            rates: None,
+            speedup_vs_vendor: None,
+            reused: false,
+            compile_ms: None,
+            resources: None,
+        };
+        let key = |config: &str| ResultKey {
+            device_name: "d".into(),
+            arch: "a".into(),
+            driver_version: "1".into(),
+            compiler_version: "c".into(),
+            source_hash: "h".into(),
+            problem_key: problem.key(),
+            config_name: config.into(),
+        };
+        db.record(&key("a"), &problem, &row).unwrap();
+        db.check_stored().unwrap();
+        // Another process damages the database while the run goes on.
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute_batch("DROP TABLE measurements")
+            .unwrap();
+        assert!(db.record(&key("b"), &problem, &row).is_err());
+        assert!(db.record(&key("c"), &problem, &row).is_err());
+        let err = db.check_stored().unwrap_err().to_string();
+        assert!(
+            err.starts_with("2 measurement(s) could not be stored"),
+            "{err}"
+        );
+        assert!(err.contains(&path.display().to_string()), "{err}");
     }
 }

@@ -56,6 +56,19 @@ pub struct BenchSession<'a> {
     /// after the leaders, into `vendor_retimed`: the vendor sees the same drift as they do.
     pub vendor_in_retime: bool,
     pub vendor_retimed: Vec<BenchRow>,
+    store_warned: bool,
+    /// Told when a batch starts compiling and as each of its kernels is done (from the
+    /// compiling threads), for progress displays.
+    pub on_compile: Option<std::sync::Arc<dyn Fn(CompileStep) + Send + Sync>>,
+}
+
+/// A step of a batch's compilation, as [`BenchSession::on_compile`] hears it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompileStep {
+    /// This many kernels start compiling.
+    Started(usize),
+    /// One of them is done (compiled, taken from the cache, or failed).
+    Done,
 }
 
 /// Name under which the vendor baseline is stored and reported.
@@ -94,6 +107,8 @@ impl<'a> BenchSession<'a> {
             times: PhaseTimes::default(),
             vendor_in_retime: false,
             vendor_retimed: Vec::new(),
+            store_warned: false,
+            on_compile: None,
         })
     }
 
@@ -141,11 +156,15 @@ impl<'a> BenchSession<'a> {
     fn record(&mut self, row: &BenchRow) {
         let key = self.key(&row.name);
         if let Err(e) = self.store.record(&key, &self.problem, row) {
-            // Losing a record is serious but must not abort the measurements already running.
-            eprintln!(
-                "gemmtune: warning: could not store result for {}: {e}",
-                row.name
-            );
+            // Losing a record is serious but must not abort the measurements already running:
+            // said once here, and the store makes the command fail at its end.
+            if !self.store_warned {
+                self.store_warned = true;
+                eprintln!(
+                    "gemmtune: warning: could not store the result of {}: {e} (the run goes on and will exit with an error)",
+                    row.name
+                );
+            }
         }
     }
 
@@ -185,13 +204,22 @@ impl<'a> BenchSession<'a> {
 
         let start = Instant::now();
         let cfgs: Vec<KernelConfig> = to_compile.iter().map(|(_, c)| *c).collect();
-        let built = pool::compile_batch(
+        let hook = self.on_compile.clone();
+        if let Some(h) = hook.as_ref().filter(|_| !cfgs.is_empty()) {
+            h(CompileStep::Started(cfgs.len()));
+        }
+        let built = pool::compile_batch_observed(
             self.compiler,
             &cfgs,
             &self.problem,
             &self.target,
             self.cache,
             self.compile_threads,
+            &move || {
+                if let Some(h) = &hook {
+                    h(CompileStep::Done)
+                }
+            },
         );
         self.times.compile_s += start.elapsed().as_secs_f64();
         let failed = built.iter().filter(|b| b.is_err()).count();

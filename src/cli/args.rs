@@ -38,8 +38,9 @@ pub struct GlobalOpts {
     /// Also write the results as CSV to PATH.
     #[arg(long, global = true, value_name = "PATH")]
     pub csv: Option<PathBuf>,
-    /// Hardware spec TOML to use instead of the one matched to the device.
-    #[arg(long = "hw-spec", global = true, value_name = "PATH")]
+    /// Hardware spec to use instead of the one matched to the device: a TOML file, or the
+    /// name of a built-in spec (`gemmtune specs` lists them, e.g. `mi300x`).
+    #[arg(long = "hw-spec", global = true, value_name = "PATH|NAME")]
     pub hw_spec: Option<PathBuf>,
     /// More output (per-config progress).
     #[arg(short, long, global = true, conflicts_with = "quiet")]
@@ -104,6 +105,7 @@ pub struct ProblemArgs {
     #[arg(
         short = 'm',
         long = "m",
+        visible_alias = "sizem",
         default_value_t = 16032,
         allow_hyphen_values = true
     )]
@@ -111,6 +113,7 @@ pub struct ProblemArgs {
     #[arg(
         short = 'n',
         long = "n",
+        visible_alias = "sizen",
         default_value_t = 109,
         allow_hyphen_values = true
     )]
@@ -118,6 +121,7 @@ pub struct ProblemArgs {
     #[arg(
         short = 'k',
         long = "k",
+        visible_alias = "sizek",
         default_value_t = 16384,
         allow_hyphen_values = true
     )]
@@ -140,22 +144,30 @@ pub struct ProblemArgs {
     pub stride_c: Option<i64>,
     #[arg(long = "stride_d")]
     pub stride_d: Option<i64>,
-    #[arg(long = "batch_count", default_value_t = 1, allow_hyphen_values = true)]
+    #[arg(
+        long = "batch_count",
+        alias = "batch",
+        default_value_t = 1,
+        allow_hyphen_values = true
+    )]
     pub batch_count: i64,
     /// T or N.
     #[arg(long = "transA", default_value = "T")]
     pub trans_a: String,
     #[arg(long = "transB", default_value = "N")]
     pub trans_b: String,
-    /// bf16_r, f16_r, f32_r, f8_r, bf8_r.
-    #[arg(long = "a_type", default_value = "bf16_r")]
-    pub a_type: String,
-    #[arg(long = "b_type", default_value = "bf16_r")]
-    pub b_type: String,
-    #[arg(long = "c_type", default_value = "bf16_r")]
-    pub c_type: String,
-    #[arg(long = "d_type", default_value = "bf16_r")]
-    pub d_type: String,
+    /// bf16_r, f16_r, f32_r, f8_r, bf8_r (default: --precision).
+    #[arg(long = "a_type")]
+    pub a_type: Option<String>,
+    #[arg(long = "b_type")]
+    pub b_type: Option<String>,
+    #[arg(long = "c_type")]
+    pub c_type: Option<String>,
+    #[arg(long = "d_type")]
+    pub d_type: Option<String>,
+    /// The type of the four matrices not given their own.
+    #[arg(short = 'r', long = "precision", default_value = "bf16_r")]
+    pub precision: String,
     #[arg(long = "compute_type", default_value = "c_f32_r")]
     pub compute_type: String,
     #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
@@ -176,9 +188,10 @@ pub struct TimingArgs {
     /// MiB of rotating input buffers, so that inputs come from HBM rather than cache.
     #[arg(long, default_value_t = 512)]
     pub rotating: u64,
-    /// Overwrite a buffer larger than L2 before every timed launch.
-    #[arg(long)]
-    pub flush: bool,
+    /// Overwrite a buffer larger than L2 before every timed launch (`--flush 0` or
+    /// `--flush false`, as hipblaslt-bench writes it, turns it off).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = crate::cli::bench_compat::parse_switch)]
+    pub flush: Option<bool>,
     /// Seconds one kernel may take (verification + timing) before it is declared hung.
     #[arg(long, default_value_t = 60.0)]
     pub timeout: f64,
@@ -227,6 +240,8 @@ pub struct BenchArgs {
     /// Also run the kernels a solutions file (written by `tune-log`) lists for this problem.
     #[arg(long = "solutions", value_name = "FILE")]
     pub solutions: Option<PathBuf>,
+    #[command(flatten)]
+    pub hipblaslt: crate::cli::bench_compat::HipblasltBenchArgs,
 }
 
 #[derive(Debug, Args, Clone)]

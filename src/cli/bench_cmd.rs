@@ -5,15 +5,18 @@ use std::str::FromStr;
 
 use super::args::{BenchArgs, GlobalOpts, ProblemArgs, TimingArgs};
 use super::output::{finish_store, note, open_device, open_store, print, selection};
+use super::progress::Bars;
 use super::UsageError;
 use crate::bench::defaults::default_configs;
 use crate::bench::results::DbResults;
-use crate::bench::session::{attach_speedups, winner, BenchRow, BenchSession, Event, PhaseTimes};
+use crate::bench::session::{
+    attach_speedups, winner, BenchRow, BenchSession, CompileStep, Event, PhaseTimes,
+};
 use crate::bench::sweep;
 use crate::compile::{cache::CompileCache, compiler_for, Compiler};
 use crate::device::{Device, TimingOptions};
 use crate::problem::{ComputeType, DataType, GemmProblem, Trans};
-use crate::report::{render_table, write_csv, BenchReport};
+use crate::report::{render_hipblaslt_csv, render_table, write_csv, BenchReport};
 use crate::space::{KernelConfig, Space};
 
 fn parse<T: FromStr>(what: &str, s: &str) -> Result<T>
@@ -29,10 +32,13 @@ pub fn problem_from_args(a: &ProblemArgs) -> Result<GemmProblem> {
     p.batch = a.batch_count;
     p.trans_a = parse::<Trans>("transA", &a.trans_a)?;
     p.trans_b = parse::<Trans>("transB", &a.trans_b)?;
-    p.a_type = parse::<DataType>("a_type", &a.a_type)?;
-    p.b_type = parse::<DataType>("b_type", &a.b_type)?;
-    p.c_type = parse::<DataType>("c_type", &a.c_type)?;
-    p.d_type = parse::<DataType>("d_type", &a.d_type)?;
+    let typ = |what: &str, given: &Option<String>| {
+        parse::<DataType>(what, given.as_deref().unwrap_or(&a.precision))
+    };
+    p.a_type = typ("a_type", &a.a_type)?;
+    p.b_type = typ("b_type", &a.b_type)?;
+    p.c_type = typ("c_type", &a.c_type)?;
+    p.d_type = typ("d_type", &a.d_type)?;
     p.compute_type = parse::<ComputeType>("compute_type", &a.compute_type)?;
     p.alpha = a.alpha;
     p.beta = a.beta;
@@ -56,7 +62,7 @@ pub fn timing_from_args(t: &TimingArgs) -> TimingOptions {
         iters: t.iters.max(1),
         cold_iters: t.cold_iters,
         rotating_mb: t.rotating,
-        flush_l2: t.flush,
+        flush_l2: t.flush.unwrap_or(false),
         timeout_s: t.timeout,
         seed: t.seed,
     }
@@ -156,7 +162,11 @@ fn solution_configs(path: &std::path::Path, problem: &GemmProblem) -> Result<Vec
 }
 
 pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
-    let problem = problem_from_args(&a.problem)?;
+    let mut problem = problem_from_args(&a.problem)?;
+    a.hipblaslt.apply_scales(&mut problem);
+    if let Some(ignored) = a.hipblaslt.check(&problem).map_err(UsageError)? {
+        note(g, &ignored);
+    }
     let mut requested = requested_configs(a)?;
     if let Some(path) = &a.solutions {
         requested.extend(solution_configs(path, &problem)?);
@@ -183,11 +193,6 @@ pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
             .map(Into::into)
             .unwrap_or_else(CompileCache::default_dir),
     );
-    let mut db = open_store(
-        g,
-        "bench",
-        &format!("{} {} {}", info.name, info.arch, info.driver_version),
-    )?;
     let space = Space::for_problem(&problem, &hw);
     let mut configs = requested;
     if a.sweep {
@@ -200,25 +205,51 @@ pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
     if configs.is_empty() {
         configs = default_configs(&space, 8);
     }
+    if configs.is_empty() {
+        // Nothing to measure is not "no kernel passed verification": say why none exists.
+        let why = crate::workload::pipeline::unsupported_reason(&problem, &hw)
+            .unwrap_or_else(|| "no valid kernel config for this problem".into());
+        return Err(anyhow::anyhow!(
+            "no kernel can be generated for {} on {}: {why}",
+            problem.label(),
+            hw.name
+        ));
+    }
+    let mut db = open_store(
+        g,
+        "bench",
+        &format!("{} {} {}", info.name, info.arch, info.driver_version),
+    )?;
 
     let verbose = g.verbose;
     let quiet = g.quiet;
+    let bars = Bars::new(g);
+    let measured = bars.bar(configs.len() as u64, "measuring");
     let mut on_event = |e: Event| match e {
         Event::Compiled {
             done,
             failed,
             seconds,
-        } if !quiet && done > 0 => {
-            eprintln!("gemmtune: compiled {done} kernels in {seconds:.1} s ({failed} failed)")
+        } if !quiet && done > 0 => bars.println(&format!(
+            "gemmtune: compiled {done} kernels in {seconds:.1} s ({failed} failed)"
+        )),
+        Event::Measured { row } => {
+            // Re-timing measures the leaders again: the bar grows with it.
+            if measured.position() >= measured.length().unwrap_or(0) {
+                measured.inc_length(1);
+            }
+            measured.inc(1);
+            if verbose {
+                bars.println(&format!(
+                    "gemmtune:   {} {} {}",
+                    row.name,
+                    row.outcome.status(),
+                    row.median_us()
+                        .map(|m| format!("{m:.1} us"))
+                        .unwrap_or_else(|| row.outcome.reason())
+                ));
+            }
         }
-        Event::Measured { row } if verbose => eprintln!(
-            "gemmtune:   {} {} {}",
-            row.name,
-            row.outcome.status(),
-            row.median_us()
-                .map(|m| format!("{m:.1} us"))
-                .unwrap_or_else(|| row.outcome.reason())
-        ),
         _ => {}
     };
 
@@ -232,9 +263,10 @@ pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
         &mut db,
         &configs,
         &mut on_event,
+        bars.compiles(),
     );
-    finish_store(&mut db, &result);
-    let (rows, vendor, times) = result?;
+    measured.finish_and_clear();
+    let (rows, vendor, times) = finish_store(&mut db, result)?;
     let mut rows = rows;
     attach_speedups(&mut rows, vendor.as_ref());
     let win = winner(&rows).map(|i| rows[i].name.clone());
@@ -258,6 +290,8 @@ pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
             "{}\n",
             serde_json::to_string_pretty(&report.to_json())?
         ))
+    } else if a.hipblaslt.csv_columns {
+        print(&render_hipblaslt_csv(&report))
     } else {
         print(&render_table(&report))
     }
@@ -277,6 +311,7 @@ fn measure(
     db: &mut DbResults,
     configs: &[KernelConfig],
     on_event: &mut dyn FnMut(Event),
+    on_compile: std::sync::Arc<dyn Fn(CompileStep) + Send + Sync>,
 ) -> Result<Measured> {
     let mut session = BenchSession::new(
         problem.clone(),
@@ -288,6 +323,7 @@ fn measure(
     )?;
     session.force = a.timing.force;
     session.compile_threads = a.timing.compile_threads;
+    session.on_compile = Some(on_compile);
     let mut rows = session.measure(configs, on_event)?;
     let mut vendor = if a.no_vendor {
         None

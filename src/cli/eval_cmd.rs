@@ -6,10 +6,10 @@ use anyhow::{Context, Result};
 use std::sync::Arc;
 
 use super::args::{EvalArgs, GlobalOpts};
+use super::csv_out::{num, write_table};
 use super::output::{note, print};
 use super::UsageError;
 use crate::device::replay::Dataset;
-use crate::llm::config::LlmConfig;
 use crate::llm::port::{cli_client, ClientPort};
 use crate::report::plot::{line_plot_svg, Series};
 use crate::search::eval::{eval_strategies, Contender, EvalSettings};
@@ -22,7 +22,7 @@ pub fn run(g: &GlobalOpts, a: &EvalArgs) -> Result<()> {
     let data = Dataset::load(&a.dataset)
         .with_context(|| format!("cannot load dataset {}", a.dataset.display()))?;
     let llm: Option<SharedLlm> = if a.llm.is_set() {
-        let config = LlmConfig::from_options(&a.llm)?;
+        let config = super::search_args::llm_config(&a.llm)?;
         let cache = dirs::cache_dir()
             .unwrap_or_else(std::env::temp_dir)
             .join("gemmtune")
@@ -101,6 +101,40 @@ pub fn run(g: &GlobalOpts, a: &EvalArgs) -> Result<()> {
         std::fs::write(path, svg).with_context(|| format!("cannot write {}", path.display()))?;
     }
 
+    if let Some(path) = &g.csv {
+        // One row per strategy and budget: the median best reached there.
+        let mut rows = Vec::new();
+        for r in &report.results {
+            for (budget, us) in &r.best_at_budget {
+                rows.push(vec![
+                    r.strategy.clone(),
+                    budget.to_string(),
+                    num(*us),
+                    num(r.median_evals_to_target),
+                    r.evals_to_target
+                        .iter()
+                        .filter(|e| e.is_some())
+                        .count()
+                        .to_string(),
+                    r.evals_to_target.len().to_string(),
+                    r.invalid_suggestions.to_string(),
+                ]);
+            }
+        }
+        write_table(
+            path,
+            &[
+                "strategy",
+                "budget",
+                "median_best_us",
+                "median_evals_to_2pct",
+                "seeds_reaching_2pct",
+                "seeds",
+                "invalid_suggestions",
+            ],
+            &rows,
+        )?;
+    }
     if g.json {
         let rows: Vec<serde_json::Value> = report
             .results

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use std::path::Path;
 
 use super::args::{ExportArgs, GlobalOpts};
-use super::output::{note, print};
+use super::output::print;
 use super::search_args::llm_port;
 use super::tune_log_cmd::cli_error;
 use crate::hw::HwSpec;
@@ -130,12 +130,18 @@ pub fn run(g: &GlobalOpts, a: &ExportArgs) -> Result<()> {
         None
     };
     if solutions.solutions.is_empty() {
-        note(g, "gemmtune: the report kept no kernel: nothing to export");
+        return Err(anyhow::anyhow!(
+            "nothing to export: the report in {} kept no kernel",
+            a.dir.display()
+        ));
     }
     let mut index = String::from(
         "# Exported winners\n\n| # | GEMM | kernel | speedup | files |\n|---:|---|---|---:|---|\n",
     );
     let mut lines = String::new();
+    // Kernels without a Tensile config, with the reason (said, never silently skipped).
+    let mut no_tensile: Vec<String> = Vec::new();
+    let (mut tensile_written, mut advice_written) = (0usize, 0usize);
     for s in &solutions.solutions {
         let dir = out.join(folder(s));
         std::fs::create_dir_all(&dir)
@@ -156,16 +162,15 @@ pub fn run(g: &GlobalOpts, a: &ExportArgs) -> Result<()> {
                 Ok(yaml) => {
                     write(&dir.join("tensile_config.yaml"), &yaml)?;
                     files.push("tensile_config.yaml".to_string());
+                    tensile_written += 1;
                 }
-                Err(e) => note(
-                    g,
-                    &format!("gemmtune: warning: #{}: no Tensile config: {e}", s.id),
-                ),
+                Err(e) => no_tensile.push(format!("#{} {}: {e}", s.id, s.label)),
             }
         }
         if let Some(store) = &store {
             write(&dir.join("advice.md"), &advice(store, s, llm.as_ref())?)?;
             files.push("advice.md".to_string());
+            advice_written += 1;
         }
         index.push_str(&format!(
             "| {} | {} | `{}` | {:.3}x | {} |\n",
@@ -179,7 +184,18 @@ pub fn run(g: &GlobalOpts, a: &ExportArgs) -> Result<()> {
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
-        lines.push_str(&format!("{}: {}\n", dir.display(), files.join(", ")));
+        if !files.is_empty() {
+            lines.push_str(&format!("{}: {}\n", dir.display(), files.join(", ")));
+        }
+    }
+    for why in &no_tensile {
+        eprintln!("gemmtune: no Tensile config for {why}");
+    }
+    if tensile_written + advice_written == 0 {
+        return Err(anyhow::anyhow!(
+            "nothing was exported: none of the {} kept kernel(s) has a Tensile config (reasons above)",
+            solutions.solutions.len()
+        ));
     }
     write(&out.join("index.md"), &index)?;
     if g.json {
@@ -188,15 +204,28 @@ pub fn run(g: &GlobalOpts, a: &ExportArgs) -> Result<()> {
             serde_json::to_string_pretty(&serde_json::json!({
                 "out": out,
                 "exported": solutions.solutions.len(),
+                "tensile_configs": tensile_written,
+                "advice_files": advice_written,
+                "without_tensile_config": no_tensile,
                 "tensile": tensile,
                 "advice": with_advice,
                 "llm": llm.as_ref().map(|l| l.model()),
             }))?
         ));
     }
+    let mut counts = Vec::new();
+    if tensile {
+        counts.push(format!(
+            "{tensile_written} of {} Tensile configs",
+            solutions.solutions.len()
+        ));
+    }
+    if with_advice {
+        counts.push(format!("{advice_written} advice files"));
+    }
     print(&format!(
-        "{lines}exported {} kernels to {}\n",
-        solutions.solutions.len(),
+        "{lines}exported {} to {}\n",
+        counts.join(" and "),
         out.display()
     ))
 }

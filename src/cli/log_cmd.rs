@@ -3,6 +3,7 @@
 use anyhow::Result;
 
 use super::args::{GlobalOpts, LogArgs};
+use super::csv_out::{num, write_table};
 use super::output::{note, print};
 use crate::problem::log::{parse_files, Severity};
 use crate::report::render_log_table;
@@ -27,6 +28,39 @@ pub fn run(g: &GlobalOpts, a: &LogArgs) -> Result<()> {
         .iter()
         .map(|e| e.problem.flops() * e.call_count as f64)
         .sum();
+    if let Some(path) = &g.csv {
+        let rows: Vec<Vec<String>> = parsed
+            .entries
+            .iter()
+            .map(|e| {
+                let f = e.problem.flops() * e.call_count as f64;
+                vec![
+                    e.problem.label(),
+                    e.problem.hipblaslt_bench_args(),
+                    e.call_count.to_string(),
+                    e.problem.flops().to_string(),
+                    e.problem.min_bytes().to_string(),
+                    num(Some(if total > 0.0 { f / total } else { 0.0 })),
+                    e.source.to_string(),
+                    e.first_line.to_string(),
+                ]
+            })
+            .collect();
+        write_table(
+            path,
+            &[
+                "gemm",
+                "hipblaslt_bench_args",
+                "call_count",
+                "flops_per_call",
+                "min_bytes_per_call",
+                "flops_share",
+                "source",
+                "first_line",
+            ],
+            &rows,
+        )?;
+    }
     if g.json {
         let rows: Vec<serde_json::Value> = parsed
             .entries

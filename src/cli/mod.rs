@@ -5,11 +5,14 @@
 
 pub mod args;
 mod bench_cmd;
+pub mod bench_compat;
+mod csv_out;
 mod eval_cmd;
 mod export_cmd;
 mod log_cmd;
 mod merge_cmd;
 mod output;
+mod progress;
 mod search_args;
 mod source_cmd;
 mod specs_cmd;
@@ -29,6 +32,21 @@ pub struct UsageError(pub String);
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
+    let tabled = matches!(
+        cli.command,
+        Command::Bench(_)
+            | Command::Tune(_)
+            | Command::Sweep(_)
+            | Command::EvalStrategies(_)
+            | Command::Log(_)
+            | Command::TuneLog(_)
+    );
+    if cli.global.csv.is_some() && !tabled {
+        return Err(UsageError(
+            "--csv is for commands that print a table of results (bench, tune, sweep, log, tune-log, eval-strategies)".into(),
+        )
+        .into());
+    }
     match cli.command {
         Command::Bench(ref a) => bench_cmd::run(&cli.global, a),
         Command::Tune(ref a) => tune_cmd::run(&cli.global, a),

@@ -28,12 +28,15 @@ pub fn note(g: &GlobalOpts, text: &str) {
     }
 }
 
+/// The spec `--hw-spec` names (a file or a built-in spec); one it cannot find or read is a
+/// usage error.
+pub fn hw_spec(arg: &std::path::Path) -> Result<HwSpec> {
+    HwSpec::resolve(arg).map_err(|e| UsageError(format!("--hw-spec: {e}")).into())
+}
+
 /// The device selection the global options describe.
 pub fn selection(g: &GlobalOpts) -> Result<DeviceSelection> {
-    let hw_spec = match &g.hw_spec {
-        Some(p) => Some(HwSpec::load(p)?),
-        None => None,
-    };
+    let hw_spec = g.hw_spec.as_deref().map(hw_spec).transpose()?;
     let sim_plants = g
         .sim_plant
         .iter()
@@ -73,14 +76,13 @@ pub fn open_store(g: &GlobalOpts, strategy: &str, device: &str) -> Result<DbResu
         strategy: Some(strategy.to_string()),
         device: Some(device.to_string()),
     })?;
-    Ok(DbResults {
-        store,
-        run_id: Some(run_id),
-    })
+    Ok(DbResults::new(store, Some(run_id)))
 }
 
-/// Marks the store's run finished or failed, as the command ended.
-pub fn finish_store<T>(db: &mut DbResults, result: &Result<T>) {
+/// Marks the store's run finished or failed, as the command ended; a run some of whose
+/// measurements could not be stored has failed.
+pub fn finish_store<T>(db: &mut DbResults, result: Result<T>) -> Result<T> {
+    let result = result.and_then(|v| db.check_stored().map(|()| v).map_err(Into::into));
     if let Some(id) = db.run_id {
         let status = if result.is_ok() {
             RunStatus::Finished
@@ -90,4 +92,5 @@ pub fn finish_store<T>(db: &mut DbResults, result: &Result<T>) {
         // The measurements are already stored; a run status that cannot be written is harmless.
         let _ = db.store.finish_run(id, status);
     }
+    result
 }

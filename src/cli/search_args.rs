@@ -20,13 +20,19 @@ pub fn llm_port(opts: &LlmOptions, audit_dir: &Path) -> Result<Option<SharedLlm>
     if !opts.is_set() {
         return Ok(None);
     }
-    let config = LlmConfig::from_options(opts)?;
+    let config = llm_config(opts)?;
     let cache = dirs::cache_dir()
         .unwrap_or_else(std::env::temp_dir)
         .join("gemmtune")
         .join("llm");
     let client = cli_client(&config, &cache, Some(audit_dir))?;
     Ok(Some(Arc::new(ClientPort::new(client))))
+}
+
+/// The LLM endpoint the `--llm-*` options describe; options it cannot use (a malformed
+/// `--llm-url`, an unknown provider, a missing key variable) are usage errors.
+pub fn llm_config(opts: &LlmOptions) -> Result<LlmConfig> {
+    LlmConfig::from_options(opts).map_err(|e| UsageError(e.to_string()).into())
 }
 
 /// Strategies that move one small step per round need more rounds than the default five.
@@ -74,7 +80,10 @@ impl SearchArgs {
             max_evals: self.max_evals,
             time_budget: self.time_budget.map(std::time::Duration::from_secs_f64),
             batch_size: self.batch_size.max(1),
-            max_rounds: self.max_rounds.or(default_rounds(strategy)),
+            // Without --max-rounds, enough rounds for --max-evals to be spent: a budget of
+            // 300 in rounds of 32 needs 10, not the default 5.
+            max_rounds: self.max_rounds.or(default_rounds(strategy)
+                .map(|r| r.max(self.max_evals.div_ceil(self.batch_size.max(1))))),
             patience: Some(self.patience),
             min_improvement: self.min_improvement,
             target_us: self.target_us,

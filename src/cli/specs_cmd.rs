@@ -51,7 +51,7 @@ pub fn run(g: &GlobalOpts) -> Result<()> {
         .map(|(f, s)| (format!("built-in:{f}"), s))
         .collect();
     if let Some(p) = &g.hw_spec {
-        specs.push((p.display().to_string(), HwSpec::load(p)?));
+        specs.push((p.display().to_string(), super::output::hw_spec(p)?));
     }
     let devices = probe(&selection(g)?);
     if g.json {

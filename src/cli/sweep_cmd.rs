@@ -5,7 +5,9 @@ use anyhow::{Context, Result};
 
 use super::args::{GlobalOpts, SweepArgs};
 use super::bench_cmd::{problem_from_args, sweep_selection, timing_from_args};
+use super::csv_out::{num, write_table};
 use super::output::{note, open_device, print, selection};
+use super::progress::Bars;
 use crate::compile::compiler_for;
 use crate::search::eval::record_sweep;
 use crate::space::Space;
@@ -28,16 +30,31 @@ pub fn run(g: &GlobalOpts, a: &SweepArgs) -> Result<()> {
         ),
     );
     let compiler = compiler_for(&info, &sel.sim_plants)?;
+    let bar = Bars::new(g).bar(configs.len() as u64, "sweeping");
     let data = record_sweep(
         device.as_mut(),
         compiler.as_ref(),
         &space,
         &configs,
         &timing,
-        None,
-    )?;
-    data.save(&a.out)
-        .with_context(|| format!("cannot write dataset {}", a.out.display()))?;
+        Some(&a.out),
+        &mut |done| bar.set_position(done as u64),
+    )
+    .with_context(|| format!("sweep into {}", a.out.display()))?;
+    bar.finish_and_clear();
+    if let Some(path) = &g.csv {
+        let rows: Vec<Vec<String>> = data
+            .records()
+            .map(|(c, o)| {
+                let median = o
+                    .samples()
+                    .and_then(crate::bench::stats::Stats::of)
+                    .map(|s| s.median_us);
+                vec![c.name(), o.status().to_string(), num(median), o.reason()]
+            })
+            .collect();
+        write_table(path, &["kernel", "status", "median_us", "reason"], &rows)?;
+    }
     let best = data.best();
     let vendor = data
         .header

@@ -8,8 +8,11 @@ use std::path::PathBuf;
 
 use super::args::{GlobalOpts, TuneArgs};
 use super::bench_cmd::{problem_from_args, timing_from_args};
+use super::csv_out::{num, write_table};
 use super::output::{finish_store, note, open_device, open_store, print, selection};
+use super::progress::Bars;
 use super::search_args::llm_port;
+use super::UsageError;
 use crate::bench::session::{BenchRow, BenchSession};
 use crate::compile::{cache::CompileCache, compiler_for};
 use crate::measure::stats::Stats;
@@ -44,6 +47,25 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
     let mut strategy = a.search.build_strategy(&name, llm)?;
 
     let sel = selection(g)?;
+    // A recorded sweep serves one problem: another one is a usage error now, not a failure
+    // of every config after the first rounds.
+    let dataset = match &sel.dataset {
+        Some(path) if g.backend == crate::device::BackendKind::Replay => {
+            let d = crate::device::replay::Dataset::load(path)?;
+            if d.header.problem.key() != problem.key() {
+                return Err(UsageError(format!(
+                    "the dataset {} was recorded for {}, not {}; tune its problem with: {}",
+                    path.display(),
+                    d.header.problem.label(),
+                    problem.label(),
+                    d.header.problem.hipblaslt_bench_args()
+                ))
+                .into());
+            }
+            Some(d)
+        }
+        _ => None,
+    };
     let mut device = open_device(g, &sel)?;
     let info = device.info().clone();
     let hw = device.hw_spec().clone();
@@ -64,41 +86,52 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
         ),
     );
     // A recorded sweep covers only part of the space: search the part it measured.
-    let space = match &sel.dataset {
-        Some(path) if g.backend == crate::device::BackendKind::Replay => {
-            crate::search::eval::space_for_dataset(&crate::device::replay::Dataset::load(path)?)
-        }
-        _ => Space::for_problem(&problem, &hw),
+    let space = match &dataset {
+        Some(d) => crate::search::eval::space_for_dataset(d),
+        None => Space::for_problem(&problem, &hw),
     };
     let opts = a.search.search_options(&name);
     let quiet = g.quiet;
     let verbose = g.verbose;
+    let bars = Bars::new(g);
+    let evaluated = bars.bar(opts.max_evals as u64, "evaluating");
     let mut progress = |e: &Event| match e {
         Event::RoundStarted {
             round,
             to_evaluate,
             invalid,
             ..
-        } if !quiet => eprintln!(
-            "gemmtune: round {round}: {to_evaluate} configs ({invalid} invalid suggestions dropped)"
-        ),
-        Event::RoundFinished { round, best_us } if !quiet => eprintln!(
+        } if !quiet => {
+            evaluated.set_message(format!("round {round}"));
+            bars.println(&format!(
+                "gemmtune: round {round}: {to_evaluate} configs ({invalid} invalid suggestions dropped)"
+            ))
+        }
+        Event::RoundFinished { round, best_us } if !quiet => bars.println(&format!(
             "gemmtune: round {round} done, best so far {}",
             best_us
                 .map(|b| format!("{b:.1} us"))
                 .unwrap_or_else(|| "-".into())
-        ),
-        Event::Warning(w) if !quiet => eprintln!("gemmtune: warning: {w}"),
+        )),
+        Event::Warning(w) if !quiet => bars.println(&format!("gemmtune: warning: {w}")),
+        Event::Retiming { configs, rounds } => {
+            evaluated.set_message(format!("re-timing {configs} leaders x {rounds} rounds"))
+        }
         Event::Evaluated {
             config,
             outcome,
             median_us,
             ..
-        } if verbose => eprintln!(
-            "gemmtune:   {config} {} {}",
-            outcome.status(),
-            median_us.map(|m| format!("{m:.1} us")).unwrap_or_default()
-        ),
+        } => {
+            evaluated.inc(1);
+            if verbose {
+                bars.println(&format!(
+                    "gemmtune:   {config} {} {}",
+                    outcome.status(),
+                    median_us.map(|m| format!("{m:.1} us")).unwrap_or_default()
+                ));
+            }
+        }
         _ => {}
     };
 
@@ -113,6 +146,7 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
         )?;
         session.force = a.timing.force;
         session.vendor_in_retime = true;
+        session.on_compile = Some(bars.compiles());
         let found = run_search(
             &space,
             strategy.as_mut(),
@@ -132,8 +166,8 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
         }
         Ok((found, vendor_rounds))
     })();
-    finish_store(&mut db, &result);
-    let (found, vendor_rounds) = result?;
+    evaluated.finish_and_clear();
+    let (found, vendor_rounds) = finish_store(&mut db, result)?;
     let vendor_round_medians: Vec<f64> = vendor_rounds
         .iter()
         .filter(|v| v.is_ok())
@@ -204,6 +238,60 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
     )
     .with_context(|| format!("cannot write {}", dir.join("result.json").display()))?;
 
+    if let Some(path) = &g.csv {
+        // Every evaluation of the search in order, then each leader's re-timed result.
+        let mut rows: Vec<Vec<String>> = found
+            .history
+            .entries()
+            .iter()
+            .map(|e| {
+                vec![
+                    "search".into(),
+                    e.round.to_string(),
+                    e.config.name(),
+                    e.outcome.status().to_string(),
+                    num(e.median_us),
+                    e.reused.to_string(),
+                    e.outcome.reason(),
+                ]
+            })
+            .collect();
+        rows.extend(found.retimed.iter().map(|r| {
+            vec![
+                "retimed".into(),
+                String::new(),
+                r.config.name(),
+                r.outcome.status().to_string(),
+                num(r.retimed_median_us),
+                "false".into(),
+                r.outcome.reason(),
+            ]
+        }));
+        rows.extend(vendor_rounds.iter().map(|v| {
+            vec![
+                "vendor".into(),
+                String::new(),
+                v.name.clone(),
+                v.outcome.status().to_string(),
+                num(v.median_us()),
+                v.reused.to_string(),
+                v.outcome.reason(),
+            ]
+        }));
+        write_table(
+            path,
+            &[
+                "phase",
+                "round",
+                "kernel",
+                "status",
+                "median_us",
+                "reused",
+                "reason",
+            ],
+            &rows,
+        )?;
+    }
     if g.json {
         return print(&format!("{}\n", serde_json::to_string_pretty(&summary)?));
     }

@@ -7,6 +7,7 @@ use anyhow::Result;
 use super::args::{GlobalOpts, TuneLogArgs};
 use super::bench_cmd::timing_from_args;
 use super::output::{note, print, selection};
+use super::progress::Bars;
 use super::search_args::llm_port;
 use super::UsageError;
 use crate::compile::cache::CompileCache;
@@ -119,6 +120,7 @@ pub fn run(g: &GlobalOpts, a: &TuneLogArgs) -> Result<()> {
         min_uplift: a.min_uplift,
         settings,
         llm,
+        progress: Some(Bars::new(g).tune_log()),
     };
     let notes = CliNotes {
         quiet: g.quiet,

@@ -17,10 +17,28 @@ pub fn compile_batch(
     cache: Option<&CompileCache>,
     threads: usize,
 ) -> Vec<Result<CompiledKernel, CompileError>> {
+    compile_batch_observed(compiler, configs, problem, target, cache, threads, &|| {})
+}
+
+/// [`compile_batch`], calling `done` as each config finishes (from the compiling threads),
+/// for progress displays.
+pub fn compile_batch_observed(
+    compiler: &dyn Compiler,
+    configs: &[KernelConfig],
+    problem: &GemmProblem,
+    target: &Target,
+    cache: Option<&CompileCache>,
+    threads: usize,
+    done: &(dyn Fn() + Sync),
+) -> Vec<Result<CompiledKernel, CompileError>> {
     let run = || {
         configs
             .par_iter()
-            .map(|c| build_one(compiler, c, problem, target, cache))
+            .map(|c| {
+                let built = build_one(compiler, c, problem, target, cache);
+                done();
+                built
+            })
             .collect()
     };
     match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {

@@ -218,11 +218,16 @@ impl Dataset {
         serde_json::to_string_pretty(&doc).expect("a dataset always serialises")
     }
 
+    /// Writes the JSON-lines form: the header line, then one record per line.
     pub fn save(&self, path: &Path) -> Result<(), ReplayError> {
-        std::fs::write(path, self.to_json()).map_err(|source| ReplayError::Write {
-            path: path.display().to_string(),
-            source,
-        })
+        let mut w = SweepWriter::create(path, &self.header)?;
+        for (name, outcome) in &self.records {
+            w.record(&SweepRecord {
+                config: name.clone(),
+                outcome: outcome.clone(),
+            })?;
+        }
+        Ok(())
     }
 
     fn check_header(&self, origin: &str) -> Result<(), ReplayError> {
@@ -273,11 +278,14 @@ impl SweepWriter {
 
     /// Appends one record and flushes, so a crash loses at most the config being measured.
     pub fn append(&mut self, config: &KernelConfig, outcome: &Outcome) -> Result<(), ReplayError> {
-        let r = SweepRecord {
+        self.record(&SweepRecord {
             config: config.name(),
             outcome: outcome.clone(),
-        };
-        let line = serde_json::to_string(&r).expect("a record always serialises");
+        })
+    }
+
+    fn record(&mut self, r: &SweepRecord) -> Result<(), ReplayError> {
+        let line = serde_json::to_string(r).expect("a record always serialises");
         self.line(&line)
     }
 

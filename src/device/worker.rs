@@ -262,6 +262,7 @@ fn spawn(sel: &DeviceSelection) -> Result<(Child_, DeviceInfo, Box<HwSpec>), Dev
     let mut child = Command::new(exe)
         .arg("__worker")
         .env("GEMMTUNE_WORKER_SELECTION", selection)
+        .env(PARENT_ENV, std::process::id().to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -365,8 +366,42 @@ impl Device for WorkerDevice {
     }
 }
 
+/// The parent's pid, handed to the worker so it can tell whether its parent is still there.
+const PARENT_ENV: &str = "GEMMTUNE_WORKER_PARENT";
+
+/// Ends this worker when the process that started it dies, even mid-kernel (a hung kernel
+/// never reads the closed stdin): on Linux the kernel sends SIGKILL when the parent goes
+/// (`PR_SET_PDEATHSIG`); a parent that died before that was set is seen by its pid.
+/// Elsewhere a thread polls for the parent's death.
+fn die_with_parent() {
+    let Some(parent) = std::env::var(PARENT_ENV)
+        .ok()
+        .and_then(|p| p.parse::<i32>().ok())
+    else {
+        return;
+    };
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number and touches no memory.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+    }
+    // SAFETY: getppid has no preconditions.
+    let orphaned = || unsafe { libc::getppid() } != parent;
+    if orphaned() {
+        std::process::exit(3);
+    }
+    #[cfg(not(target_os = "linux"))]
+    std::thread::spawn(move || loop {
+        std::thread::sleep(Duration::from_millis(500));
+        if orphaned() {
+            std::process::exit(3);
+        }
+    });
+}
+
 /// The child's loop: open the device in-process, answer requests until stdin closes.
 pub fn serve() -> Result<(), DeviceError> {
+    die_with_parent();
     let sel: DeviceSelection = std::env::var("GEMMTUNE_WORKER_SELECTION")
         .ok()
         .and_then(|s| serde_json::from_str(&s).ok())

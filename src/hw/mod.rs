@@ -25,6 +25,8 @@ pub enum HwSpecError {
     Invalid { path: String, message: String },
     #[error("no hw spec named `{0}` (see `gemmtune specs`)")]
     Unknown(String),
+    #[error("`{arg}` is neither a hw spec file nor a built-in spec (built-in: {known})")]
+    NotFound { arg: String, known: String },
 }
 
 /// GPU vendor, which decides the kernel dialect (MFMA vs mma.sync) and the vendor library.
@@ -226,6 +228,24 @@ impl HwSpec {
             })
             .map(|(_, s)| s)
             .ok_or_else(|| HwSpecError::Unknown(name.to_string()))
+    }
+
+    /// What `--hw-spec` names: a spec file by path, or else a built-in spec by name or file
+    /// stem, in any case (`mi300x`, `MI300X`, `h100_sxm`), so an installed binary can
+    /// simulate every built-in GPU without the source tree.
+    pub fn resolve(arg: &Path) -> Result<HwSpec, HwSpecError> {
+        if arg.is_file() {
+            return Self::load(arg);
+        }
+        let name = arg.to_string_lossy();
+        Self::by_name(&name).map_err(|_| HwSpecError::NotFound {
+            arg: name.into_owned(),
+            known: Self::builtin()
+                .into_iter()
+                .map(|(_, s)| s.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
     }
 
     /// Finds the built-in spec that matches a device name reported by a driver, preferring

@@ -7,11 +7,13 @@
 
 pub mod advice;
 mod csv;
+mod hipblaslt_csv;
 pub mod plot;
 mod table;
 pub mod tensile;
 
 pub use csv::{csv_escape, write_csv};
+pub use hipblaslt_csv::render_hipblaslt_csv;
 pub use table::{render_log_table, render_table};
 
 use serde::Serialize;

@@ -85,12 +85,21 @@ pub fn render_table(rep: &BenchReport) -> String {
             .partial_cmp(&(!b.is_ok(), b.median_us().unwrap_or(f64::MAX)))
             .unwrap_or(std::cmp::Ordering::Equal)
     });
+    let vendor_wins = rep
+        .winner_row()
+        .and_then(|w| w.speedup_vs_vendor)
+        .is_some_and(|s| s < 1.0);
     let mut cells: Vec<Vec<String>> = rows
         .iter()
-        .map(|r| bench_cells(r, rep.winner.as_deref() == Some(r.name.as_str())))
+        .map(|r| {
+            bench_cells(
+                r,
+                !vendor_wins && rep.winner.as_deref() == Some(r.name.as_str()),
+            )
+        })
         .collect();
     if let Some(v) = &rep.vendor {
-        let mut c = bench_cells(v, false);
+        let mut c = bench_cells(v, vendor_wins);
         c[5] = "1.000x".into();
         cells.push(c);
     }
@@ -111,18 +120,26 @@ pub fn render_table(rep: &BenchReport) -> String {
         ],
         &cells,
     ));
-    match rep.winner_row() {
-        Some(w) => out.push_str(&format!(
-            "winner: {} {:.1} us{}\n",
-            w.name,
-            w.median_us().unwrap_or(0.0),
-            w.speedup_vs_vendor
-                .map(|s| format!(", {s:.3}x the vendor library"))
-                .unwrap_or_default()
-        )),
-        None => out.push_str("winner: none (no kernel passed verification)\n"),
-    }
+    out.push_str(&verdict(rep));
     out
+}
+
+/// The last line of the `bench` table: the fastest verified kernel is the winner only when
+/// it beats the vendor library measured beside it (or when there is none to beat).
+fn verdict(rep: &BenchReport) -> String {
+    let Some(w) = rep.winner_row() else {
+        return "winner: none (no kernel passed verification)\n".into();
+    };
+    let us = w.median_us().unwrap_or(0.0);
+    match w.speedup_vs_vendor {
+        Some(s) if s < 1.0 => format!(
+            "winner: the vendor library ({:.1} us); the fastest kernel, {} {us:.1} us, is {s:.3}x its speed\n",
+            rep.vendor.as_ref().and_then(BenchRow::median_us).unwrap_or(0.0),
+            w.name
+        ),
+        Some(s) => format!("winner: {} {us:.1} us, {s:.3}x the vendor library\n", w.name),
+        None => format!("winner: {} {us:.1} us\n", w.name),
+    }
 }
 
 /// The `log` table: one row per merged GEMM, in order of FLOP share.

@@ -218,15 +218,18 @@ fn median_of(values: &[Option<f64>]) -> Option<f64> {
     m.is_finite().then_some(m)
 }
 
-/// Measures `configs` on a device and returns them as a sweep dataset; with a writer, each
-/// result is also appended to its file as soon as it is measured.
+/// Measures `configs` on a device and returns them as a sweep dataset; with a path, the
+/// file is written as JSON lines while the sweep runs (the header, then each result as soon
+/// as it is measured), so a killed sweep keeps what it measured; `on_batch` hears how many
+/// configs are done after each batch.
 pub fn record_sweep(
     device: &mut dyn Device,
     compiler: &dyn Compiler,
     space: &Space,
     configs: &[KernelConfig],
     timing: &TimingOptions,
-    mut writer: Option<&mut SweepWriter>,
+    out: Option<&std::path::Path>,
+    on_batch: &mut dyn FnMut(usize),
 ) -> Result<Dataset, SearchError> {
     device.set_problem(&space.problem, timing)?;
     let vendor = device.run_vendor(timing);
@@ -236,16 +239,22 @@ pub fn record_sweep(
         device.hw_spec().clone(),
         Some(vendor),
     );
+    let mut writer = out
+        .map(|path| SweepWriter::create(path, &header))
+        .transpose()?;
     let mut data = Dataset::new(header);
     let mut evaluator = DeviceEvaluator::new(device, compiler, &space.problem, timing.clone())?;
     // Batches keep the parallel compile busy while a crash still loses little.
+    let mut done = 0;
     for chunk in configs.chunks(32) {
         for r in evaluator.evaluate(chunk) {
-            if let Some(w) = writer.as_deref_mut() {
+            if let Some(w) = writer.as_mut() {
                 w.append(&r.config, &r.outcome)?;
             }
             data.insert(&r.config, r.outcome);
         }
+        done += chunk.len();
+        on_batch(done);
     }
     Ok(data)
 }
@@ -262,7 +271,15 @@ pub fn synthetic_dataset(
         ..Default::default()
     })?;
     let compiler = SimCompiler { plants: Vec::new() };
-    record_sweep(&mut device, &compiler, space, &configs, timing, None)
+    record_sweep(
+        &mut device,
+        &compiler,
+        space,
+        &configs,
+        timing,
+        None,
+        &mut |_| {},
+    )
 }
 
 #[cfg(test)]

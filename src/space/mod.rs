@@ -7,6 +7,7 @@
 
 mod config;
 pub mod constraints;
+mod enumerate;
 mod param;
 mod tuning_space;
 

@@ -605,38 +605,15 @@ impl Space {
         None
     }
 
-    /// Every valid config, in a fixed order; errors when the product exceeds `limit` points.
+    /// Every valid config, in a fixed order (the product of the domains', last parameter
+    /// fastest); errors when the product exceeds `limit` points. Built by construction
+    /// (`enumerate.rs`), so the time follows the valid configs, not the product.
     pub fn enumerate(&self, limit: u128) -> Result<Vec<KernelConfig>, SpaceError> {
         let size = self.size();
         if size > limit {
             return Err(SpaceError::TooLarge { size, limit });
         }
-        let mut out = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        let lens: Vec<usize> = self.domains.iter().map(|d| d.values.len()).collect();
-        if lens.contains(&0) {
-            return Ok(out);
-        }
-        let mut idx = vec![0usize; lens.len()];
-        let mut values: Vec<i64> = self.domains.iter().map(|d| d.values[0]).collect();
-        'outer: loop {
-            let c = self.config_from_values(&values);
-            if constraints::check(&c, &self.problem, &self.hw).is_ok() && seen.insert(c) {
-                out.push(c);
-            }
-            // Mixed-radix increment, last parameter fastest.
-            for pos in (0..idx.len()).rev() {
-                idx[pos] += 1;
-                if idx[pos] < lens[pos] {
-                    values[pos] = self.domains[pos].values[idx[pos]];
-                    continue 'outer;
-                }
-                idx[pos] = 0;
-                values[pos] = self.domains[pos].values[0];
-            }
-            break;
-        }
-        Ok(out)
+        Ok(super::enumerate::valid_configs(self))
     }
 
     /// A uniformly random valid config (rejection sampling, repaired after many misses).

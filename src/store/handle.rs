@@ -6,6 +6,10 @@
 //! or empty file) is then opened in WAL mode with a busy timeout, so several worker
 //! processes can write at once, and migrated forward ([`schema`]).
 //!
+//! Before anything is written, an existing file must pass SQLite's `quick_check` and hold
+//! every table of the schema: a damaged database is refused with its path and how to
+//! recover, never half-written to.
+//!
 //! Every write is one `BEGIN IMMEDIATE` transaction: a measurement is on disk as soon as
 //! `record` returns, and a crash loses at most the config being measured.
 
@@ -87,9 +91,18 @@ impl Store {
             })?;
         }
         let existing = inspect(&path)?;
-        let sql = |source| StoreError::Sqlite {
-            path: path.clone(),
-            source,
+        // A file SQLite cannot read as a database is damaged, whichever step finds it.
+        let sql = |source: rusqlite::Error| match source.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) => {
+                StoreError::Damaged {
+                    path: path.clone(),
+                    detail: source.to_string(),
+                }
+            }
+            _ => StoreError::Sqlite {
+                path: path.clone(),
+                source,
+            },
         };
         let mut conn = Connection::open(&path).map_err(sql)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
@@ -103,6 +116,9 @@ impl Store {
                     application_id: 0,
                 });
             }
+        }
+        if let Existing::Ours | Existing::Unmarked = existing {
+            check_health(&conn, &path)?;
         }
         let found = schema::version(&conn).map_err(sql)?;
         if found > CURRENT_VERSION {
@@ -276,6 +292,39 @@ impl Store {
         tx.commit().map_err(sql)?;
         Ok(id)
     }
+}
+
+/// Refuses a database that SQLite finds damaged, or that lacks a table its schema version
+/// promises (a dropped table would make every write fail).
+fn check_health(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let damaged = |detail: String| StoreError::Damaged {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let problems: Vec<String> = conn
+        .prepare("PRAGMA quick_check(3)")
+        .and_then(|mut s| {
+            s.query_map([], |r| r.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(|e| damaged(e.to_string()))?;
+    if problems.first().map(String::as_str) != Some("ok") {
+        return Err(damaged(problems.join("; ").replace('\n', "; ")));
+    }
+    let version = schema::version(conn).map_err(|e| damaged(e.to_string()))?;
+    for table in schema::tables_of(version) {
+        let present: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                [table],
+                |r| r.get(0),
+            )
+            .map_err(|e| damaged(e.to_string()))?;
+        if present == 0 {
+            return Err(damaged(format!("table `{table}` is missing")));
+        }
+    }
+    Ok(())
 }
 
 /// Reads the header of an existing file to decide whether SQLite may open it.

@@ -53,6 +53,16 @@ pub enum StoreError {
     },
     #[error("results database {}: {message}", path.display())]
     Unsupported { path: PathBuf, message: String },
+    /// SQLite's own check failed, or a table is gone: nothing is written to such a file.
+    #[error("results database {} is damaged ({detail}); nothing was written to it. Move it aside to start a new database there, or give another one with --db; `sqlite3 {} .recover | sqlite3 NEW.sqlite` salvages the readable rows", path.display(), path.display())]
+    Damaged { path: PathBuf, detail: String },
+    /// Some measurements of a run could not be written (the run is reported as failed).
+    #[error("{count} measurement(s) could not be stored in {}: {first}", path.display())]
+    Unstored {
+        path: PathBuf,
+        count: usize,
+        first: String,
+    },
     #[error("results database {}: {source}", path.display())]
     Sqlite {
         path: PathBuf,

@@ -83,6 +83,15 @@ CREATE INDEX measurements_by_run ON measurements(run_id);
     },
 ];
 
+/// The tables a database of schema `version` has (every version so far adds to version 1's).
+pub fn tables_of(version: u32) -> &'static [&'static str] {
+    if version == 0 {
+        &[]
+    } else {
+        &["runs", "problems", "configs", "measurements"]
+    }
+}
+
 /// The version a database has once [`migrate_to`] ran with no limit.
 pub const CURRENT_VERSION: u32 = MIGRATIONS[MIGRATIONS.len() - 1].version;
 

@@ -74,10 +74,7 @@ impl OpenSpec {
             index,
             device,
             compiler,
-            db: DbResults {
-                store,
-                run_id: Some(run_id),
-            },
+            db: DbResults::new(store, Some(run_id)),
         })
     }
 }

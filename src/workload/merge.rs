@@ -58,6 +58,7 @@ pub fn merge(o: &MergeOptions) -> Result<MergeOutcome, WorkloadError> {
         shards.push((d.clone(), Manifest::load(d)?));
     }
     ensure_writable(&o.out)?;
+    let _lock = super::lock::lock(&o.out)?;
     if let Some((d, _)) = shards.iter().find(|(d, _)| same_dir(d, &o.out)) {
         return Err(WorkloadError::Usage(format!(
             "the merged report would overwrite the shard directory {}; choose another --out",

@@ -23,6 +23,7 @@
 pub mod chart;
 pub mod checkpoint;
 pub mod context;
+pub mod lock;
 pub mod manifest;
 pub mod merge;
 pub mod outputs;

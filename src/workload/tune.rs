@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde::Serialize;
@@ -39,6 +39,19 @@ pub struct TuneLogOptions {
     pub min_uplift: f64,
     pub settings: TuneSettings,
     pub llm: Option<SharedLlm>,
+    /// Told how far the run is (from the device threads), for progress displays.
+    pub progress: Option<Arc<dyn Fn(Step) + Send + Sync>>,
+}
+
+/// How far a `tune-log` run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// The vendor library is timed on this many GEMMs.
+    Baselines(usize),
+    /// This many GEMMs are tuned.
+    Tuning(usize),
+    /// One baseline or one GEMM of the current phase is done.
+    Done,
 }
 
 /// What a `tune-log` run produced.
@@ -70,6 +83,7 @@ pub trait Notes {
 /// Runs the whole workflow.
 pub fn run(o: &TuneLogOptions, notes: &dyn Notes) -> Result<TuneLogOutcome, WorkloadError> {
     ensure_writable(&o.out)?;
+    let _lock = super::lock::lock(&o.out)?;
     let parsed = parse_files(&o.logs)?;
     for issue in &parsed.issues {
         notes.note(&issue.to_string());
@@ -162,8 +176,21 @@ pub fn run(o: &TuneLogOptions, notes: &dyn Notes) -> Result<TuneLogOutcome, Work
     let t0 = Instant::now();
     let settings = Arc::new(o.settings.clone());
     let s = Arc::clone(&settings);
+    let step = o.progress.clone().unwrap_or_else(|| Arc::new(|_| {}));
+    step(Step::Baselines(timeable.len()));
+    let done = Arc::clone(&step);
+    // The first measurement the database refused: the run then fails at its end, and the
+    // GEMM it belonged to is not checkpointed, so a rerun measures it again.
+    let unstored: Arc<Mutex<Option<String>>> = Arc::default();
+    let lost = Arc::clone(&unstored);
     let baselines = pool.map(timeable, move |ctx, _, (id, problem)| {
-        (id, pipeline::baseline(ctx, &s, &problem))
+        let result = pipeline::baseline(ctx, &s, &problem);
+        let result = match ctx.db.check_stored() {
+            Err(e) => Err(note_unstored(&lost, e)),
+            Ok(()) => result,
+        };
+        done(Step::Done);
+        (id, result)
     })?;
     let baseline_seconds = t0.elapsed().as_secs_f64();
     for done in baselines {
@@ -185,7 +212,11 @@ pub fn run(o: &TuneLogOptions, notes: &dyn Notes) -> Result<TuneLogOutcome, Work
         .filter(|g| g.selected && g.skip.is_none() && o.shard.owns(g.id))
     {
         let fp = checkpoint::fingerprint(&o.settings, &info.name, &g.problem.key());
-        match checkpoint::load(&o.out, g.id, &fp) {
+        // --force measures everything again, finished GEMMs included.
+        let done = (!o.settings.force)
+            .then(|| checkpoint::load(&o.out, g.id, &fp))
+            .flatten();
+        match done {
             Some(t) => {
                 finished.insert(g.id, t);
             }
@@ -215,10 +246,17 @@ pub fn run(o: &TuneLogOptions, notes: &dyn Notes) -> Result<TuneLogOutcome, Work
     let out_dir = o.out.clone();
     let s = Arc::clone(&settings);
     let t0 = Instant::now();
+    let lost = Arc::clone(&unstored);
+    step(Step::Tuning(total));
+    let done = Arc::clone(&step);
     let tuned = pool.map(jobs, move |ctx, _, mut job: TuneJob| {
         let n = started.fetch_add(1, Ordering::SeqCst) + 1;
         job.position = format!("({n}/{total})");
-        let t = pipeline::tune(ctx, &s, llm.clone(), &job);
+        let mut t = pipeline::tune(ctx, &s, llm.clone(), &job);
+        if let Err(e) = ctx.db.check_stored() {
+            t.error = Some(note_unstored(&lost, e));
+        }
+        done(Step::Done);
         let fp = checkpoint::fingerprint(&s, &t.device_name, &t.problem_key);
         if let Err(e) = checkpoint::save(&out_dir, &fp, &t) {
             eprintln!("gemmtune: warning: {e}");
@@ -268,6 +306,9 @@ pub fn run(o: &TuneLogOptions, notes: &dyn Notes) -> Result<TuneLogOutcome, Work
             min_uplift: o.min_uplift,
         },
     )?;
+    if let Some(message) = unstored.lock().ok().and_then(|m| m.clone()) {
+        return Err(WorkloadError::file(&o.open.db_path, message));
+    }
     Ok(TuneLogOutcome {
         workload,
         records,
@@ -281,6 +322,15 @@ pub fn run(o: &TuneLogOptions, notes: &dyn Notes) -> Result<TuneLogOutcome, Work
         device_name: info.name,
         files,
     })
+}
+
+/// Keeps the first storage failure of the run; returns the message for the GEMM's error.
+fn note_unstored(first: &Mutex<Option<String>>, e: crate::store::StoreError) -> String {
+    let message = e.to_string();
+    if let Ok(mut f) = first.lock() {
+        f.get_or_insert_with(|| message.clone());
+    }
+    message
 }
 
 fn join(xs: &[u32]) -> String {

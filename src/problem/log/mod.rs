@@ -20,6 +20,7 @@
 
 mod bench;
 mod fields;
+pub use fields::BENCH_SCALES;
 mod yaml;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
