@@ -439,6 +439,9 @@ fn a_problem_no_kernel_can_run_is_an_error_not_an_empty_win() {
         "f8_r",
         "--b_type",
         "f8_r",
+        // 8-bit inputs run in layout TN only.
+        "--transA",
+        "N",
     ]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -719,7 +722,8 @@ fn hipblaslt_bench_lines_from_a_log_run_as_bench_flags() {
     for (flag, value) in [
         ("--bias_vector", None),
         ("--activation_type", Some("gelu")),
-        ("--scaleA", Some("1")),
+        // A vector scale (mode 2); a per-tensor one (mode 1) is part of the problem.
+        ("--scaleA", Some("2")),
     ] {
         let mut args = vec!["bench", "--backend", "sim", flag];
         args.extend(value);

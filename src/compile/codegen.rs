@@ -740,6 +740,36 @@ mod tests {
         Target::arch(Vendor::Nvidia, "sm_90a")
     }
 
+    /// The kernel stays composed of small flat parts: gemm.hip under 300 lines, every other
+    /// file under 400, and no `#if` inside another outside the portability header.
+    #[test]
+    fn kernel_parts_stay_small_and_flat() {
+        for (name, text) in KERNEL_FILES {
+            let lines = text.lines().count();
+            let limit = if *name == "gemm.hip" { 300 } else { 400 };
+            assert!(
+                lines < limit,
+                "kernels/{name} has {lines} lines (limit {limit})"
+            );
+            if *name == "gt_platform.h" {
+                continue;
+            }
+            let (mut depth, mut deepest) = (0i32, 0);
+            for line in text.lines() {
+                let t = line.trim_start();
+                let directive = t.strip_prefix('#').map(str::trim_start).unwrap_or("");
+                if directive.starts_with("if") {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                } else if directive.starts_with("endif") {
+                    depth -= 1;
+                }
+            }
+            assert_eq!(depth, 0, "kernels/{name}: unbalanced #if");
+            assert!(deepest <= 1, "kernels/{name}: #if nested {deepest} deep");
+        }
+    }
+
     #[test]
     fn other_layouts_read_mn_major_boxes_or_pack() {
         let cfg = KernelConfig::parse(

@@ -22,8 +22,9 @@ use rayon::prelude::*;
 
 use super::config::KernelConfig;
 use super::constraints;
-use super::param::ParamId;
-use super::tuning_space::Space;
+use super::param::{Domain, ParamId};
+use crate::hw::HwSpec;
+use crate::problem::GemmProblem;
 
 use ParamId::*;
 
@@ -164,13 +165,32 @@ pub(super) fn reads(rule: &str) -> Option<&'static [ParamId]> {
     })
 }
 
+/// What the construction reads of a space (`tuning_space::Space` hands it over): the
+/// parameter domains in the space's order, the config the unassigned parameters hold, and
+/// the problem and GPU the rules judge by.
+pub(super) struct SpaceView<'a> {
+    pub domains: &'a [Domain],
+    pub start: KernelConfig,
+    pub problem: &'a GemmProblem,
+    pub hw: &'a HwSpec,
+}
+
+impl SpaceView<'_> {
+    fn domain(&self, id: ParamId) -> &Domain {
+        self.domains
+            .iter()
+            .find(|d| d.id == id)
+            .expect("every ParamId has a domain")
+    }
+}
+
 /// Every valid config of `space`, in the product enumeration's order.
-pub(super) fn valid_configs(space: &Space) -> Vec<KernelConfig> {
+pub(super) fn valid_configs(space: &SpaceView) -> Vec<KernelConfig> {
     construct(space).0
 }
 
 /// The valid configs and how many times [`constraints::check`] ran to find them.
-fn construct(space: &Space) -> (Vec<KernelConfig>, u64) {
+fn construct(space: &SpaceView) -> (Vec<KernelConfig>, u64) {
     // Parameters with one value cost no branching: assigned first, they settle the rules
     // that read them from the start.
     let mut domains: Vec<(ParamId, &[i64])> = walk_order()
@@ -182,7 +202,7 @@ fn construct(space: &Space) -> (Vec<KernelConfig>, u64) {
         return (Vec::new(), 0);
     }
     // The subtrees below the first few branching parameters are walked in parallel.
-    let mut roots = vec![(space.raw_default(), 0u32)];
+    let mut roots = vec![(space.start, 0u32)];
     let mut depth = 0;
     while depth < domains.len() && roots.len() < PARALLEL_ROOTS {
         let (id, values) = domains[depth];
@@ -244,7 +264,7 @@ fn construct(space: &Space) -> (Vec<KernelConfig>, u64) {
 }
 
 struct Walk<'a> {
-    space: &'a Space,
+    space: &'a SpaceView<'a>,
     domains: &'a [(ParamId, &'a [i64])],
     /// The assignment so far, the other parameters holding the witness (not canonical).
     config: KernelConfig,
@@ -292,7 +312,7 @@ impl Walk<'_> {
 
     fn broken(&self, c: &KernelConfig) -> Option<&'static str> {
         self.checks.set(self.checks.get() + 1);
-        constraints::check(&c.canonical(), &self.space.problem, &self.space.hw)
+        constraints::check(&c.canonical(), self.space.problem, self.space.hw)
             .err()
             .map(|v| v.rule)
     }
@@ -358,8 +378,8 @@ impl Walk<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hw::HwSpec;
-    use crate::problem::{DataType, GemmProblem, Trans};
+    use crate::problem::{DataType, Trans};
+    use crate::space::Space;
 
     /// The product enumeration this module replaces, for comparison on small spaces.
     fn by_filtering(space: &Space) -> Vec<KernelConfig> {
@@ -398,7 +418,7 @@ mod tests {
         space.fix("DepthU", "64").unwrap();
         space.fix("GlobalSplitU", "1,2,4,8").unwrap();
         for s in crate::bench::sweep::sweep_spaces(&space, &[]).unwrap() {
-            let (valid, checks) = construct(&s);
+            let (valid, checks) = construct(&s.view());
             assert!(!valid.is_empty());
             let points = s.size() as u64;
             assert!(
@@ -487,7 +507,7 @@ mod tests {
                         }
                         let want = by_filtering(&s);
                         assert_eq!(
-                            valid_configs(&s),
+                            valid_configs(&s.view()),
                             want,
                             "{} {} {free:?}",
                             hw.name,

@@ -605,6 +605,16 @@ impl Space {
         None
     }
 
+    /// The parts of this space its enumeration reads.
+    pub(super) fn view(&self) -> super::enumerate::SpaceView<'_> {
+        super::enumerate::SpaceView {
+            domains: &self.domains,
+            start: self.raw_default(),
+            problem: &self.problem,
+            hw: &self.hw,
+        }
+    }
+
     /// Every valid config, in a fixed order (the product of the domains', last parameter
     /// fastest); errors when the product exceeds `limit` points. Built by construction
     /// (`enumerate.rs`), so the time follows the valid configs, not the product.
@@ -613,7 +623,7 @@ impl Space {
         if size > limit {
             return Err(SpaceError::TooLarge { size, limit });
         }
-        Ok(super::enumerate::valid_configs(self))
+        Ok(super::enumerate::valid_configs(&self.view()))
     }
 
     /// A uniformly random valid config (rejection sampling, repaired after many misses).
