@@ -143,13 +143,31 @@ fn garbage_llm_replies_fall_back_and_error_mode_fails() {
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = result(&out);
-    assert_eq!(r["strategy"], "llm");
+    // Every round fell back, so the summary does not call it an LLM search.
+    assert_eq!(r["strategy"], "pattern", "{r}");
+    assert_eq!(r["strategy_requested"], "llm");
+    let llm = &r["llm"];
+    assert_eq!(llm["from_llm"], 0, "{llm}");
+    assert!(llm["rounds"].as_u64().unwrap() >= 1);
+    assert_eq!(llm["fallback_rounds"], llm["rounds"], "{llm}");
+    assert_eq!(llm["input_tokens"], 10 * llm["requests"].as_u64().unwrap());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(!text.contains("strategy llm"), "{text}");
+    assert!(text.contains("strategy pattern ("), "{text}");
     assert!(
         r["winner"].is_string(),
         "the fallback still finds a winner: {r}"
     );
     let warnings = r["warnings"].to_string();
-    assert!(warnings.contains("fall"), "{warnings}");
+    assert!(
+        warnings.contains("the pattern search proposes"),
+        "{warnings}"
+    );
+    // The same figures are in the database, one row per round.
+    let db = gemmtune::store::Store::open(home.path().join("gemmtune/results.sqlite")).unwrap();
+    let rows = db.llm_rounds(None).unwrap();
+    assert_eq!(rows.len() as u64, llm["rounds"].as_u64().unwrap());
+    assert!(rows.iter().all(|r| r.fell_back && r.from_llm == 0));
     assert!(server.hits() >= 1);
     // Prompts were saved for audit, without the key.
     assert!(out.join("llm").exists());

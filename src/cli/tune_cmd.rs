@@ -15,8 +15,27 @@ use crate::bench::stats::Stats;
 use crate::compile::{cache::CompileCache, compiler_for};
 use crate::report::plot::{line_plot_svg, Series};
 use crate::search::driver::{run_search, NoKnownResults, SearchResult};
+use crate::search::llm_account::LlmAccount;
 use crate::search::progress::Event;
+use crate::search::strategies;
 use crate::space::Space;
+use crate::store::LlmRoundRow;
+
+/// A round's record as the database stores it.
+fn llm_round_row(r: &crate::search::LlmRound) -> LlmRoundRow {
+    LlmRoundRow {
+        round: r.round,
+        requests: r.requests,
+        suggested: r.suggested,
+        valid: r.valid,
+        from_llm: r.from_llm,
+        filled: r.filled,
+        fell_back: r.fell_back,
+        input_tokens: r.input_tokens,
+        output_tokens: r.output_tokens,
+        wall_s: r.wall_s,
+    }
+}
 
 fn run_dir(a: &TuneArgs) -> PathBuf {
     a.out.clone().unwrap_or_else(|| {
@@ -40,7 +59,9 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
         .with_context(|| format!("cannot create run directory {}", dir.display()))?;
 
     let llm = llm_port(&a.search.llm, &dir.join("llm"))?;
+    let model = llm.as_ref().map(|l| l.model());
     let name = a.search.strategy_name(llm.is_some());
+    let strategy_options = a.search.strategy_options();
     let mut strategy = a.search.build_strategy(&name, llm)?;
 
     let sel = selection(g)?;
@@ -132,8 +153,34 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
         }
         Ok((found, vendor_rounds))
     })();
+    // What the LLM contributed goes in the database beside the run's measurements; a run
+    // that cannot store it does not end as if it had.
+    let result = result.and_then(|(found, vendor)| {
+        if !found.llm_rounds.is_empty() {
+            let rows: Vec<LlmRoundRow> = found.llm_rounds.iter().map(llm_round_row).collect();
+            db.store.record_llm_rounds(
+                db.run_id,
+                &problem.key(),
+                model.as_deref().unwrap_or("unknown"),
+                &rows,
+            )?;
+        }
+        Ok((found, vendor))
+    });
     finish_store(&mut db, &result);
     let (found, vendor_rounds) = result?;
+    let account = LlmAccount::of(&found.llm_rounds);
+    // Never name the LLM for a search it contributed nothing to.
+    let (effective, shown) = match &account {
+        Some(a) if a.contributed_nothing() => {
+            let filler = strategies::filler_name(&strategy_options);
+            (
+                filler.to_string(),
+                format!("{filler} (`{name}` asked, but no config came from the LLM: every round fell back)"),
+            )
+        }
+        _ => (name.clone(), name.clone()),
+    };
     let vendor_round_medians: Vec<f64> = vendor_rounds
         .iter()
         .filter(|v| v.is_ok())
@@ -164,7 +211,9 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
         "problem": problem,
         "problem_label": problem.label(),
         "device": info,
-        "strategy": name,
+        "strategy": effective,
+        "strategy_requested": name,
+        "llm": account.as_ref().map(|a| a.to_json(&found.llm_rounds)),
         "winner": winner.map(|w| w.config.name()),
         "winner_median_us": winner.map(|w| w.median_us),
         // The winner's re-timing run verified it again against the reference.
@@ -226,12 +275,15 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
         None => out.push_str("winner: none (no config passed verification)\n"),
     }
     out.push_str(&format!(
-        "strategy {name}: {} evaluations ({} reused from the database), {} rounds, stopped: {}\n",
+        "strategy {shown}: {} evaluations ({} reused from the database), {} rounds, stopped: {}\n",
         found.evaluations,
         found.reused,
         found.rounds,
         found.stop.describe()
     ));
+    if let Some(a) = &account {
+        out.push_str(&format!("{}\n", a.describe()));
+    }
     out.push_str(&format!(
         "time: {:.1} s total = LLM {:.1} s + compile {:.1} s + benchmark {:.1} s (+ other)\n",
         found.time.total.as_secs_f64(),

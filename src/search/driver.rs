@@ -20,7 +20,7 @@ use super::evaluator::{EvalResult, Evaluator};
 use super::history::{Evaluation, History};
 use super::progress::{Event, Progress};
 use super::retiming::retime_leaders;
-use super::strategy::{ProposeCtx, Rejected, Strategy};
+use super::strategy::{LlmRound, ProposeCtx, Rejected, Strategy};
 use super::SearchError;
 use crate::device::Outcome;
 use crate::space::{KernelConfig, Space};
@@ -202,6 +202,8 @@ pub struct SearchResult {
     pub stop: StopReason,
     pub warnings: Vec<String>,
     pub history: History,
+    /// What an LLM contributed, round by round (LLM-driven strategies only).
+    pub llm_rounds: Vec<LlmRound>,
 }
 
 const INVALID_EXAMPLES: usize = 20;
@@ -222,6 +224,7 @@ pub fn run_search(
     let mut trace = Vec::new();
     let mut warnings = Vec::new();
     let mut invalid_examples = Vec::new();
+    let mut llm_rounds = Vec::new();
     let (mut evaluations, mut reused, mut invalid, mut duplicates) =
         (0usize, 0usize, 0usize, 0usize);
     let (mut round, mut stale, mut empty_rounds) = (0usize, 0usize, 0usize);
@@ -256,6 +259,9 @@ pub fn run_search(
                 })?
         };
         time.llm += proposal.llm_time;
+        if let Some(l) = &proposal.llm {
+            llm_rounds.push(LlmRound { round, ..l.clone() });
+        }
         time.strategy += t.elapsed().saturating_sub(proposal.llm_time);
         for w in &proposal.warnings {
             progress.event(&Event::Warning(w.clone()));
@@ -432,6 +438,7 @@ pub fn run_search(
         stop,
         warnings,
         history,
+        llm_rounds,
     })
 }
 

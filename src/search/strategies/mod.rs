@@ -2,12 +2,16 @@
 //!
 //! Adding a strategy is one file here plus one line in [`REGISTRY`]. LLM-driven strategies
 //! are wrapped in the explicit [`fallback::Fallback`] so an unreachable or confused model
-//! hands its round to `random` or `pattern` (or ends the search with `--fallback error`).
+//! hands its round to `random` or `pattern` (or ends the search with `--fallback error`);
+//! `llm` and `llm-iterative` sit inside [`filled::Filled`] as well, which starts them from
+//! the pattern search's first proposals and fills what the model leaves out of a batch, so
+//! the model can only add to a search (with `--fallback error` the model runs alone).
 
 pub mod autonomous;
 pub mod exhaustive;
 pub mod explicit;
 pub mod fallback;
+pub mod filled;
 pub mod genetic;
 pub mod llm_batch;
 pub mod llm_iterative;
@@ -26,6 +30,7 @@ pub use autonomous::{Autonomous, AutonomousOptions};
 pub use exhaustive::Exhaustive;
 pub use explicit::{Explicit, TuningStep};
 pub use fallback::{Fallback, FallbackMode};
+pub use filled::Filled;
 pub use genetic::Genetic;
 pub use llm_batch::LlmBatch;
 pub use llm_iterative::LlmIterative;
@@ -146,6 +151,39 @@ fn build_autonomous(
     )))
 }
 
+/// What fills in for the model, and how many of its first proposals lead the first batch:
+/// the pattern search's default config and split start, or (`--fallback random`) random
+/// configs with no lead.
+fn filler(o: &StrategyOptions) -> (Box<dyn Strategy>, usize) {
+    match o.fallback {
+        FallbackMode::Random => (Box::new(RandomSearch), 0),
+        _ => (Box::new(PatternSearch::default()), 2),
+    }
+}
+
+/// The strategy that proposes for an LLM-driven one when the model contributes nothing.
+pub fn filler_name(o: &StrategyOptions) -> &'static str {
+    match o.fallback {
+        FallbackMode::Random => "random",
+        _ => "pattern",
+    }
+}
+
+/// `inner` inside [`Filled`] (unless the model runs alone) inside [`Fallback`].
+fn guarded(
+    o: &StrategyOptions,
+    inner: Box<dyn Strategy>,
+    batch: Option<usize>,
+) -> Box<dyn Strategy> {
+    if o.fallback == FallbackMode::Error {
+        return Box::new(Fallback::new(inner, o.fallback));
+    }
+    let (fill, lead) = filler(o);
+    let mut filled = Filled::new(inner, fill, lead);
+    filled.batch = batch;
+    Box::new(Fallback::new(Box::new(filled), o.fallback))
+}
+
 fn build_llm(
     o: &StrategyOptions,
     llm: Option<SharedLlm>,
@@ -155,7 +193,8 @@ fn build_llm(
     s.initial_batch = o.initial_batch.max(1);
     s.refinement_batch = o.refinement_batch.max(1);
     s.temperature = o.temperature;
-    Ok(Box::new(Fallback::new(Box::new(s), o.fallback)))
+    s.require_valid = o.fallback == FallbackMode::Error;
+    Ok(guarded(o, Box::new(s), None))
 }
 
 fn build_llm_iterative(
@@ -165,7 +204,8 @@ fn build_llm_iterative(
     let llm = llm.ok_or(StrategyError::NeedsLlm("llm-iterative"))?;
     let mut s = LlmIterative::new(llm);
     s.temperature = o.temperature;
-    Ok(Box::new(Fallback::new(Box::new(s), o.fallback)))
+    s.require_valid = o.fallback == FallbackMode::Error;
+    Ok(guarded(o, Box::new(s), Some(1)))
 }
 
 /// Every registered name.
