@@ -716,8 +716,10 @@ fn llm_strategies_need_an_llm_and_unknown_names_are_errors() {
         strategies::build("annealing", &StrategyOptions::default(), None),
         Err(StrategyError::Unknown { .. })
     ));
-    assert_eq!(strategies::default_name(true), "llm");
-    assert_eq!(strategies::default_name(false), "pattern");
+    assert_eq!(strategies::default_name(true, false), "llm");
+    assert_eq!(strategies::default_name(true, true), "llm");
+    assert_eq!(strategies::default_name(false, true), "model");
+    assert_eq!(strategies::default_name(false, false), "pattern");
     assert!("bogus".parse::<FallbackMode>().is_err());
 }
 

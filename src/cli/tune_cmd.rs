@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use super::args::{GlobalOpts, TuneArgs};
 use super::bench_cmd::{problem_from_args, timing_from_args};
 use super::output::{finish_store, note, open_device, open_store, print, selection};
-use super::search_args::llm_port;
+use super::search_args::{corpus_from_db, llm_port};
 use crate::bench::session::{BenchRow, BenchSession};
 use crate::bench::stats::Stats;
 use crate::compile::{cache::CompileCache, compiler_for};
@@ -60,13 +60,36 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
 
     let llm = llm_port(&a.search.llm, &dir.join("llm"))?;
     let model = llm.as_ref().map(|l| l.model());
-    let name = a.search.strategy_name(llm.is_some());
-    let strategy_options = a.search.strategy_options();
-    let mut strategy = a.search.build_strategy(&name, llm)?;
+    // Every measurement in the database teaches the model-based search.
+    let db_path = match &g.db {
+        Some(p) => p.clone(),
+        None => crate::store::Store::default_path()?,
+    };
+    let mut strategy_options = a.search.strategy_options();
+    strategy_options.corpus = corpus_from_db(&db_path)?;
+    let name = a
+        .search
+        .strategy_name(llm.is_some(), strategy_options.has_corpus());
+    // Built once now so that a bad name or a missing LLM is a usage error up front; again
+    // below, once the device is known.
+    a.search
+        .build_strategy(&name, &strategy_options, llm.clone())?;
 
     let sel = selection(g)?;
     let mut device = open_device(g, &sel)?;
     let info = device.info().clone();
+    strategy_options.device = info.name.clone();
+    let mut strategy = a.search.build_strategy(&name, &strategy_options, llm)?;
+    if let Some(c) = &strategy_options.corpus {
+        note(
+            g,
+            &format!(
+                "gemmtune: the database holds {} measurements of {} shapes to learn from",
+                c.measurements(),
+                c.shapes().len()
+            ),
+        );
+    }
     let hw = device.hw_spec().clone();
     let compiler = compiler_for(&info, &sel.sim_plants)?;
     let cache = CompileCache::new(

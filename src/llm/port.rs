@@ -99,7 +99,10 @@ impl<C: LlmClient> LlmPort for ClientPort<C> {
             self.calibrate(&chat, usage.input_tokens);
         }
         let mut notices = reply.notices;
-        if self.known_context().is_none() && !self.told_assumption.swap(true, Ordering::Relaxed) {
+        // Said once, when prompts were sized for an assumed context (a caller that never asked
+        // for the limits, like the advice writer, makes the server answer nothing more).
+        let assumed = self.context.get().is_some_and(Option::is_none);
+        if assumed && !self.told_assumption.swap(true, Ordering::Relaxed) {
             notices.push(format!(
                 "the LLM server did not say its context size; prompts are sized for {ASSUMED_CONTEXT_TOKENS} tokens (set --llm-context)"
             ));

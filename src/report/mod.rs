@@ -8,6 +8,7 @@
 pub mod advice;
 mod csv;
 pub mod plot;
+pub mod search_eval;
 mod table;
 pub mod tensile;
 

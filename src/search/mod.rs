@@ -10,11 +10,17 @@
 //! their prompts are built in [`prompt`] (sized to the model's context), their replies
 //! constrained by a schema from [`reply_schema`] and parsed in [`reply`], and what the model
 //! contributed is totalled in [`llm_account`].
-//! [`eval`] replays recorded sweeps to compare strategies offline.
+//! The model-based strategy learns across shapes: [`corpus`] holds what other shapes' measurements
+//! teach, [`features`] describes a (problem, GPU, config) as numbers and [`forest`] is the
+//! regressor that learns from them. [`eval`] replays recorded sweeps to compare strategies
+//! offline (leaving each sweep's shape out of what a learner is given).
 
+pub mod corpus;
 pub mod driver;
 pub mod eval;
 pub mod evaluator;
+pub mod features;
+pub mod forest;
 pub mod history;
 pub mod llm_account;
 pub mod llm_port;

@@ -42,6 +42,10 @@ pub struct Space {
     pub problem: GemmProblem,
     #[serde(skip)]
     pub hw: HwSpec,
+    /// When set, only these configs are valid: a recorded sweep replayed, whose configs are
+    /// not every combination of its parameters' values (its LDS layouts come in pairs).
+    #[serde(skip)]
+    pub only: Option<std::sync::Arc<std::collections::HashSet<KernelConfig>>>,
 }
 
 impl Space {
@@ -106,6 +110,7 @@ impl Space {
             domains,
             problem: problem.clone(),
             hw: hw.clone(),
+            only: None,
         };
         if wgmma {
             space.prefer_wgmma();
@@ -378,7 +383,18 @@ impl Space {
                 });
             }
         }
-        constraints::check(c, &self.problem, &self.hw)
+        constraints::check(c, &self.problem, &self.hw)?;
+        self.check_recorded(c)
+    }
+
+    fn check_recorded(&self, c: &KernelConfig) -> Result<(), Violation> {
+        match &self.only {
+            Some(only) if !only.contains(&c.canonical()) => Err(Violation {
+                rule: "recorded",
+                message: format!("{} is not in the recorded sweep", c.name()),
+            }),
+            _ => Ok(()),
+        }
     }
 
     pub fn is_valid(&self, c: &KernelConfig) -> bool {
@@ -415,6 +431,8 @@ impl Space {
         match self.check(c) {
             Ok(()) => usize::MAX,
             Err(v) if v.rule == "domain" => 0,
+            // Past every constraint rule, only not recorded.
+            Err(v) if v.rule == "recorded" => 1 + constraints::RULE_ORDER.len(),
             Err(v) => {
                 1 + constraints::RULE_ORDER
                     .iter()
@@ -486,7 +504,10 @@ impl Space {
         let mut values: Vec<i64> = self.domains.iter().map(|d| d.values[0]).collect();
         'outer: loop {
             let c = self.config_from_values(&values);
-            if constraints::check(&c, &self.problem, &self.hw).is_ok() && seen.insert(c) {
+            if constraints::check(&c, &self.problem, &self.hw).is_ok()
+                && self.check_recorded(&c).is_ok()
+                && seen.insert(c)
+            {
                 out.push(c);
             }
             // Mixed-radix increment, last parameter fastest.

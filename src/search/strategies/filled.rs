@@ -13,18 +13,35 @@
 use crate::search::strategy::{Proposal, ProposeCtx, Strategy, StrategyError};
 use crate::space::KernelConfig;
 
+/// How many of the filler's first proposals lead the first batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lead {
+    /// This many (the pattern search's start configs).
+    First(usize),
+    /// Half the batch (the model's best guesses).
+    Half,
+}
+
+impl Lead {
+    fn of(self, n: usize) -> usize {
+        match self {
+            Lead::First(k) => k.min(n),
+            Lead::Half => n.div_ceil(2),
+        }
+    }
+}
+
 pub struct Filled {
     inner: Box<dyn Strategy>,
     filler: Box<dyn Strategy>,
-    /// How many of the filler's first proposals lead the first batch.
-    pub lead: usize,
+    pub lead: Lead,
     /// The batch size when the inner strategy has its own (one edit per round); the
     /// driver's otherwise.
     pub batch: Option<usize>,
 }
 
 impl Filled {
-    pub fn new(inner: Box<dyn Strategy>, filler: Box<dyn Strategy>, lead: usize) -> Self {
+    pub fn new(inner: Box<dyn Strategy>, filler: Box<dyn Strategy>, lead: Lead) -> Self {
         Filled {
             inner,
             filler,
@@ -57,11 +74,10 @@ impl Strategy for Filled {
         // of its first proposal is kept to fill with.
         let mut lead = Vec::new();
         let mut spare = None;
-        if ctx.history.is_empty() && self.lead > 0 {
+        let k = self.lead.of(n);
+        if ctx.history.is_empty() && k > 0 {
             let mut first = self.fill(ctx, &[])?;
-            let rest = first
-                .configs
-                .split_off(self.lead.min(n).min(first.configs.len()));
+            let rest = first.configs.split_off(k.min(first.configs.len()));
             lead = std::mem::take(&mut first.configs);
             first.configs = rest;
             spare = Some(first);
