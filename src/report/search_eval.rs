@@ -141,7 +141,9 @@ pub fn render_markdown(
          best. Strategies that learn across shapes (`default` is the model-based search when \
          there are measurements of other shapes) are evaluated leave-one-shape-out: on each \
          dataset they learn from every other dataset, never from the one they are judged on. \
-         Devices named `sim:` are the analytic model of that GPU, not measurements.\n\n",
+         Devices named `sim:` are the analytic model of that GPU, not measurements. \
+         `scripts/record-datasets.sh` records the GPU datasets (each with its provenance \
+         beside it in `NAME.provenance.json`).\n\n",
         tolerance * 100.0
     ));
     out.push_str("| dataset | device | recorded | configs | default vs best |");
@@ -188,4 +190,80 @@ pub fn render_markdown(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::eval::EvalReport;
+    use crate::space::KernelConfig;
+
+    fn eval(strategy: &str, evals: Vec<Option<usize>>, llm: Option<LlmAccount>) -> StrategyEval {
+        StrategyEval {
+            strategy: strategy.into(),
+            median_evals_to_target: Some(4.0),
+            evals_to_target: evals,
+            best_at_budget: vec![(25, Some(101.0))],
+            invalid_suggestions: 2,
+            llm,
+        }
+    }
+
+    #[test]
+    fn tables_carry_the_llm_columns_and_the_default_gap() {
+        let best = KernelConfig::parse(
+            "MT128x112x64_MI16x8x16_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU1_WGM8_GRVW8_SVW4_SU0",
+        )
+        .unwrap();
+        let account = LlmAccount {
+            rounds: 4,
+            requests: 4,
+            suggested: 40,
+            valid: 38,
+            from_llm: 30,
+            filled: 2,
+            fallback_rounds: 1,
+            input_tokens: 9000,
+            output_tokens: 1000,
+            wall_s: 10.0,
+        };
+        let d = DatasetEval {
+            label: "gemv_4096x1x4096_bf16".into(),
+            device: "NVIDIA H100 80GB HBM3".into(),
+            recorded: Some("2026-12-01".into()),
+            dataset_configs: 78,
+            default_config: Some(best),
+            default_us: Some(110.0),
+            corpus_shapes: 9,
+            report: EvalReport {
+                best_config: best,
+                best_us: 100.0,
+                results: vec![
+                    eval("llm", vec![Some(3), Some(5), None], Some(account)),
+                    eval("pattern", vec![Some(4); 3], None),
+                ],
+            },
+        };
+        let text = render_text(&d, &[25]);
+        assert!(text.contains("the default config is +10.0%"), "{text}");
+        assert!(text.contains("llm valid"), "{text}");
+        assert!(
+            text.contains("95%") && text.contains("1/4") && text.contains("10000"),
+            "{text}"
+        );
+        assert!(text.contains("4 (2/3)"), "{text}");
+        let md = render_markdown(
+            std::slice::from_ref(&d),
+            "gemmtune eval-strategies x",
+            3,
+            0.02,
+        );
+        assert!(md.contains("| gemv_4096x1x4096_bf16 | NVIDIA H100 80GB HBM3 | 2026-12-01 | 78 | +10.0% | 4 (2/3) | 4 (3/3) |"), "{md}");
+        assert!(md.contains("## What the LLM contributed"), "{md}");
+        assert!(
+            md.contains("| gemv_4096x1x4096_bf16 | llm | 95% | 1/4 | 10000 | 2.5 |"),
+            "{md}"
+        );
+        assert!(render_summary(&[d]).contains("+10.0%"));
+    }
 }

@@ -16,15 +16,19 @@ use crate::space::KernelConfig;
 /// How many of the filler's first proposals lead the first batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lead {
-    /// This many (the pattern search's start configs).
+    /// The space's start configs: its default, and its split start where it has one (the
+    /// pattern search's first two proposals).
+    Starts,
+    /// This many.
     First(usize),
     /// Half the batch (the model's best guesses).
     Half,
 }
 
 impl Lead {
-    fn of(self, n: usize) -> usize {
+    fn of(self, n: usize, space: &crate::space::Space) -> usize {
         match self {
+            Lead::Starts => (1 + usize::from(space.split_start().is_some())).min(n),
             Lead::First(k) => k.min(n),
             Lead::Half => n.div_ceil(2),
         }
@@ -74,7 +78,7 @@ impl Strategy for Filled {
         // of its first proposal is kept to fill with.
         let mut lead = Vec::new();
         let mut spare = None;
-        let k = self.lead.of(n);
+        let k = self.lead.of(n, ctx.space);
         if ctx.history.is_empty() && k > 0 {
             let mut first = self.fill(ctx, &[])?;
             let rest = first.configs.split_off(k.min(first.configs.len()));

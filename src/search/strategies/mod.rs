@@ -191,7 +191,7 @@ fn filler(o: &StrategyOptions) -> (Box<dyn Strategy>, Lead) {
             Box::new(ModelSearch::new(o.corpus.clone(), &o.device)),
             Lead::Half,
         ),
-        _ => (Box::new(PatternSearch::default()), Lead::First(2)),
+        _ => (Box::new(PatternSearch::default()), Lead::Starts),
     }
 }
 
