@@ -2,14 +2,20 @@
 //! kernels ahead of time with whatever GPU toolchains are installed, and writes
 //! `$OUT_DIR/aot_kernels.rs`, which `src/compile/aot.rs` includes (embedding the objects).
 //!
-//! Toolchains: nvcc from CUDA_PATH / CUDA_HOME / PATH for `sm_*` archs, hipcc from ROCM_PATH /
-//! HIP_PATH / PATH for `gfx*` archs. Archs: `GEMMTUNE_ARCHS` (comma-separated), default
-//! `sm_90a,gfx90a,gfx942`. A missing toolchain, or an arch a compiler does not know, is a cargo
-//! warning and the crate builds without those objects, unless `GEMMTUNE_REQUIRE_TOOLCHAIN=1`,
-//! which makes either an error (CI sets it).
+//! Toolchains: nvcc from CUDA_PATH / CUDA_HOME / PATH for `sm_*` archs; for `gfx*` archs the
+//! HIP compiler the run-time compiler would pick (`src/compile/amd/toolchain.rs`, included
+//! here: `GEMMTUNE_HIP_COMPILER_<ARCH>`, `GEMMTUNE_HIP_COMPILER`, else ROCm's hipcc /
+//! amdclang++). Archs: `GEMMTUNE_ARCHS` (comma-separated), default `sm_90a,gfx90a,gfx942`. A
+//! missing toolchain, or an arch a compiler does not know, is a cargo warning and the crate
+//! builds without those objects, unless `GEMMTUNE_REQUIRE_TOOLCHAIN=1`, which makes either an
+//! error (CI sets it).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+#[allow(dead_code)]
+#[path = "src/compile/amd/toolchain.rs"]
+mod toolchain;
 
 struct Block {
     vendor: String,
@@ -96,32 +102,42 @@ struct Built {
     spills: Option<u32>,
 }
 
+/// A compiler for one arch: nvcc, or a HIP compiler command.
+enum Tool {
+    Nvcc(PathBuf),
+    Hip(toolchain::HipCommand),
+}
+
+impl Tool {
+    fn name(&self) -> String {
+        match self {
+            Tool::Nvcc(p) => p.display().to_string(),
+            Tool::Hip(h) => h.program.display().to_string(),
+        }
+    }
+}
+
 fn compile(
-    tool: &Path,
-    vendor: &str,
+    tool: &Tool,
     arch: &str,
     src: &Path,
     out: &Path,
     kernels: &Path,
 ) -> Result<String, String> {
-    let mut cmd = Command::new(tool);
-    if vendor == "nvidia" {
-        cmd.args(["-x", "cu", "-cubin", "-std=c++17", "-Xptxas", "-v"])
-            .arg(format!(
-                "-gencode=arch={},code={arch}",
-                arch.replacen("sm_", "compute_", 1)
-            ));
-    } else {
-        // hipcc picks its platform from the environment; a CUDA_PATH in it (set for nvcc)
-        // would make it compile for NVIDIA, so the AMD platform is named explicitly.
-        cmd.env("HIP_PLATFORM", "amd")
-            .args(["--genco", "-O3", "-std=c++17"])
-            .arg(format!("--offload-arch={arch}"));
-    }
+    let mut cmd = match tool {
+        Tool::Nvcc(nvcc) => {
+            let mut cmd = Command::new(nvcc);
+            cmd.args(["-x", "cu", "-cubin", "-std=c++17", "-Xptxas", "-v"])
+                .arg(format!(
+                    "-gencode=arch={},code={arch}",
+                    arch.replacen("sm_", "compute_", 1)
+                ));
+            cmd
+        }
+        Tool::Hip(hip) => hip.command(arch),
+    };
     cmd.arg("-I").arg(kernels).arg("-o").arg(out).arg(src);
-    let r = cmd
-        .output()
-        .map_err(|e| format!("{}: {e}", tool.display()))?;
+    let r = cmd.output().map_err(|e| format!("{}: {e}", tool.name()))?;
     let log = format!(
         "{}{}",
         String::from_utf8_lossy(&r.stdout),
@@ -145,6 +161,14 @@ fn main() {
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let kernels = manifest.join("kernels");
     println!("cargo:rerun-if-changed=kernels");
+    let require = std::env::var("GEMMTUNE_REQUIRE_TOOLCHAIN").as_deref() == Ok("1");
+    let archs: Vec<String> = std::env::var("GEMMTUNE_ARCHS")
+        .unwrap_or_else(|_| "sm_90a,gfx90a,gfx942".into())
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let hip_vars = archs.iter().map(|a| toolchain::arch_var(a));
     for v in [
         "GEMMTUNE_ARCHS",
         "GEMMTUNE_REQUIRE_TOOLCHAIN",
@@ -153,16 +177,14 @@ fn main() {
         "ROCM_PATH",
         "HIP_PATH",
         "PATH",
-    ] {
+        toolchain::COMPILER_VAR,
+    ]
+    .into_iter()
+    .map(str::to_string)
+    .chain(hip_vars)
+    {
         println!("cargo:rerun-if-env-changed={v}");
     }
-    let require = std::env::var("GEMMTUNE_REQUIRE_TOOLCHAIN").as_deref() == Ok("1");
-    let archs: Vec<String> = std::env::var("GEMMTUNE_ARCHS")
-        .unwrap_or_else(|_| "sm_90a,gfx90a,gfx942".into())
-        .split(',')
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect();
     let problem = |msg: String| {
         if require {
             panic!("{msg} (GEMMTUNE_REQUIRE_TOOLCHAIN=1)");
@@ -173,7 +195,6 @@ fn main() {
     let text = std::fs::read_to_string(kernels.join("default_set.txt")).unwrap_or_default();
     let blocks = parse_blocks(&text);
     let nvcc = find_tool("nvcc", &["CUDA_PATH", "CUDA_HOME"]);
-    let hipcc = find_tool("hipcc", &["ROCM_PATH", "HIP_PATH"]);
     let aot = out_dir.join("aot");
     let _ = std::fs::create_dir_all(&aot);
 
@@ -182,19 +203,25 @@ fn main() {
     let mut compiler_id: Option<String> = None;
     for arch in &archs {
         let (vendor, tool) = if arch.starts_with("sm_") {
-            ("nvidia", nvcc.as_ref())
+            let tool = nvcc
+                .clone()
+                .map(Tool::Nvcc)
+                .ok_or_else(|| "no nvcc found".to_string());
+            ("nvidia", tool)
         } else {
-            ("amd", hipcc.as_ref())
+            ("amd", toolchain::HipCommand::for_arch(arch).map(Tool::Hip))
         };
-        let Some(tool) = tool else {
-            problem(format!(
-                "no {} found: {arch} kernels are not compiled ahead of time",
-                if vendor == "nvidia" { "nvcc" } else { "hipcc" }
-            ));
-            continue;
+        let tool = match tool {
+            Ok(t) => t,
+            Err(e) => {
+                problem(format!(
+                    "{e}: {arch} kernels are not compiled ahead of time"
+                ));
+                continue;
+            }
         };
-        if vendor == "nvidia" && compiler_id.is_none() {
-            compiler_id = Command::new(tool)
+        if let (Tool::Nvcc(nvcc), None) = (&tool, &compiler_id) {
+            compiler_id = Command::new(nvcc)
                 .arg("--version")
                 .output()
                 .ok()
@@ -216,10 +243,10 @@ fn main() {
                 u8::from(vendor == "amd")
             ),
         );
-        match compile(tool, vendor, arch, &ref_src, &ref_out, &kernels) {
+        match compile(&tool, arch, &ref_src, &ref_out, &kernels) {
             Ok(_) => reference.push((arch.clone(), ref_out)),
             Err(e) => {
-                problem(format!("{} cannot build {arch}: {e}", tool.display()));
+                problem(format!("{} cannot build {arch}: {e}", tool.name()));
                 continue;
             }
         }
@@ -239,17 +266,13 @@ fn main() {
                     .map(|&(i, b)| {
                         let src = aot.join(format!("{i:03}_{}_{arch}.cu", b.name));
                         let out = aot.join(format!("{i:03}_{}_{arch}.{ext}", b.name));
-                        let kernels = &kernels;
+                        let (kernels, tool) = (&kernels, &tool);
                         s.spawn(move || {
                             let _ = std::fs::write(
                                 &src,
                                 format!("{}#include \"gemm.hip\"\n", b.defines),
                             );
-                            (
-                                b,
-                                out.clone(),
-                                compile(tool, vendor, arch, &src, &out, kernels),
-                            )
+                            (b, out.clone(), compile(tool, arch, &src, &out, kernels))
                         })
                     })
                     .collect();

@@ -24,6 +24,7 @@ struct GtGemmArgs {
     long long stride_a, stride_b, stride_c, stride_d;
     int batch;
     int pad_;
-    GtTensorMap tma_a;  // A as (K, M, batch) boxes of 64 x MT0 x 1
-    GtTensorMap tma_b;  // B as (K, N, batch) boxes of 64 x MT1 x 1
+    GtTensorMap tma_a;  // A as (K, M, batch), or (M, K, batch) when M-major
+    GtTensorMap tma_b;  // B as (K, N, batch), or (N, K, batch) when N-major
+    GtTensorMap tma_d;  // D as (M, N, batch), for kernels that store through tensor maps
 };

@@ -32,6 +32,14 @@ typedef long long gt_i64;
 #define GT_HAS_CP_ASYNC 0
 #endif
 
+// A device pass for an NVIDIA target without the sm_90a features (wgmma, setmaxnreg): the
+// warpgroup path refuses to compile there.
+#if !GT_VENDOR_AMD && defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define GT_DEVICE_LACKS_SM90A 1
+#else
+#define GT_DEVICE_LACKS_SM90A 0
+#endif
+
 // ---- 16-bit floating-point storage types ---------------------------------------------------
 // Plain structs rather than the vendor types: the vendor headers differ between CUDA and ROCm
 // releases (and HIP's NVIDIA headers do not build against CUDA 13). Arithmetic happens in f32.
@@ -104,6 +112,68 @@ GT_DEVICE gt_f16 gt_f32_to_f16(float f) {
     return r;
 }
 
+// ---- 8-bit floating-point storage types ------------------------------------------------------
+// e4m3 and e5m2 in the device's own encoding: OCP FP8 on NVIDIA and gfx950 (e4m3: bias 7, no
+// infinities, S.1111.111 is NaN; e5m2: bias 15, IEEE-like), the FNUZ variants on gfx942
+// (bias 8 and 16, no infinities, no negative zero: 0x80 is the only NaN), the encodings
+// hipBLASLt names f8_fnuz_r / bf8_fnuz_r there. Only fills and references convert them: the
+// matrix instructions read the bytes.
+struct __align__(1) gt_fp8_e4m3 { unsigned char bits; };
+struct __align__(1) gt_fp8_e5m2 { unsigned char bits; };
+#if GT_VENDOR_AMD && (defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__))
+#define GT_FP8_FNUZ 1
+#else
+#define GT_FP8_FNUZ 0
+#endif
+
+// The value of an 8-bit float with EB exponent and MB mantissa bits. OCP e4m3 keeps its top
+// code for NaN; OCP e5m2 has infinities and NaNs in its top exponent; FNUZ has neither (its
+// bias is one more) and 0x80 is NaN.
+template <int EB, int MB> GT_DEVICE float gt_fp8_decode(unsigned bits) {
+    constexpr int BIAS = (1 << (EB - 1)) - 1 + GT_FP8_FNUZ;
+    const unsigned e = (bits >> MB) & ((1u << EB) - 1), m = bits & ((1u << MB) - 1);
+    const float sign = (bits & 0x80u) ? -1.0f : 1.0f;
+    if (GT_FP8_FNUZ && bits == 0x80u) return __int_as_float(0x7fc00000);
+    if (!GT_FP8_FNUZ && EB == 4 && e == 15 && m == 7) return __int_as_float(0x7fc00000);
+    if (!GT_FP8_FNUZ && EB == 5 && e == 31) return m ? __int_as_float(0x7fc00000) : sign * __int_as_float(0x7f800000);
+    if (e == 0) return sign * ldexpf(float(m), 1 - BIAS - MB);
+    return sign * ldexpf(float(m | (1u << MB)), int(e) - BIAS - MB);
+}
+
+// f32 -> 8-bit float, rounded to nearest even and saturated to the largest finite value (what
+// the vendors' saturating conversions do); NaN stays NaN.
+template <int EB, int MB> GT_DEVICE unsigned char gt_fp8_encode(float f) {
+    constexpr int BIAS = (1 << (EB - 1)) - 1 + GT_FP8_FNUZ;
+    // The largest finite code: OCP e4m3 gives up only the top mantissa code, OCP e5m2 the top
+    // exponent, FNUZ nothing.
+    constexpr unsigned MAX_CODE = GT_FP8_FNUZ ? 0x7fu : EB == 4 ? 0x7eu : 0x7bu;
+    if (f != f) return GT_FP8_FNUZ ? 0x80u : 0x7fu;
+    const unsigned sign = f < 0.0f ? 0x80u : 0u;
+    const float a = fabsf(f);
+    if (a > 1e30f) return (unsigned char)(MAX_CODE | sign);
+    // Quantise on the grid of a's binade (or the subnormal grid), then count grid steps: codes
+    // are monotonic in the value, one step per code within a binade.
+    int ex;
+    frexpf(a, &ex);  // a = frac * 2^ex, frac in [0.5, 1)
+    const int e = ex - 1 < 1 - BIAS ? 1 - BIAS : ex - 1;
+    const float step = ldexpf(1.0f, e - MB);
+    const float q = rintf(a / step);  // in [0, 2^(MB+1)]
+    unsigned code;
+    if (e == 1 - BIAS && q < float(1u << MB)) {
+        code = unsigned(q);  // subnormal (or zero)
+    } else {
+        // q in [2^MB, 2^(MB+1)]: the top value carries into the next binade.
+        code = unsigned(e + BIAS) << MB;
+        code += unsigned(q) - (1u << MB);
+    }
+    if (code > MAX_CODE) code = MAX_CODE;
+    if (GT_FP8_FNUZ && code == 0) return 0u;  // no negative zero
+    return (unsigned char)(code | sign);
+}
+
+GT_DEVICE float gt_to_f32(gt_fp8_e4m3 x) { return gt_fp8_decode<4, 3>(x.bits); }
+GT_DEVICE float gt_to_f32(gt_fp8_e5m2 x) { return gt_fp8_decode<5, 2>(x.bits); }
+
 // gt_from_f32<T>(x): an f32 value converted to the storage type T.
 template <class T> struct GtFromF32;
 template <> struct GtFromF32<float> { GT_DEVICE static float conv(float x) { return x; } };
@@ -112,6 +182,12 @@ template <> struct GtFromF32<gt_bf16> {
 };
 template <> struct GtFromF32<gt_f16> {
     GT_DEVICE static gt_f16 conv(float x) { return gt_f32_to_f16(x); }
+};
+template <> struct GtFromF32<gt_fp8_e4m3> {
+    GT_DEVICE static gt_fp8_e4m3 conv(float x) { return gt_fp8_e4m3{gt_fp8_encode<4, 3>(x)}; }
+};
+template <> struct GtFromF32<gt_fp8_e5m2> {
+    GT_DEVICE static gt_fp8_e5m2 conv(float x) { return gt_fp8_e5m2{gt_fp8_encode<5, 2>(x)}; }
 };
 template <class T> GT_DEVICE T gt_from_f32(float x) { return GtFromF32<T>::conv(x); }
 

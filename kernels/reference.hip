@@ -1,7 +1,8 @@
 // reference.hip: the kernels that make GPU verification possible without copying large outputs
 // back to the host.
 //
-//   gt_fill_<t>        seeded uniform [-1, 1) random data for an input buffer of type t
+//   gt_fill_<t>        seeded uniform [-1, 1) random data for an input buffer of type t (8-bit
+//                      types: rounded to the nearest representable value)
 //   gt_fill_bits16/32  a constant bit pattern (NaN poison before every verified launch)
 //   gt_ref_gemm_<a><c> the obviously-correct GEMM: f64 accumulation, f32 output in a packed
 //                      [batch][N][M] buffer, alpha/beta applied, C read only when beta != 0
@@ -33,6 +34,8 @@ GT_DEVICE float gt_uniform(gt_u64 seed, gt_u64 i) {
 GT_DEFINE_FILL(gt_fill_bf16, gt_bf16)
 GT_DEFINE_FILL(gt_fill_f16, gt_f16)
 GT_DEFINE_FILL(gt_fill_f32, float)
+GT_DEFINE_FILL(gt_fill_f8, gt_fp8_e4m3)
+GT_DEFINE_FILL(gt_fill_bf8, gt_fp8_e5m2)
 
 extern "C" __global__ void gt_fill_bits16(gt_u16* p, gt_u64 count, gt_u32 bits) {
     GT_GRID_STRIDE(i, count) p[i] = gt_u16(bits);
@@ -47,7 +50,7 @@ extern "C" __global__ void gt_fill_bits32(gt_u32* p, gt_u64 count, gt_u32 bits) 
 // the address arithmetic free of run-time branches.
 constexpr int GT_REF_TILE = 16;
 
-template <class TI, class TC, bool TA_T, bool TB_T>
+template <class TI, class TJ, class TC, bool TA_T, bool TB_T>
 GT_DEVICE void gt_ref_gemm(const GtGemmArgs& args, float* out) {
     __shared__ double as[GT_REF_TILE][GT_REF_TILE + 1];  // [k][m]
     __shared__ double bs[GT_REF_TILE][GT_REF_TILE + 1];  // [k][n]
@@ -55,7 +58,7 @@ GT_DEVICE void gt_ref_gemm(const GtGemmArgs& args, float* out) {
     const gt_i64 b = blockIdx.z;
     const gt_i64 m0 = (gt_i64)blockIdx.x * GT_REF_TILE, n0 = (gt_i64)blockIdx.y * GT_REF_TILE;
     const TI* A = reinterpret_cast<const TI*>(args.a) + b * args.stride_a;
-    const TI* B = reinterpret_cast<const TI*>(args.b) + b * args.stride_b;
+    const TJ* B = reinterpret_cast<const TJ*>(args.b) + b * args.stride_b;
     double sum = 0.0;
     for (gt_i64 k0 = 0; k0 < args.k; k0 += GT_REF_TILE) {
         // Thread (tx, ty) stages op(A)(m0 + tx, k0 + ty) and op(B)(k0 + ty, n0 + tx).
@@ -85,17 +88,19 @@ GT_DEVICE void gt_ref_gemm(const GtGemmArgs& args, float* out) {
     }
 }
 
-// gt_ref_gemm_<A/B type>_<C type>_<layout>, e.g. gt_ref_gemm_bf16_bf16_TN.
-#define GT_DEFINE_REF_LAYOUT(TN_, TI, TC, TA_T, TB_T, L)                                  \
+// gt_ref_gemm_<A/B type>_<C type>_<layout>, e.g. gt_ref_gemm_bf16_bf16_TN; 8-bit inputs name
+// both types, e.g. gt_ref_gemm_f8_bf8_bf16_TN.
+#define GT_DEFINE_REF_LAYOUT(TN_, TI, TJ, TC, TA_T, TB_T, L)                              \
     extern "C" __global__ void __launch_bounds__(256)                                     \
         gt_ref_gemm_##TN_##_##L(GtGemmArgs args, float* out) {                            \
-        gt_ref_gemm<TI, TC, TA_T, TB_T>(args, out);                                       \
+        gt_ref_gemm<TI, TJ, TC, TA_T, TB_T>(args, out);                                   \
     }
-#define GT_DEFINE_REF(TN_, TI, TC)                                                        \
-    GT_DEFINE_REF_LAYOUT(TN_, TI, TC, false, false, NN)                                   \
-    GT_DEFINE_REF_LAYOUT(TN_, TI, TC, false, true, NT)                                    \
-    GT_DEFINE_REF_LAYOUT(TN_, TI, TC, true, false, TN)                                    \
-    GT_DEFINE_REF_LAYOUT(TN_, TI, TC, true, true, TT)
+#define GT_DEFINE_REF2(TN_, TI, TJ, TC)                                                   \
+    GT_DEFINE_REF_LAYOUT(TN_, TI, TJ, TC, false, false, NN)                               \
+    GT_DEFINE_REF_LAYOUT(TN_, TI, TJ, TC, false, true, NT)                                \
+    GT_DEFINE_REF_LAYOUT(TN_, TI, TJ, TC, true, false, TN)                                \
+    GT_DEFINE_REF_LAYOUT(TN_, TI, TJ, TC, true, true, TT)
+#define GT_DEFINE_REF(TN_, TI, TC) GT_DEFINE_REF2(TN_, TI, TI, TC)
 GT_DEFINE_REF(bf16_bf16, gt_bf16, gt_bf16)
 GT_DEFINE_REF(bf16_f16, gt_bf16, gt_f16)
 GT_DEFINE_REF(bf16_f32, gt_bf16, float)
@@ -105,6 +110,14 @@ GT_DEFINE_REF(f16_f32, gt_f16, float)
 GT_DEFINE_REF(f32_bf16, float, gt_bf16)
 GT_DEFINE_REF(f32_f16, float, gt_f16)
 GT_DEFINE_REF(f32_f32, float, float)
+#define GT_DEFINE_REF_8BIT(TN_, TI, TJ)                                                   \
+    GT_DEFINE_REF2(TN_##_bf16, TI, TJ, gt_bf16)                                           \
+    GT_DEFINE_REF2(TN_##_f16, TI, TJ, gt_f16)                                             \
+    GT_DEFINE_REF2(TN_##_f32, TI, TJ, float)
+GT_DEFINE_REF_8BIT(f8_f8, gt_fp8_e4m3, gt_fp8_e4m3)
+GT_DEFINE_REF_8BIT(f8_bf8, gt_fp8_e4m3, gt_fp8_e5m2)
+GT_DEFINE_REF_8BIT(bf8_f8, gt_fp8_e5m2, gt_fp8_e4m3)
+GT_DEFINE_REF_8BIT(bf8_bf8, gt_fp8_e5m2, gt_fp8_e5m2)
 
 // Comparison: stats[0] += sum (out - ref)^2, stats[1] += sum ref^2, stats[2] = max |out - ref|,
 // stats[3] = max |out - ref| / |ref| over |ref| > 1e-3, stats[4] += NaN/Inf count. stats must

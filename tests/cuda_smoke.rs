@@ -5,11 +5,11 @@
 //!
 //! Run: `cargo test --release --test cuda_smoke -- --include-ignored --nocapture`
 
-use gemmtune::bench::stats::Stats;
 use gemmtune::compile::nvidia::NvrtcCompiler;
 use gemmtune::compile::pool;
 use gemmtune::device::cuda::CudaDevice;
 use gemmtune::device::{BackendKind, Device, DeviceSelection, Outcome, TimingOptions};
+use gemmtune::measure::stats::Stats;
 use gemmtune::problem::DataType;
 use gemmtune::space::{GsuAlgo, KernelConfig, Space};
 

@@ -1,17 +1,22 @@
-//! Compile checks of the AMD kernels with hipcc, without a GPU.
+//! Compile checks of the AMD kernels for gfx90a, without a GPU.
 //!
-//! With hipcc present: the MFMA atoms (each instruction must appear in the ISA), the reference
-//! kernels, and a sample of generated GEMM configs (both MFMA shapes, all layouts, split-K of
-//! every kind, edge shapes) are compiled for gfx90a (the newest arch Debian's ROCm 5.2 knows;
-//! gfx942 code is the same source). Any compile error fails, and so does scratch use by a
-//! config whose register estimate is far from the register file. Without hipcc the tests
-//! print a notice and pass, unless `GEMMTUNE_REQUIRE_TOOLCHAIN` is set (CI), where they fail.
+//! With the compiler gemmtune picks for gfx90a (`HipCompiler::for_arch`: hipcc by default):
+//! the MFMA atoms (each instruction must appear in the ISA), the reference kernels, and a
+//! sample of generated GEMM configs (both MFMA shapes, all layouts, split-K of every kind, edge
+//! shapes) are compiled for gfx90a (the newest arch Debian's ROCm 5.2 knows; gfx942 and gfx950
+//! machine code is checked in `tests/amd_isa.rs`). Any compile error fails, and so does scratch
+//! use by a config whose register estimate is far from the register file. Without a compiler
+//! the tests print a notice and pass, unless `GEMMTUNE_REQUIRE_TOOLCHAIN` is set (CI), where
+//! they fail.
+
+mod common;
 
 use std::process::Command;
 
-use gemmtune::compile::amd::HipccCompiler;
-use gemmtune::compile::codegen::{self, KernelSource};
-use gemmtune::compile::{Compiler, LaunchPlan, Target};
+use common::kernels::single_wave_source as source;
+use gemmtune::compile::amd::HipCompiler;
+use gemmtune::compile::codegen;
+use gemmtune::compile::{Compiler, Target};
 use gemmtune::hw::{HwSpec, Vendor};
 use gemmtune::problem::{DataType, GemmProblem, Trans};
 use gemmtune::space::{constraints, GsuAlgo, KernelConfig, Space};
@@ -23,8 +28,8 @@ fn target() -> Target {
 }
 
 /// hipcc, or `None` after printing why the test is skipped (panics when CI requires it).
-fn hipcc() -> Option<HipccCompiler> {
-    match HipccCompiler::find() {
+fn hipcc() -> Option<HipCompiler> {
+    match HipCompiler::for_arch(ARCH) {
         Ok(c) => Some(c),
         Err(e) => {
             if std::env::var_os("GEMMTUNE_REQUIRE_TOOLCHAIN").is_some() {
@@ -33,25 +38,6 @@ fn hipcc() -> Option<HipccCompiler> {
             eprintln!("NOTICE: skipping AMD compile checks: {e}");
             None
         }
-    }
-}
-
-fn source(name: &str, text: String) -> KernelSource {
-    KernelSource {
-        name: name.into(),
-        defines: String::new(),
-        text,
-        launch: LaunchPlan {
-            symbol: name.into(),
-            grid: [1, 1, 1],
-            block: [64, 1, 1],
-            shared_bytes: 0,
-            workspace_bytes: 0,
-            zero_workspace: false,
-            flags_bytes: 0,
-            tma_rows: None,
-            epilogue: None,
-        },
     }
 }
 
@@ -103,7 +89,8 @@ ATOM_KERNEL(atom_f16_16x16x16_mk, gt_f16, 16, 16, 16, false, true, 64)
 "#;
 
 fn atom_source() -> String {
-    let prelude = "#define GT_VENDOR_AMD 1\n#include \"gt_platform.h\"\n#include \"gt_mma.h\"\n";
+    let prelude =
+        "#define GT_VENDOR_AMD 1\n#include \"gt_platform.h\"\n#include \"atom/gt_mma.h\"\n";
     codegen::expand_includes(&format!("{prelude}{ATOM_KERNELS}"))
 }
 
@@ -128,10 +115,10 @@ fn mfma_atoms_compile_to_the_expected_instructions() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("atoms.hip");
     std::fs::write(&path, &src.text).unwrap();
-    let out = Command::new(hipcc.path())
+    let out = Command::new(&hipcc.command().program)
         .env("HIP_PLATFORM", "amd")
         .arg(format!("--offload-arch={ARCH}"))
-        .args(["--cuda-device-only", "-S", "-O3", "-o", "-"])
+        .args(["--cuda-device-only", "-S", "-O3", "-std=c++17", "-o", "-"])
         .arg(&path)
         .output()
         .unwrap();
@@ -154,10 +141,10 @@ fn mfma_atoms_compile_to_the_expected_instructions() {
 #[test]
 fn gfx950_only_shapes_are_rejected_on_gfx90a() {
     let Some(hipcc) = hipcc() else { return };
+    // Asking for the atom of a gfx950-only shape instantiates its dispatch.
     let text = format!(
-        "#define GT_VENDOR_AMD 1\n#define GT_MI_M 32\n#define GT_MI_N 32\n#define GT_MI_K 16\n\
-         #define GT_TYPE_A gt_bf16\n{}",
-        codegen::expand_includes("#include \"gt_platform.h\"\n#include \"gt_mma.h\"\n")
+        "#define GT_VENDOR_AMD 1\n{}template struct GtAtomFor<gt_bf16, 32, 32, 16>;\n",
+        codegen::expand_includes("#include \"gt_platform.h\"\n#include \"atom/gt_mma.h\"\n")
     );
     match hipcc.compile(&source("none", text), &target()) {
         Err(gemmtune::compile::CompileError::Failed { log }) => {
@@ -201,6 +188,7 @@ fn sample_configs() -> Vec<(GemmProblem, KernelConfig)> {
         su: 0,
         pw: 0,
         sab: 0,
+        pk: 0,
     };
     let mut out = Vec::new();
     let layouts = [

@@ -213,8 +213,10 @@ fn fused_epilogues_are_kept_and_warned_once() {
     assert_eq!(e.get("bias_type").map(String::as_str), Some("bf16_r"));
     let e = &log.entries[2].extra;
     assert_eq!(e.get("use_e").map(String::as_str), Some("true"));
-    assert_eq!(e.get("scaleA").map(String::as_str), Some("1"));
     assert!(!e.contains_key("gradient"));
+    // A per-tensor scale is part of the problem, not a fused extra.
+    assert!(!e.contains_key("scaleA"));
+    assert_eq!(log.entries[2].problem.scale_a, 0.5);
     // Plain GEMM with default epilogue settings: nothing recorded.
     assert!(log.entries[3].extra.is_empty());
     let keys: Vec<_> = log
@@ -223,12 +225,7 @@ fn fused_epilogues_are_kept_and_warned_once() {
         .collect();
     assert_eq!(
         keys,
-        vec![
-            "bias_vector: true",
-            "activation_type: gelu",
-            "use_e: true",
-            "scaleA: 1"
-        ]
+        vec!["bias_vector: true", "activation_type: gelu", "use_e: true",]
     );
 }
 

@@ -404,3 +404,168 @@ fn the_staged_tile_is_read_back_in_16_byte_vectors() {
         assert!(!main.contains(".local"), "{name} uses local memory");
     }
 }
+
+/// The warpgroup path in every layout and with 8-bit inputs: M- and N-major operands read
+/// through the instruction's transpose bits (LDS chunks of 64, 32 and 16 elements), operands
+/// the tensor maps cannot read packed first, e4m3/e5m2 mixes on k32. Every kernel compiles
+/// without spills; the PTX names the transpose bits the layout needs, and a packed operand's
+/// packing kernel exists.
+#[test]
+fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
+    let Some(nvcc) = nvcc_or_skip() else { return };
+    let hw = HwSpec::by_name("H200").unwrap();
+    use DataType::*;
+    // (problem, config, transpose bits of the instruction's A and B, packed A, packed B).
+    type Case = (GemmProblem, &'static str, &'static str, bool, bool);
+    let cases: Vec<Case> = vec![
+        (
+            problem(4096, 4096, 4096, "NN", Bf16, Bf16, 0.0, 1),
+            "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0",
+            "1, 0",
+            false,
+            false,
+        ),
+        (
+            problem(4096, 4096, 4096, "NT", F16, F32, 0.5, 1),
+            "MT128x256x64_MI64x8x16_WG8x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW1",
+            "1, 1",
+            false,
+            false,
+        ),
+        (
+            problem(4096, 4096, 4096, "TT", Bf16, Bf16, 0.0, 2),
+            "MT128x96x64_MI64x8x16_WG8x1_PGR5_PLR0_LPA0_LPB0_SW1_GSU2K_WGM8_GRVW8_SVW8_SU0",
+            "0, 1",
+            false,
+            false,
+        ),
+        // Swapped: the instruction's A is B (N-major), its B is A (M-major, chunks of 16).
+        (
+            problem(10240, 128, 8192, "NT", Bf16, Bf16, 0.0, 1),
+            "MT80x128x64_MI64x8x16_WG4x2_PGR6_PLR0_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0_SAB1",
+            "1, 1",
+            false,
+            false,
+        ),
+        // B of 109 rows 218 bytes apart: packed K-major, A read M-major in chunks of 64.
+        (
+            problem(16032, 109, 16384, "NT", Bf16, Bf16, 0.0, 1),
+            "MT128x112x64_MI64x8x16_WG8x1_PGR6_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0",
+            "1, 0",
+            false,
+            true,
+        ),
+        // A with an odd leading dimension (K = 1000 + 4): packed; B N-major in chunks of 16.
+        (
+            {
+                let mut p = problem(1000, 80, 1000, "TT", Bf16, Bf16, 1.0, 1);
+                p.lda = 1004;
+                p
+            },
+            "MT64x80x64_MI64x8x16_WG4x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU2R_WGM8_GRVW8_SVW8_SU0",
+            "0, 1",
+            true,
+            false,
+        ),
+        (
+            problem(16032, 109, 16384, "TN", F8, Bf16, 0.0, 1),
+            "MT128x112x128_MI64x8x32_WG8x1_PGR4_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW16_SVW8_SU0",
+            "",
+            false,
+            false,
+        ),
+        (
+            {
+                let mut p = problem(4096, 4096, 4096, "TN", F8, F32, 0.5, 1);
+                p.b_type = Bf8;
+                p
+            },
+            "MT128x256x128_MI64x8x32_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW16_SVW4_SU0_PW1",
+            "",
+            false,
+            false,
+        ),
+    ];
+    // Persistent kernels: the 128x256 tile with four stages beside its output staging, a
+    // swapped one, a wide N tile with a packed B, and 8-bit inputs.
+    let persistent: Vec<Case> = vec![
+        (
+            problem(4096, 4096, 4096, "TN", Bf16, Bf16, 0.0, 2),
+            "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1",
+            "0, 0",
+            false,
+            false,
+        ),
+        (
+            problem(4096, 4096, 4096, "NT", F16, F32, 0.0, 1),
+            "MT128x128x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW1_SAB1_PK1",
+            "1, 1",
+            false,
+            false,
+        ),
+        (
+            problem(16032, 272, 16384, "TT", Bf16, Bf16, 0.0, 1),
+            "MT64x272x64_MI64x8x16_WG4x2_PGR4_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1",
+            // 136 columns per warpgroup are no whole number of chunks: B is packed K-major.
+            "0, 0",
+            false,
+            true,
+        ),
+        (
+            problem(8192, 8192, 8192, "TN", F8, Bf16, 0.0, 1),
+            "MT128x256x128_MI64x8x32_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW16_SVW8_SU0_PW1_PK1",
+            "",
+            false,
+            false,
+        ),
+    ];
+    for (p, name, bits, pack_a, pack_b) in cases.into_iter().chain(persistent) {
+        let cfg = KernelConfig::parse(name).unwrap();
+        Space::for_problem(&p, &hw)
+            .check(&cfg)
+            .unwrap_or_else(|v| panic!("{name} is not valid for {}: {v}", p.label()));
+        assert_eq!(
+            constraints::packed_operands(&cfg, &p),
+            [pack_a, pack_b],
+            "{name} {}",
+            p.label()
+        );
+        let ptx = ptx_for(&nvcc, &cfg, &p);
+        let main = entry(&ptx, &cfg.name());
+        if cfg.pk > 0 {
+            assert!(
+                main.contains("cp.async.bulk.tensor.3d.global.shared::cta"),
+                "{name}: a persistent kernel stores through a tensor map"
+            );
+        }
+        let k = if p.a_type.is_8bit() { "k32" } else { "k16" };
+        assert!(main.contains("wgmma.mma_async"), "{name}");
+        assert!(main.contains(k), "{name}: no {k} instruction");
+        if !bits.is_empty() {
+            assert!(
+                main.contains(&format!("p, 1, 1, {bits};")),
+                "{name} {}: the instruction's transpose bits are not {bits}",
+                p.layout()
+            );
+        }
+        for (on, letter) in [(pack_a, 'a'), (pack_b, 'b')] {
+            assert_eq!(
+                ptx.contains(&format!(".entry {}_pack_{letter}(", cfg.name())),
+                on,
+                "{name} {}: packing kernel of {letter}",
+                p.layout()
+            );
+        }
+        let target = Target::arch(Vendor::Nvidia, "sm_90a");
+        let k = pool::compile_batch(&nvcc, &[cfg], &p, &target, None, 0)
+            .pop()
+            .unwrap()
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            k.resources.spill_bytes.unwrap_or(0),
+            0,
+            "{name} {} spills",
+            p.label()
+        );
+    }
+}

@@ -29,6 +29,8 @@ pub fn default_configs(space: &Space, max: usize) -> Vec<KernelConfig> {
         return Vec::new();
     };
     let mut out: Vec<KernelConfig> = Vec::new();
+    // The space's other starts come right after the default.
+    let extras = space.extra_starts();
     for changes in VARIANTS {
         let mut c = base;
         for (p, v) in *changes {
@@ -41,6 +43,13 @@ pub fn default_configs(space: &Space, max: usize) -> Vec<KernelConfig> {
         }
         if out.len() >= max {
             break;
+        }
+        if changes.is_empty() {
+            for c in &extras {
+                if out.len() < max && !out.contains(c) {
+                    out.push(*c);
+                }
+            }
         }
     }
     out

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::session::BenchRow;
+use super::row::BenchRow;
 use crate::device::Outcome;
 use crate::problem::GemmProblem;
 

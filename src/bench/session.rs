@@ -11,37 +11,12 @@ use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
 use super::results::{ResultKey, ResultStore};
-use super::stats::{Rates, Stats};
-use crate::compile::{cache::CompileCache, codegen, pool, Compiler, Resources, Target};
+pub use super::row::BenchRow;
+use crate::compile::{cache::CompileCache, codegen, pool, Compiler, Target};
 use crate::device::{Device, DeviceError, Outcome, TimingOptions};
+use crate::measure::stats::{Rates, Stats};
 use crate::problem::GemmProblem;
 use crate::space::{KernelConfig, Space};
-
-/// One measured kernel (or the vendor library).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct BenchRow {
-    pub name: String,
-    pub config: Option<KernelConfig>,
-    pub outcome: Outcome,
-    pub stats: Option<Stats>,
-    pub rates: Option<Rates>,
-    /// Vendor median / this median (>1 = faster than the vendor library).
-    pub speedup_vs_vendor: Option<f64>,
-    /// Taken from the results database instead of measured now.
-    pub reused: bool,
-    pub compile_ms: Option<f64>,
-    pub resources: Option<Resources>,
-}
-
-impl BenchRow {
-    pub fn median_us(&self) -> Option<f64> {
-        self.stats.map(|s| s.median_us)
-    }
-
-    pub fn is_ok(&self) -> bool {
-        matches!(self.outcome, Outcome::Timed { ref verification, .. } if verification.passed)
-    }
-}
 
 /// Progress notifications, for the CLI's output.
 #[derive(Debug, Clone)]

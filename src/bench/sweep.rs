@@ -21,12 +21,14 @@ use crate::space::{KernelConfig, ParamId, Space, SpaceError};
 /// parameters at their defaults) fits.
 const SWEEP_POINTS_MAX: u128 = 160_000_000;
 
-/// Parameters the preset pins to their defaults.
-pub const PINNED: [ParamId; 4] = [
+/// Parameters the preset pins to their defaults (PersistentKernel: a sweep measures the
+/// tile kernels; `--fix PersistentKernel=0,1` adds the persistent ones).
+pub const PINNED: [ParamId; 5] = [
     ParamId::StoreVectorWidth,
     ParamId::StaggerU,
     ParamId::WorkGroupMapping,
     ParamId::GlobalReadVectorWidth,
+    ParamId::PersistentKernel,
 ];
 
 /// The two LDS layouts a sweep covers: (padding of A and B, swizzle).

@@ -40,7 +40,7 @@ pub fn selection(g: &GlobalOpts) -> Result<DeviceSelection> {
         .map(|s| s.parse().map_err(UsageError))
         .collect::<Result<Vec<_>, _>>()?;
     // Real backends plant failures in the generated source; the sim backend models them.
-    crate::compile::codegen::set_plants(&sim_plants);
+    crate::plant::set_plants(&sim_plants);
     Ok(DeviceSelection {
         backend: Some(g.backend),
         index: g.device,

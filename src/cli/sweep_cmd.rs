@@ -44,7 +44,7 @@ pub fn run(g: &GlobalOpts, a: &SweepArgs) -> Result<()> {
         .vendor
         .as_ref()
         .and_then(|v| v.samples())
-        .and_then(crate::bench::stats::Stats::of)
+        .and_then(crate::measure::stats::Stats::of)
         .map(|s| s.median_us);
     let mut out = format!("wrote {} configs to {}\n", data.len(), a.out.display());
     if let Some((c, us)) = best {

@@ -6,36 +6,130 @@
 //! nvcc/hipcc can compile the same files from disk with `-I kernels`. Their hash is part of
 //! every cache and database key ([`template_hash`]). [`defines`] is the specialisation alone:
 //! build.rs compiles the default kernel set from those blocks (`kernels/default_set.txt`).
-//! For the warpgroup instruction (MI 64x8x16) the specialisation also carries the one device
-//! function whose shape depends on the config: the `wgmma` of the warpgroup tile's N
-//! ([`wgmma_function`]), whose inline assembly needs one operand per accumulator register.
+//! It is composed of one small function per kernel part (the kernel and its target, operand
+//! types, shape, atom, mainloop, LDS layout, loader, tile scheduler, epilogue, warpgroup
+//! extras: `PARTS`), grouped like the space's rules (`space::constraints`), so a new part
+//! brings its defines in one place.
+//! For the warpgroup instruction (MI 64x8x16, 64x8x32 for 8-bit types) the specialisation also
+//! carries the one device function whose shape depends on the config: the `wgmma` of the
+//! warpgroup tile's N, operand types and majorness ([`wgmma_function`]), whose inline assembly
+//! needs one operand per accumulator register.
 
 use sha2::{Digest, Sha256};
 
-use super::{EpiloguePlan, LaunchPlan, Target};
+use super::{EpiloguePlan, LaunchPlan, PackPlan, Target, TmaBox};
 use crate::hw::Vendor;
+use crate::plant::PlantKind;
 use crate::problem::{DataType, GemmProblem};
-use crate::space::constraints::{is_wgmma, warpgroup_tile};
+use crate::space::constraints::{
+    is_wgmma, k_major_box_rows, mn_chunk, packed_operands, persistent_output_passes, warpgroup_tile,
+};
 use crate::space::{GsuAlgo, KernelConfig};
 
 /// The kernel sources, embedded at build time.
 pub const ARGS_HEADER: &str = include_str!("../../kernels/gt_args.h");
 pub const PLATFORM_HEADER: &str = include_str!("../../kernels/gt_platform.h");
-pub const MMA_HEADER: &str = include_str!("../../kernels/gt_mma.h");
-pub const MMA_NVIDIA_HEADER: &str = include_str!("../../kernels/gt_mma_nvidia.h");
-pub const MMA_AMD_HEADER: &str = include_str!("../../kernels/gt_mma_amd.h");
 pub const GEMM_TEMPLATE: &str = include_str!("../../kernels/gemm.hip");
 pub const REFERENCE_KERNEL: &str = include_str!("../../kernels/reference.hip");
 
-/// Kernel files a quoted `#include` may name, by file name. A file missing here (the AMD atoms
-/// when they are not part of this build) is left as an `#include` line: fine inside a branch
-/// the preprocessor skips, a clear compiler error otherwise.
+/// Kernel files a quoted `#include` may name, by their path under `kernels/` (the include
+/// path nvcc and hipcc get). A file missing here is left as an `#include` line: fine inside a
+/// branch the preprocessor skips, a clear compiler error otherwise. A test checks that every
+/// file in `kernels/` is listed.
 pub const KERNEL_FILES: &[(&str, &str)] = &[
     ("gt_args.h", ARGS_HEADER),
     ("gt_platform.h", PLATFORM_HEADER),
-    ("gt_mma.h", MMA_HEADER),
-    ("gt_mma_nvidia.h", MMA_NVIDIA_HEADER),
-    ("gt_mma_amd.h", MMA_AMD_HEADER),
+    ("gt_config.h", include_str!("../../kernels/gt_config.h")),
+    ("gt_plant.h", include_str!("../../kernels/gt_plant.h")),
+    ("atom/gt_mma.h", include_str!("../../kernels/atom/gt_mma.h")),
+    (
+        "atom/gt_mma_nvidia.h",
+        include_str!("../../kernels/atom/gt_mma_nvidia.h"),
+    ),
+    (
+        "atom/gt_mma_amd.h",
+        include_str!("../../kernels/atom/gt_mma_amd.h"),
+    ),
+    (
+        "atom/gt_sm90.h",
+        include_str!("../../kernels/atom/gt_sm90.h"),
+    ),
+    (
+        "layout/gt_lds_tile.h",
+        include_str!("../../kernels/layout/gt_lds_tile.h"),
+    ),
+    (
+        "layout/gt_wgmma_tile.h",
+        include_str!("../../kernels/layout/gt_wgmma_tile.h"),
+    ),
+    (
+        "loader/gt_vector_loader.h",
+        include_str!("../../kernels/loader/gt_vector_loader.h"),
+    ),
+    (
+        "loader/gt_pack_kernel.h",
+        include_str!("../../kernels/loader/gt_pack_kernel.h"),
+    ),
+    (
+        "loader/gt_tma_loader.h",
+        include_str!("../../kernels/loader/gt_tma_loader.h"),
+    ),
+    (
+        "mainloop/gt_warp_mma.h",
+        include_str!("../../kernels/mainloop/gt_warp_mma.h"),
+    ),
+    (
+        "mainloop/gt_fma.h",
+        include_str!("../../kernels/mainloop/gt_fma.h"),
+    ),
+    (
+        "mainloop/gt_mainloop_lds.h",
+        include_str!("../../kernels/mainloop/gt_mainloop_lds.h"),
+    ),
+    (
+        "mainloop/gt_wgmma.h",
+        include_str!("../../kernels/mainloop/gt_wgmma.h"),
+    ),
+    (
+        "mainloop/gt_mainloop_wgmma.h",
+        include_str!("../../kernels/mainloop/gt_mainloop_wgmma.h"),
+    ),
+    (
+        "mainloop/gt_mainloop_wgmma_ws.h",
+        include_str!("../../kernels/mainloop/gt_mainloop_wgmma_ws.h"),
+    ),
+    (
+        "scheduler/gt_tile_map.h",
+        include_str!("../../kernels/scheduler/gt_tile_map.h"),
+    ),
+    (
+        "scheduler/gt_data_parallel.h",
+        include_str!("../../kernels/scheduler/gt_data_parallel.h"),
+    ),
+    (
+        "scheduler/gt_stream_k.h",
+        include_str!("../../kernels/scheduler/gt_stream_k.h"),
+    ),
+    (
+        "scheduler/gt_persistent.h",
+        include_str!("../../kernels/scheduler/gt_persistent.h"),
+    ),
+    (
+        "epilogue/gt_epilogue.h",
+        include_str!("../../kernels/epilogue/gt_epilogue.h"),
+    ),
+    (
+        "epilogue/gt_epilogue_tma.h",
+        include_str!("../../kernels/epilogue/gt_epilogue_tma.h"),
+    ),
+    (
+        "epilogue/gt_fixup.h",
+        include_str!("../../kernels/epilogue/gt_fixup.h"),
+    ),
+    (
+        "epilogue/gt_reduce_kernel.h",
+        include_str!("../../kernels/epilogue/gt_reduce_kernel.h"),
+    ),
     ("gemm.hip", GEMM_TEMPLATE),
     ("reference.hip", REFERENCE_KERNEL),
 ];
@@ -108,18 +202,92 @@ pub fn c_type(t: DataType) -> &'static str {
     }
 }
 
+/// The problem a config's main kernel reads: `p` with the operands it packs first replaced
+/// by their packed copies (K-major, aligned leading dimension).
+pub fn kernel_problem(cfg: &KernelConfig, p: &GemmProblem) -> GemmProblem {
+    let [a, b] = packed_operands(cfg, p);
+    if a || b {
+        p.with_packed(a, b)
+    } else {
+        p.clone()
+    }
+}
+
+/// The packing launches of a config (kernels/loader/gt_pack_kernel.h), placed in the
+/// workspace from `offset` on (256-byte aligned).
+fn pack_plans(cfg: &KernelConfig, p: &GemmProblem, offset: u64) -> Vec<PackPlan> {
+    let [pack_a, pack_b] = packed_operands(cfg, p);
+    let mut at = offset.next_multiple_of(256);
+    let mut plans = Vec::new();
+    for (is_a, on) in [(true, pack_a), (false, pack_b)] {
+        if !on {
+            continue;
+        }
+        let (rows, t) = if is_a {
+            (p.m, p.a_type)
+        } else {
+            (p.n, p.b_type)
+        };
+        let bytes = (rows * p.packed_ld(t) * p.batch * t.bytes() as i64) as u64;
+        plans.push(PackPlan {
+            is_a,
+            symbol: format!("{}_pack_{}", cfg.name(), if is_a { 'a' } else { 'b' }),
+            grid: [
+                (p.k as u64).div_ceil(32) as u32,
+                (rows as u64).div_ceil(32) as u32,
+                p.batch as u32,
+            ],
+            block: [32, 8, 1],
+            workspace_offset: at,
+            bytes,
+        });
+        at = (at + bytes).next_multiple_of(256);
+    }
+    plans
+}
+
 /// The launch geometry of a config for a problem.
 pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> LaunchPlan {
-    let wave = match target.vendor {
-        Vendor::Nvidia => 32,
-        Vendor::Amd => 64,
-    };
+    let mut plan = main_launch_plan(cfg, &kernel_problem(cfg, p), target);
+    plan.packs = pack_plans(cfg, p, plan.workspace_bytes);
+    plan
+}
+
+/// The launch geometry of the main kernel (and its reduction) for the problem it reads.
+fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> LaunchPlan {
+    let wave = wave_size(target);
     let tiles_m = (p.m as u64).div_ceil(cfg.mt0 as u64);
     let tiles_n = (p.n as u64).div_ceil(cfg.mt1 as u64);
     let block = [cfg.launch_threads(wave), 1, 1];
     let shared_bytes = crate::space::constraints::lds_bytes(cfg, p) as u32;
-    let tma_rows = uses_tma(cfg, target).then_some([cfg.mt0, cfg.mt1]);
+    let tma = uses_tma(cfg, target).then(|| tma_boxes(cfg, p));
     let tiles = tiles_m * tiles_n * p.batch as u64;
+    if cfg.pk > 0 {
+        // One workgroup per compute unit (the LDS holds one), walking the tiles; its output
+        // tiles go out through a tensor map of D: boxes of 128 bytes of M by up to 256 of N.
+        let chunk = 128 / p.d_type.bytes() as u32;
+        return LaunchPlan {
+            symbol: cfg.name(),
+            grid: [tiles.min(target.compute_units.max(1) as u64) as u32, 1, 1],
+            block,
+            shared_bytes,
+            workspace_bytes: 0,
+            zero_workspace: false,
+            flags_bytes: 0,
+            tma,
+            tma_d: Some(TmaBox {
+                k_major: false,
+                inner: chunk,
+                outer: {
+                    let cols = cfg.mt1 / persistent_output_passes(cfg.mt1);
+                    k_major_box_rows(cols).unwrap_or(cols)
+                },
+                swizzle_bytes: 128,
+            }),
+            epilogue: None,
+            packs: Vec::new(),
+        };
+    }
     if cfg.gsu_algo == GsuAlgo::StreamK {
         let work = tiles * (p.k as u64).div_ceil(cfg.depth_u as u64);
         let grid = stream_k_grid(cfg.gsu, target.compute_units, tiles, work);
@@ -131,8 +299,10 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
             workspace_bytes: grid * 2 * staged_tile_bytes(cfg),
             zero_workspace: false,
             flags_bytes: tiles * 4,
-            tma_rows,
+            tma,
+            tma_d: None,
             epilogue: None,
+            packs: Vec::new(),
         };
     }
     let mn = (p.m * p.n * p.batch) as u64;
@@ -167,8 +337,18 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
         } else {
             0
         },
-        tma_rows,
+        tma,
+        tma_d: None,
         epilogue,
+        packs: Vec::new(),
+    }
+}
+
+/// Lanes per wave (warp) on the target's vendor.
+fn wave_size(target: &Target) -> u32 {
+    match target.vendor {
+        Vendor::Nvidia => 32,
+        Vendor::Amd => 64,
     }
 }
 
@@ -178,10 +358,35 @@ fn staged_tile_bytes(cfg: &KernelConfig) -> u64 {
 }
 
 /// Whether a kernel loads its operand tiles through the tensor memory accelerator: the
-/// warpgroup path (NVIDIA sm_90a), whose 128-byte-swizzled K-major tiles are exactly what a
-/// tensor map with 128-byte swizzle writes.
+/// warpgroup path (NVIDIA sm_90a), whose swizzled tiles are exactly what tensor maps with the
+/// same swizzle write.
 pub fn uses_tma(cfg: &KernelConfig, target: &Target) -> bool {
     target.vendor == Vendor::Nvidia && is_wgmma(cfg)
+}
+
+/// The tensor-map boxes of A and B for a warpgroup kernel.
+pub fn tma_boxes(cfg: &KernelConfig, p: &GemmProblem) -> [TmaBox; 2] {
+    let du = cfg.depth_u;
+    let boxes = |is_a: bool, t: DataType, rows: u32| match mn_chunk(cfg, p, is_a) {
+        // Rows of 128 bytes of K, as many rows as the tile has, in boxes of at most 256.
+        None => TmaBox {
+            k_major: true,
+            inner: 128 / t.bytes() as u32,
+            outer: k_major_box_rows(rows).unwrap_or(rows),
+            swizzle_bytes: 128,
+        },
+        // Rows of one chunk along M or N, one row per k of the stage.
+        Some(chunk) => TmaBox {
+            k_major: false,
+            inner: chunk,
+            outer: du,
+            swizzle_bytes: chunk * t.bytes() as u32,
+        },
+    };
+    [
+        boxes(true, p.a_type, cfg.mt0),
+        boxes(false, p.b_type, cfg.mt1),
+    ]
 }
 
 /// Workgroups of a stream-K launch: GSU per compute unit, never more than there are (tile, K
@@ -205,86 +410,273 @@ pub fn stream_k_grid(per_cu: u32, compute_units: u32, tiles: u64, work: u64) -> 
 /// MI 64x8x16 followed by the generated [`wgmma_function`]). They depend on the problem's
 /// layout, types and `beta == 0`, never on M, N or K (those are arguments), so one compiled
 /// kernel serves every shape with the same layout and types.
-pub fn defines(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> String {
+///
+/// Each kernel part adds the defines its header reads (`PARTS`); the lines then follow
+/// `DEFINE_ORDER`.
+pub fn defines(cfg: &KernelConfig, stored: &GemmProblem, target: &Target) -> String {
     let cfg = cfg.canonical();
-    let wave = match target.vendor {
-        Vendor::Nvidia => 32,
-        Vendor::Amd => 64,
+    let spec = PartSpec {
+        p: &kernel_problem(&cfg, stored),
+        stored,
+        cfg,
+        target,
     };
-    let mut defs = String::new();
-    let mut def = |k: &str, v: String| defs.push_str(&format!("#define {k} {v}\n"));
-    def("GT_KERNEL_NAME", cfg.name());
-    def("GT_TARGET_ARCH", format!("\"{}\"", target.arch));
-    def(
-        "GT_VENDOR_AMD",
-        u8::from(target.vendor == Vendor::Amd).to_string(),
-    );
-    def("GT_TYPE_A", c_type(p.a_type).into());
-    def("GT_TYPE_B", c_type(p.b_type).into());
-    def("GT_TYPE_C", c_type(p.c_type).into());
-    def("GT_TYPE_D", c_type(p.d_type).into());
-    def("GT_TRANS_A", u8::from(p.trans_a.is_t()).to_string());
-    def("GT_TRANS_B", u8::from(p.trans_b.is_t()).to_string());
-    def("GT_MT0", cfg.mt0.to_string());
-    def("GT_MT1", cfg.mt1.to_string());
-    def("GT_DU", cfg.depth_u.to_string());
-    def("GT_MI_M", cfg.mi[0].to_string());
-    def("GT_MI_N", cfg.mi[1].to_string());
-    def("GT_MI_K", cfg.mi[2].to_string());
-    def("GT_WG0", cfg.wg[0].to_string());
-    def("GT_WG1", cfg.wg[1].to_string());
-    def("GT_THREADS", cfg.threads(wave).to_string());
-    def("GT_PGR", cfg.pgr.to_string());
-    def("GT_PLR", cfg.plr.to_string());
-    def("GT_LPA", cfg.lpa.to_string());
-    def("GT_LPB", cfg.lpb.to_string());
-    def("GT_SWIZZLE", cfg.swizzle.to_string());
-    def("GT_GSU", cfg.gsu.to_string());
-    def(
-        "GT_STREAM_K",
-        u8::from(cfg.gsu_algo == GsuAlgo::StreamK).to_string(),
-    );
-    def(
-        "GT_GSU_ATOMIC",
-        u8::from(cfg.gsu > 1 && cfg.gsu_algo == GsuAlgo::Atomic).to_string(),
-    );
-    // Named only when set, like the producer warp below.
-    if cfg.sums_splits_in_kernel() {
-        def("GT_GSU_SINGLE_KERNEL", "1".into());
+    let mut block = DefineBlock::default();
+    for part in PARTS {
+        part(&spec, &mut block);
     }
-    def("GT_WGM", cfg.wgm.to_string());
-    def("GT_GRVW", cfg.grvw.to_string());
-    def("GT_SVW", cfg.svw.to_string());
-    def("GT_SU", cfg.su.to_string());
-    def("GT_BETA_ZERO", u8::from(p.beta == 0.0).to_string());
-    if is_wgmma(&cfg) {
-        // The instruction's N runs along the warpgroup tile's N, or its M when swapped.
-        let [wt_m, wt_n] = warpgroup_tile(&cfg);
-        let n = if cfg.sab > 0 { wt_m } else { wt_n };
-        def("GT_WGMMA", "1".into());
-        def("GT_WGMMA_N", n.to_string());
-        // Named only when set: the define blocks (and compile-cache keys) of kernels without
-        // a producer warp stay as they were.
-        if cfg.pw > 0 {
-            def("GT_PRODUCER_WARP", "1".into());
-        }
-        if cfg.sab > 0 {
-            def("GT_SWAP_AB", "1".into());
-        }
-        defs.push_str(&wgmma_function(n, p.a_type));
-    }
-    defs
+    block.text()
 }
 
-/// The device function `gt_wgmma_m64k16(d, desc_a, desc_b)`: one
-/// `wgmma.mma_async.sync.aligned.m64n<n>k16.f32.<t>.<t>` adding A (64 x 16) times B (16 x n),
-/// both K-major in shared memory and named by descriptors, into the n/2 f32 registers `d`
-/// (scale-d = 1: accumulate; no negation, no transposition). Written with plain C types: it
-/// precedes the template's headers in the translation unit. No line is indented: the default
-/// kernel set stores define blocks line-trimmed, and an AOT lookup compares them exactly.
-pub fn wgmma_function(n: u32, t: DataType) -> String {
+/// What every part's defines are made from.
+struct PartSpec<'a> {
+    /// Canonical (the split algorithm is `Reduce` without a split).
+    cfg: KernelConfig,
+    /// The problem the main kernel reads: packed operands K-major (`kernel_problem`).
+    p: &'a GemmProblem,
+    /// The problem as stored, which the packers read.
+    stored: &'a GemmProblem,
+    target: &'a Target,
+}
+
+/// The define block as the parts build it: `#define` lines, then device code.
+#[derive(Default)]
+struct DefineBlock {
+    defines: Vec<(&'static str, String)>,
+    code: String,
+}
+
+impl DefineBlock {
+    fn def(&mut self, name: &'static str, value: impl ToString) {
+        self.defines.push((name, value.to_string()));
+    }
+
+    /// A switch the template reads as 0 or 1.
+    fn flag(&mut self, name: &'static str, on: bool) {
+        self.def(name, u8::from(on));
+    }
+
+    fn text(mut self) -> String {
+        let rank = |name: &str| DEFINE_ORDER.iter().position(|n| *n == name);
+        // Stable: defines not in the list keep the order of the parts, after the listed ones.
+        self.defines
+            .sort_by_key(|(name, _)| rank(name).unwrap_or(usize::MAX));
+        let mut out = String::new();
+        for (name, value) in &self.defines {
+            out.push_str(&format!("#define {name} {value}\n"));
+        }
+        out + &self.code
+    }
+}
+
+/// The kernel's parts, each adding the defines of its part of the template; a new part adds
+/// its function here.
+const PARTS: &[fn(&PartSpec, &mut DefineBlock)] = &[
+    kernel_defines,
+    operand_defines,
+    shape_defines,
+    atom_defines,
+    mainloop_defines,
+    lds_layout_defines,
+    loader_defines,
+    scheduler_defines,
+    epilogue_defines,
+    warpgroup_defines,
+];
+
+/// The order of the lines of a define block. The block is part of every compile-cache key
+/// and of the default set's lookup (`kernels/default_set.txt`), so these lines keep the order
+/// they have always had; a define not listed follows them.
+const DEFINE_ORDER: &[&str] = &[
+    "GT_KERNEL_NAME",
+    "GT_TARGET_ARCH",
+    "GT_VENDOR_AMD",
+    "GT_TYPE_A",
+    "GT_TYPE_B",
+    "GT_TYPE_C",
+    "GT_TYPE_D",
+    "GT_TRANS_A",
+    "GT_TRANS_B",
+    "GT_MT0",
+    "GT_MT1",
+    "GT_DU",
+    "GT_MI_M",
+    "GT_MI_N",
+    "GT_MI_K",
+    "GT_WG0",
+    "GT_WG1",
+    "GT_THREADS",
+    "GT_PGR",
+    "GT_PLR",
+    "GT_LPA",
+    "GT_LPB",
+    "GT_SWIZZLE",
+    "GT_GSU",
+    "GT_STREAM_K",
+    "GT_GSU_ATOMIC",
+    "GT_GSU_SINGLE_KERNEL",
+    "GT_WGM",
+    "GT_GRVW",
+    "GT_SVW",
+    "GT_SU",
+    "GT_BETA_ZERO",
+    "GT_WGMMA",
+    "GT_WGMMA_N",
+    "GT_PRODUCER_WARP",
+    "GT_SWAP_AB",
+];
+
+/// The kernel's symbol and what it is compiled for.
+fn kernel_defines(s: &PartSpec, b: &mut DefineBlock) {
+    b.def("GT_KERNEL_NAME", s.cfg.name());
+    b.def("GT_TARGET_ARCH", format!("\"{}\"", s.target.arch));
+    b.flag("GT_VENDOR_AMD", s.target.vendor == Vendor::Amd);
+}
+
+/// The operands' element types and layouts (from the problem).
+fn operand_defines(s: &PartSpec, b: &mut DefineBlock) {
+    b.def("GT_TYPE_A", c_type(s.p.a_type));
+    b.def("GT_TYPE_B", c_type(s.p.b_type));
+    b.def("GT_TYPE_C", c_type(s.p.c_type));
+    b.def("GT_TYPE_D", c_type(s.p.d_type));
+    b.flag("GT_TRANS_A", s.p.trans_a.is_t());
+    b.flag("GT_TRANS_B", s.p.trans_b.is_t());
+}
+
+/// The workgroup's shape: macro tile, DepthU, waves and threads (`constraints::shape`).
+fn shape_defines(s: &PartSpec, b: &mut DefineBlock) {
+    let c = &s.cfg;
+    b.def("GT_MT0", c.mt0);
+    b.def("GT_MT1", c.mt1);
+    b.def("GT_DU", c.depth_u);
+    b.def("GT_WG0", c.wg[0]);
+    b.def("GT_WG1", c.wg[1]);
+    b.def("GT_THREADS", c.threads(wave_size(s.target)));
+}
+
+/// The matrix atom: the instruction's shape, 1x1x1 for FMA (`constraints::atom`).
+fn atom_defines(s: &PartSpec, b: &mut DefineBlock) {
+    b.def("GT_MI_M", s.cfg.mi[0]);
+    b.def("GT_MI_N", s.cfg.mi[1]);
+    b.def("GT_MI_K", s.cfg.mi[2]);
+}
+
+/// The mainloop: pipeline stages, local-read prefetch and the staggered K start.
+fn mainloop_defines(s: &PartSpec, b: &mut DefineBlock) {
+    b.def("GT_PGR", s.cfg.pgr);
+    b.def("GT_PLR", s.cfg.plr);
+    b.def("GT_SU", s.cfg.su);
+}
+
+/// The shared-memory tile layout: row padding or the swizzle (`constraints::lds_layout`).
+fn lds_layout_defines(s: &PartSpec, b: &mut DefineBlock) {
+    b.def("GT_LPA", s.cfg.lpa);
+    b.def("GT_LPB", s.cfg.lpb);
+    b.def("GT_SWIZZLE", s.cfg.swizzle);
+}
+
+/// The operand loader: global-read vector width (`constraints::loader`).
+fn loader_defines(s: &PartSpec, b: &mut DefineBlock) {
+    b.def("GT_GRVW", s.cfg.grvw);
+}
+
+/// The tile scheduler: grouped tile order and the split-K kind (`constraints::scheduler`).
+fn scheduler_defines(s: &PartSpec, b: &mut DefineBlock) {
+    let c = &s.cfg;
+    b.def("GT_GSU", c.gsu);
+    b.flag("GT_STREAM_K", c.gsu_algo == GsuAlgo::StreamK);
+    b.flag("GT_GSU_ATOMIC", c.gsu > 1 && c.gsu_algo == GsuAlgo::Atomic);
+    // Named only when set, like the producer warp: the define blocks (and compile-cache
+    // keys) of the other kernels stay as they were.
+    if c.sums_splits_in_kernel() {
+        b.def("GT_GSU_SINGLE_KERNEL", 1);
+    }
+    if c.pk > 0 {
+        b.def("GT_PERSISTENT", 1);
+    }
+    b.def("GT_WGM", c.wgm);
+}
+
+/// The epilogue: store vector width and whether C is read (`constraints::epilogue`).
+fn epilogue_defines(s: &PartSpec, b: &mut DefineBlock) {
+    b.def("GT_SVW", s.cfg.svw);
+    b.flag("GT_BETA_ZERO", s.p.beta == 0.0);
+}
+
+/// The warpgroup mainloop (MI 64x8x16, 64x8x32): the instruction's N, the operands' LDS chunks
+/// when M- or N-major, which operands are packed first, the producer warp, SwapAB and the
+/// `wgmma` device function (`constraints::warpgroup`).
+fn warpgroup_defines(s: &PartSpec, b: &mut DefineBlock) {
+    let (c, p) = (&s.cfg, s.p);
+    if !is_wgmma(c) {
+        return;
+    }
+    // The instruction's N runs along the warpgroup tile's N, or its M when swapped.
+    let [wt_m, wt_n] = warpgroup_tile(c);
+    let n = if c.sab > 0 { wt_m } else { wt_n };
+    b.def("GT_WGMMA", 1);
+    b.def("GT_WGMMA_N", n);
+    // Named only when set: the define blocks (and compile-cache keys) of kernels without
+    // a producer warp stay as they were; likewise for TN kernels (no chunks, no packing).
+    if c.pw > 0 {
+        b.def("GT_PRODUCER_WARP", 1);
+    }
+    if c.sab > 0 {
+        b.def("GT_SWAP_AB", 1);
+    }
+    let (a_chunk, b_chunk) = (mn_chunk(c, p, true), mn_chunk(c, p, false));
+    if let Some(chunk) = a_chunk {
+        b.def("GT_A_CHUNK", chunk);
+    }
+    if let Some(chunk) = b_chunk {
+        b.def("GT_B_CHUNK", chunk);
+    }
+    // A packer reads its operand as stored: 1 K-major, 2 M- or N-major.
+    let [pack_a, pack_b] = packed_operands(c, s.stored);
+    if pack_a {
+        b.def("GT_PACK_A", if s.stored.trans_a.is_t() { 1 } else { 2 });
+    }
+    if pack_b {
+        b.def("GT_PACK_B", if s.stored.trans_b.is_t() { 2 } else { 1 });
+    }
+    // The instruction's A operand is the sliced tile: A, or B when swapped.
+    let (s_mn, n_mn) = if c.sab > 0 {
+        (b_chunk.is_some(), a_chunk.is_some())
+    } else {
+        (a_chunk.is_some(), b_chunk.is_some())
+    };
+    let (s_type, n_type) = if c.sab > 0 {
+        (p.b_type, p.a_type)
+    } else {
+        (p.a_type, p.b_type)
+    };
+    b.code
+        .push_str(&wgmma_function(n, s_type, n_type, s_mn, n_mn));
+}
+
+/// The device function `gt_wgmma_op(d, desc_a, desc_b)`: one
+/// `wgmma.mma_async.sync.aligned.m64n<n>k<k>.f32.<ta>.<tb>` adding A (64 x k) times B (k x n),
+/// both in shared memory and named by descriptors, into the n/2 f32 registers `d` (scale-d = 1:
+/// accumulate; no negation). k is 16 for 16-bit types and 32 for 8-bit ones; a 16-bit operand
+/// that is M- or N-major in shared memory (`a_mn`, `b_mn`) sets the instruction's transpose
+/// bit, which 8-bit types do not have. Written with plain C types: it precedes the template's
+/// headers in the translation unit. No line is indented: the default kernel set stores define
+/// blocks line-trimmed, and an AOT lookup compares them exactly.
+pub fn wgmma_function(n: u32, ta: DataType, tb: DataType, a_mn: bool, b_mn: bool) -> String {
     let regs = (n / 2) as usize;
-    let ptx_type = if t == DataType::F16 { "f16" } else { "bf16" };
+    let ptx = |t: DataType| match t {
+        DataType::F16 => "f16",
+        DataType::F8 => "e4m3",
+        DataType::Bf8 => "e5m2",
+        _ => "bf16",
+    };
+    let k = if ta.is_8bit() { 32 } else { 16 };
+    // 16-bit types take imm-trans-a and imm-trans-b after the input scales.
+    let trans = if ta.is_8bit() {
+        String::new()
+    } else {
+        format!(", {}, {}", u8::from(a_mn), u8::from(b_mn))
+    };
     let outs = (0..regs)
         .map(|i| format!("%{i}"))
         .collect::<Vec<_>>()
@@ -294,46 +686,28 @@ pub fn wgmma_function(n: u32, t: DataType) -> String {
         .collect::<Vec<_>>()
         .join(", ");
     format!(
-        "__device__ __forceinline__ void gt_wgmma_m64k16(float (&d)[{regs}], unsigned long long desc_a,\n\
+        "__device__ __forceinline__ void gt_wgmma_op(float (&d)[{regs}], unsigned long long desc_a,\n\
          unsigned long long desc_b) {{\n\
          asm volatile(\n\
          \"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{scale}, 0;\\n\"\n\
-         \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_type}.{ptx_type} \"\n\
-         \"{{{outs}}}, %{da}, %{db}, p, 1, 1, 0, 0;\\n}}\\n\"\n\
+         \"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{pa}.{pb} \"\n\
+         \"{{{outs}}}, %{da}, %{db}, p, 1, 1{trans};\\n}}\\n\"\n\
          : {constraints}\n\
          : \"l\"(desc_a), \"l\"(desc_b), \"r\"(1));\n\
          }}\n",
+        pa = ptx(ta),
+        pb = ptx(tb),
         da = regs,
         db = regs + 1,
         scale = regs + 2,
     )
 }
 
-/// Failures planted for harness tests (`--plant`), applied to matching kernels' source.
-static PLANTS: std::sync::OnceLock<Vec<crate::device::sim::Plant>> = std::sync::OnceLock::new();
-
-/// Sets the planted failures for this process (first call wins).
-pub fn set_plants(plants: &[crate::device::sim::Plant]) {
-    let _ = PLANTS.set(plants.to_vec());
-}
-
-/// The `#define` that makes the template misbehave as planted for `name`, if any.
-fn planted_define(name: &str) -> Option<&'static str> {
-    use crate::device::sim::PlantKind;
-    let plant = PLANTS.get()?.iter().find(|p| p.matches(name))?;
-    Some(match plant.kind {
-        PlantKind::Crash | PlantKind::OutOfBounds => "GT_PLANT_OOB",
-        PlantKind::Hang => "GT_PLANT_HANG",
-        PlantKind::Wrong => "GT_PLANT_WRONG",
-        PlantKind::CompileError => "GT_PLANT_COMPILE_ERROR",
-    })
-}
-
 /// Specialises the template for one config and problem.
 pub fn generate(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> KernelSource {
     let launch = launch_plan(cfg, p, target);
     let mut defines = defines(cfg, p, target);
-    if let Some(d) = planted_define(&cfg.name()) {
+    if let Some(d) = crate::plant::planted(&cfg.name()).map(PlantKind::define) {
         defines.push_str(&format!("#define {d} 1\n"));
     }
     let text = format!(
@@ -367,16 +741,97 @@ mod tests {
     }
 
     #[test]
+    fn other_layouts_read_mn_major_boxes_or_pack() {
+        let cfg = KernelConfig::parse(
+            "MT128x112x64_MI64x8x16_WG8x1_PGR6_PLR0_LPA0_LPB0_SW1_GSU2R_WGM8_GRVW8_SVW8_SU0",
+        )
+        .unwrap();
+        // NN: A M-major in chunks of 64 (boxes of 64 rows of M by DepthU of K), B K-major.
+        let mut nn = GemmProblem::new(16032, 112, 16384);
+        (nn.trans_a, nn.lda) = (crate::problem::Trans::N, 0);
+        nn.fill_defaults();
+        let plan = launch_plan(&cfg, &nn, &target());
+        let [a, b] = plan.tma.unwrap();
+        assert_eq!(
+            (a.k_major, a.inner, a.outer, a.swizzle_bytes),
+            (false, 64, 64, 128)
+        );
+        assert_eq!((b.k_major, b.inner, b.outer), (true, 64, 112));
+        assert!(plan.packs.is_empty());
+        assert!(defines(&cfg, &nn, &target()).contains("#define GT_A_CHUNK 64\n"));
+        // NT with N = 109: B's rows are 218 bytes apart, so B is packed K-major after the
+        // split-K partials, and the main kernel reads it as TN's B.
+        let mut nt = GemmProblem::new(16032, 109, 16384);
+        (nt.trans_a, nt.trans_b, nt.lda, nt.ldb) =
+            (crate::problem::Trans::N, crate::problem::Trans::T, 0, 0);
+        nt.fill_defaults();
+        let plan = launch_plan(&cfg, &nt, &target());
+        assert_eq!(plan.packs.len(), 1);
+        let pk = &plan.packs[0];
+        assert!(!pk.is_a && pk.symbol.ends_with("_pack_b"));
+        assert_eq!(
+            pk.workspace_offset,
+            plan.workspace_bytes.next_multiple_of(256)
+        );
+        assert_eq!(pk.bytes, 109 * 16384 * 2);
+        assert_eq!(plan.workspace_total(), pk.workspace_offset + pk.bytes);
+        assert!(plan.tma.unwrap()[1].k_major);
+        let d = defines(&cfg, &nt, &target());
+        assert!(d.contains("#define GT_TRANS_B 0\n") && d.contains("#define GT_PACK_B 2\n"));
+        let kp = kernel_problem(&cfg, &nt);
+        assert_eq!((kp.ldb, kp.trans_b), (16384, crate::problem::Trans::N));
+    }
+
+    #[test]
+    fn every_kernel_file_is_embedded() {
+        fn walk(dir: &std::path::Path, root: &std::path::Path, out: &mut Vec<String>) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    walk(&p, root, out);
+                } else if matches!(p.extension().and_then(|x| x.to_str()), Some("h" | "hip")) {
+                    let rel = p
+                        .strip_prefix(root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .replace('\\', "/");
+                    out.push(rel);
+                }
+            }
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+        let mut files = Vec::new();
+        walk(&root, &root, &mut files);
+        for f in &files {
+            assert!(
+                KERNEL_FILES.iter().any(|(name, _)| name == f),
+                "kernels/{f} is not in KERNEL_FILES: generated sources would lack it"
+            );
+        }
+        // And every include of the template resolves: nothing is left unexpanded.
+        let text = expand_includes(GEMM_TEMPLATE);
+        assert!(
+            !text.contains("#include \""),
+            "an include was left unexpanded"
+        );
+    }
+
+    #[test]
     fn wgmma_function_has_one_operand_per_accumulator() {
-        let f = wgmma_function(112, DataType::Bf16);
+        let f = wgmma_function(112, DataType::Bf16, DataType::Bf16, false, false);
         assert!(f.contains("wgmma.mma_async.sync.aligned.m64n112k16.f32.bf16.bf16"));
         assert!(f.contains("float (&d)[56]"));
         assert_eq!(f.matches("\"+f\"").count(), 56);
         assert!(f.contains("%55}, %56, %57, p, 1, 1, 0, 0;"));
         assert!(f.contains("setp.ne.b32 p, %58, 0;"));
-        let h = wgmma_function(8, DataType::F16);
+        let h = wgmma_function(8, DataType::F16, DataType::F16, true, false);
         assert!(h.contains("m64n8k16.f32.f16.f16"));
+        assert!(h.contains("p, 1, 1, 1, 0;"), "{h}");
         assert_eq!(h.matches("\"+f\"").count(), 4);
+        // 8-bit types: k32, their own type names, no transpose bits.
+        let q = wgmma_function(128, DataType::F8, DataType::Bf8, false, false);
+        assert!(q.contains("m64n128k32.f32.e4m3.e5m2"), "{q}");
+        assert!(q.contains("%65, p, 1, 1;"), "{q}");
     }
 
     #[test]
@@ -512,5 +967,107 @@ mod tests {
         };
         let d = defines(&mma, &p, &target());
         assert!(!d.contains("GT_WGMMA") && !d.contains("wgmma"));
+    }
+
+    /// The configs the define blocks are checked on: every valid config of bounded spaces of
+    /// problems over every layout, type, beta and path, for an NVIDIA and an AMD target.
+    fn sample_blocks() -> Vec<(KernelConfig, GemmProblem, Target)> {
+        use crate::hw::HwSpec;
+        use crate::problem::Trans;
+        use crate::space::Space;
+        let mut out = Vec::new();
+        let problem = |m, n, k, ta, tb, t: DataType, beta: f64| {
+            let mut p = GemmProblem::new(m, n, k);
+            (p.trans_a, p.trans_b, p.beta) = (ta, tb, beta);
+            (p.a_type, p.b_type, p.c_type, p.d_type) = (t, t, t, t);
+            p.fill_defaults();
+            p
+        };
+        let cases = [
+            (
+                "H200",
+                "sm_90a",
+                problem(16032, 109, 16384, Trans::T, Trans::N, DataType::Bf16, 0.0),
+            ),
+            (
+                "H200",
+                "sm_90a",
+                problem(4096, 4096, 4096, Trans::N, Trans::N, DataType::Bf16, 1.0),
+            ),
+            (
+                "H100-SXM",
+                "sm_90a",
+                problem(1000, 24, 8200, Trans::N, Trans::T, DataType::F16, 0.0),
+            ),
+            (
+                "H200",
+                "sm_90a",
+                problem(512, 768, 1024, Trans::T, Trans::T, DataType::F32, 0.5),
+            ),
+            (
+                "MI300X",
+                "gfx942",
+                problem(8192, 128, 2048, Trans::T, Trans::N, DataType::Bf16, 1.0),
+            ),
+        ];
+        for (spec, arch, p) in cases {
+            let hw = HwSpec::by_name(spec).unwrap();
+            let mut s = Space::for_problem(&p, &hw);
+            for (param, values) in [
+                ("DepthU", "64"),
+                ("LdsPadA", "0,8"),
+                ("LdsPadB", "0"),
+                ("WorkGroupMapping", "8"),
+                ("StaggerU", "0,4"),
+                ("GlobalSplitU", "1,3"),
+                ("MacroTile0", "80,128"),
+                ("MacroTile1", "16,128"),
+                ("WavesN", "1,2"),
+                ("PrefetchGlobalRead", "2,4"),
+                ("StoreVectorWidth", "4"),
+            ] {
+                s.fix(param, values).unwrap();
+            }
+            let target = Target {
+                vendor: hw.vendor,
+                arch: arch.into(),
+                compute_units: 132,
+            };
+            for c in s.enumerate(10_000_000).unwrap() {
+                out.push((c, p.clone(), target.clone()));
+            }
+        }
+        out
+    }
+
+    /// The define blocks of 32,344 configs, recorded before `defines` was composed of one
+    /// function per kernel part: the blocks are compile-cache keys and the default set's
+    /// lookup, so no part may change a byte of them. A deliberate change of the template's
+    /// defines changes this digest, and its commit says why.
+    #[test]
+    fn define_blocks_are_what_they_were() {
+        let blocks = sample_blocks();
+        let mut h = Sha256::new();
+        for (c, p, t) in &blocks {
+            h.update(defines(c, p, t));
+        }
+        let count = |f: &dyn Fn(&KernelConfig) -> bool| blocks.iter().filter(|b| f(&b.0)).count();
+        // The sample covers every part: the warpgroup path with and without its extras, and
+        // every split-K kind. Recorded when the parts were split out (32344 blocks, 3288 on
+        // the warpgroup path), then again when that path took every layout and 8-bit types:
+        // its NN and NT problems became warpgroup kernels, and its instruction function
+        // (`gt_wgmma_op`) names types and transpose bits; and again when PersistentKernel
+        // configs (`GT_PERSISTENT`) joined the sample.
+        assert_eq!(count(&|_| true), 36904);
+        assert_eq!(count(&is_wgmma), 7848);
+        assert_eq!(count(&|c| c.pw > 0), 3888);
+        assert_eq!(count(&|c| c.sab > 0), 3432);
+        assert_eq!(count(&|c| c.gsu_algo == GsuAlgo::StreamK), 4872);
+        assert_eq!(count(&|c| c.sums_splits_in_kernel()), 7900);
+        assert_eq!(count(&|c| c.pk > 0), 432);
+        assert_eq!(
+            format!("{:x}", h.finalize()),
+            "444e2734ffcc852d95610ee332d42d9023811ef13a7e8001272b1c13014d7835"
+        );
     }
 }

@@ -20,6 +20,8 @@ use thiserror::Error;
 
 use crate::problem::GemmProblem;
 use crate::space::KernelConfig;
+use crate::target::DeviceInfo;
+pub use crate::target::{target_for, Target};
 
 /// The compiler's verdict on one config.
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -68,13 +70,57 @@ pub struct LaunchPlan {
     /// it and passes as `flags`; every complete launch leaves it zero again. 0 when none.
     #[serde(default)]
     pub flags_bytes: u64,
-    /// Rows of the A and B boxes when the kernel loads its tiles through the tensor memory
-    /// accelerator: the backend then encodes a tensor map of A and of B (boxes of 64 K
-    /// elements by these rows) into the arguments of every launch.
+    /// The A and B boxes when the kernel loads its tiles through the tensor memory
+    /// accelerator: the backend then encodes a tensor map of A and of B into the arguments of
+    /// every launch.
     #[serde(default)]
-    pub tma_rows: Option<[u32; 2]>,
+    pub tma: Option<[TmaBox; 2]>,
+    /// The box in which a persistent kernel stores its output tiles through a tensor map of
+    /// D ((M, N, batch), `inner` elements of M by `outer` of N); the backend encodes the map
+    /// into the arguments.
+    #[serde(default)]
+    pub tma_d: Option<TmaBox>,
     /// Second kernel that turns the split-K workspace into D (reduction / alpha-beta).
     pub epilogue: Option<EpiloguePlan>,
+    /// Kernels that pack an operand K-major into the workspace before the main kernel (A
+    /// first); the main kernel reads the packed copy.
+    #[serde(default)]
+    pub packs: Vec<PackPlan>,
+}
+
+/// One operand-packing launch: `<name>_pack_a` or `_pack_b`, taking the GEMM's arguments and
+/// the address of its packed copy, `workspace_offset` bytes into the workspace, after the
+/// split-K partials. The main kernel then gets that address, the packed leading dimension and
+/// stride (GemmProblem::with_packed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PackPlan {
+    pub is_a: bool,
+    pub symbol: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub workspace_offset: u64,
+    pub bytes: u64,
+}
+
+impl LaunchPlan {
+    /// Workspace bytes the launch needs: the split-K partials and the packed operands.
+    pub fn workspace_total(&self) -> u64 {
+        self.packs
+            .iter()
+            .map(|p| p.workspace_offset + p.bytes)
+            .fold(self.workspace_bytes, u64::max)
+    }
+}
+
+/// One operand's tensor-map box: `inner` elements along the operand's contiguous dimension
+/// (K when `k_major`, else M or N) by `outer` along the other, landing in shared memory with a
+/// swizzle `swizzle_bytes` wide (the layouts of kernels/layout/gt_wgmma_tile.h).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TmaBox {
+    pub k_major: bool,
+    pub inner: u32,
+    pub outer: u32,
+    pub swizzle_bytes: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -102,29 +148,6 @@ pub struct CompiledKernel {
     pub resources: Resources,
     pub compile_ms: f64,
     pub cache_hit: bool,
-}
-
-/// Where compiled code must run.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Target {
-    pub vendor: crate::hw::Vendor,
-    /// `sm_90a`, `gfx942`, ...
-    pub arch: String,
-    /// Compute units (SMs / CUs) of the device; sizes the grid of persistent (stream-K)
-    /// kernels. 0 when not known (source generation without a device): such a plan launches
-    /// as if on one compute unit.
-    pub compute_units: u32,
-}
-
-impl Target {
-    /// A target whose compute-unit count is not known.
-    pub fn arch(vendor: crate::hw::Vendor, arch: impl Into<String>) -> Self {
-        Target {
-            vendor,
-            arch: arch.into(),
-            compute_units: 0,
-        }
-    }
 }
 
 /// A compiler driver. Implementations must be usable from many threads at once.
@@ -201,29 +224,21 @@ mod hex_bytes {
     }
 }
 
-/// The compile target for a device: its arch, with Hopper's `a` suffix so that the
-/// architecture-specific instructions are available.
-pub fn target_for(info: &crate::device::DeviceInfo) -> Target {
-    let arch = if info.vendor == crate::hw::Vendor::Nvidia && info.arch == "sm_90" {
-        "sm_90a".to_string()
-    } else {
-        info.arch.clone()
-    };
-    Target {
-        vendor: info.vendor,
-        arch,
-        compute_units: info.compute_units,
-    }
-}
-
 /// The compiler that serves a device's backend: the embedded ahead-of-time kernels first,
-/// then the run-time compiler (NVRTC on NVIDIA; hiprtc on AMD, or hipcc where hiprtc is
-/// missing). `GEMMTUNE_COMPILER=nvcc|hipcc` picks the compiler binary instead.
+/// then the run-time compiler (NVRTC on NVIDIA; hiprtc on AMD, or ROCm's hipcc / amdclang++
+/// where hiprtc is missing). `GEMMTUNE_COMPILER=nvcc|hipcc` picks the compiler binary instead,
+/// and so does naming a HIP compiler in `GEMMTUNE_HIP_COMPILER[_<ARCH>]` ([`amd::toolchain`]).
 pub fn compiler_for(
-    info: &crate::device::DeviceInfo,
-    plants: &[crate::device::sim::Plant],
+    info: &DeviceInfo,
+    plants: &[crate::plant::Plant],
 ) -> Result<Box<dyn Compiler>, CompileError> {
     let wanted = std::env::var("GEMMTUNE_COMPILER").unwrap_or_default();
+    let hip_named = [
+        amd::toolchain::arch_var(&info.arch),
+        amd::toolchain::COMPILER_VAR.to_string(),
+    ]
+    .iter()
+    .any(|v| std::env::var(v).is_ok_and(|c| !c.trim().is_empty()));
     match info.backend.as_str() {
         // Simulated and replayed devices need no machine code.
         "sim" | "replay" => Ok(Box::new(sim::SimCompiler {
@@ -235,13 +250,13 @@ pub fn compiler_for(
         "cuda" => Ok(Box::new(aot::AotFirst {
             inner: nvidia::NvrtcCompiler::new()?,
         })),
-        "hip" if wanted == "hipcc" => Ok(Box::new(aot::AotFirst {
-            inner: amd::HipccCompiler::find()?,
+        "hip" if wanted == "hipcc" || hip_named => Ok(Box::new(aot::AotFirst {
+            inner: amd::HipCompiler::for_arch(&info.arch)?,
         })),
         "hip" => match amd::HiprtcCompiler::load() {
             Ok(rtc) => Ok(Box::new(aot::AotFirst { inner: rtc })),
             Err(_) => Ok(Box::new(aot::AotFirst {
-                inner: amd::HipccCompiler::find()?,
+                inner: amd::HipCompiler::for_arch(&info.arch)?,
             })),
         },
         other => Err(CompileError::Unavailable(format!(

@@ -3,7 +3,7 @@
 
 use super::codegen::KernelSource;
 use super::{CodeFormat, CodeObject, CompileError, Compiler, Resources, Target};
-use crate::device::sim::{Plant, PlantKind};
+use crate::plant::{Plant, PlantKind};
 
 pub struct SimCompiler {
     pub plants: Vec<Plant>,

@@ -37,6 +37,8 @@ pub struct GemmArgs {
     /// (set by the CUDA backend when the launch plan asks for them; zero otherwise).
     pub tma_a: TensorMap,
     pub tma_b: TensorMap,
+    /// Tensor map of D for kernels that store through it (persistent kernels).
+    pub tma_d: TensorMap,
 }
 
 impl GemmArgs {
@@ -59,8 +61,8 @@ impl GemmArgs {
             d,
             workspace,
             flags,
-            alpha: p.alpha as f32,
-            beta: p.beta as f32,
+            alpha: p.alpha_eff() as f32,
+            beta: p.beta_eff() as f32,
             m: p.m,
             n: p.n,
             k: p.k,
@@ -76,6 +78,7 @@ impl GemmArgs {
             pad: 0,
             tma_a: TensorMap::default(),
             tma_b: TensorMap::default(),
+            tma_d: TensorMap::default(),
         }
     }
 }
@@ -85,9 +88,10 @@ mod tests {
     #[test]
     fn layout_matches_the_c_header() {
         // 6 pointers + 2 floats + 11 i64 + 2 i32 = 48 + 8 + 88 + 8 = 152, padded to 256 for
-        // the two 128-byte-aligned 128-byte tensor maps.
-        assert_eq!(std::mem::size_of::<super::GemmArgs>(), 512);
+        // the three 128-byte-aligned 128-byte tensor maps.
+        assert_eq!(std::mem::size_of::<super::GemmArgs>(), 640);
         assert_eq!(std::mem::align_of::<super::GemmArgs>(), 128);
         assert_eq!(std::mem::offset_of!(super::GemmArgs, tma_a), 256);
+        assert_eq!(std::mem::offset_of!(super::GemmArgs, tma_d), 512);
     }
 }

@@ -15,13 +15,14 @@ pub mod replay;
 pub mod sim;
 pub mod worker;
 
+pub use crate::target::DeviceInfo;
 pub use outcome::{Outcome, Verification};
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::compile::CompiledKernel;
-use crate::hw::{HwSpec, Vendor};
+use crate::hw::HwSpec;
 use crate::problem::GemmProblem;
 
 /// Errors of the harness itself (not of one config: those are [`Outcome`]s).
@@ -73,23 +74,6 @@ impl BackendKind {
             BackendKind::Replay => "replay",
         }
     }
-}
-
-/// What a device is; part of every database key.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DeviceInfo {
-    pub backend: String,
-    pub index: u32,
-    /// Name as the driver reports it (`NVIDIA H200`, `AMD Instinct MI300X`, `sim:H200`).
-    pub name: String,
-    pub vendor: Vendor,
-    /// Compile target (`sm_90`, `gfx942`).
-    pub arch: String,
-    pub driver_version: String,
-    pub compiler_version: String,
-    pub memory_bytes: u64,
-    pub compute_units: u32,
-    pub l2_bytes: u64,
 }
 
 /// How to time: hipblaslt-bench's options plus our own.
@@ -168,7 +152,7 @@ pub struct DeviceSelection {
     /// Spec to use instead of the one detected from the device name.
     pub hw_spec: Option<HwSpec>,
     /// Sim backend only: configs planted to fail, for testing the harness.
-    pub sim_plants: Vec<sim::Plant>,
+    pub sim_plants: Vec<crate::plant::Plant>,
     /// Replay backend only: the recorded sweep to serve.
     pub dataset: Option<std::path::PathBuf>,
 }

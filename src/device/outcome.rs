@@ -3,18 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Result of checking a kernel's output against the reference.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Verification {
-    pub max_abs_err: f64,
-    pub max_rel_err: f64,
-    /// ||out - ref|| / ||ref|| over the whole output.
-    pub rel_l2_err: f64,
-    pub tolerance: f64,
-    pub passed: bool,
-    /// `gpu-reference`, `cpu-reference` or `model` (sim).
-    pub method: String,
-}
+pub use crate::measure::verify::Verification;
 
 /// What happened to one config (or the vendor baseline) on the device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

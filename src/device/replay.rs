@@ -23,9 +23,9 @@ use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use super::{Device, DeviceError, DeviceInfo, Outcome, TimingOptions};
-use crate::bench::stats::Stats;
 use crate::compile::CompiledKernel;
 use crate::hw::HwSpec;
+use crate::measure::stats::Stats;
 use crate::problem::GemmProblem;
 use crate::space::KernelConfig;
 

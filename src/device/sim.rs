@@ -31,60 +31,16 @@
 //! as a real faulting kernel would take down or stall its worker.
 
 use rand::{Rng, SeedableRng};
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::str::FromStr;
 
 use super::{
     Device, DeviceError, DeviceInfo, DeviceSelection, Outcome, TimingOptions, Verification,
 };
 use crate::compile::CompiledKernel;
 use crate::hw::HwSpec;
+use crate::plant::{Plant, PlantKind};
 use crate::problem::GemmProblem;
 use crate::space::{constraints, GsuAlgo, KernelConfig};
-
-/// Failure planted on configs whose name contains `pattern` (`*` = all).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Plant {
-    pub pattern: String,
-    pub kind: PlantKind,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum PlantKind {
-    CompileError,
-    Crash,
-    Hang,
-    Wrong,
-    OutOfBounds,
-}
-
-impl Plant {
-    pub fn matches(&self, name: &str) -> bool {
-        self.pattern == "*" || name.contains(&self.pattern)
-    }
-}
-
-impl FromStr for Plant {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let (pattern, kind) = s
-            .rsplit_once('=')
-            .ok_or_else(|| format!("plant `{s}` must be PATTERN=crash|hang|wrong|oob|compile"))?;
-        let kind = match kind {
-            "crash" => PlantKind::Crash,
-            "hang" => PlantKind::Hang,
-            "wrong" => PlantKind::Wrong,
-            "oob" => PlantKind::OutOfBounds,
-            "compile" => PlantKind::CompileError,
-            other => return Err(format!("unknown plant kind `{other}`")),
-        };
-        Ok(Plant {
-            pattern: pattern.to_string(),
-            kind,
-        })
-    }
-}
 
 /// Simulated devices in the machine (indices `0..DEVICE_COUNT`), like an 8-GPU node, so
 /// multi-device runs can be exercised and a wrong index fails as it would on real hardware.
@@ -247,7 +203,21 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     } else {
         0.0
     };
-    compute_us.max(memory_us) + 0.15 * compute_us.min(memory_us) + 2.5 * launches + sum_tail_us
+    // Operands packed before the main kernel are read and written once more, in a launch of
+    // their own.
+    let [pack_a, pack_b] = constraints::packed_operands(c, p);
+    let packed_bytes =
+        f64::from(u8::from(pack_a)) * a_bytes + f64::from(u8::from(pack_b)) * b_bytes;
+    let pack_us = if pack_a || pack_b {
+        2.0 * packed_bytes / (hw.memory_bandwidth_gbps * 1e9 * 0.8) * 1e6 + 2.5
+    } else {
+        0.0
+    };
+    compute_us.max(memory_us)
+        + 0.15 * compute_us.min(memory_us)
+        + 2.5 * launches
+        + sum_tail_us
+        + pack_us
 }
 
 /// The modelled vendor-library time in microseconds, without noise.
@@ -277,7 +247,7 @@ fn noisy_samples(base: f64, key: &str, n: u32, seed: u64) -> Vec<f64> {
 }
 
 fn model_verification(passed: bool, p: &GemmProblem) -> Verification {
-    let tolerance = crate::bench::verify::tolerance(p);
+    let tolerance = crate::measure::verify::tolerance(p);
     let err = if passed { tolerance * 0.05 } else { 0.5 };
     Verification {
         max_abs_err: err,
@@ -416,13 +386,5 @@ mod tests {
         assert_eq!(a, noisy_samples(100.0, "k", 10, 1));
         assert_ne!(a, noisy_samples(100.0, "k", 10, 2));
         assert!(a.iter().all(|x| (*x - 100.0).abs() < 10.0));
-    }
-
-    #[test]
-    fn plants_parse() {
-        let p: Plant = "MT64=crash".parse().unwrap();
-        assert!(p.matches("MT64x64x32_x"));
-        assert!("MT64=explode".parse::<Plant>().is_err());
-        assert!("nokind".parse::<Plant>().is_err());
     }
 }

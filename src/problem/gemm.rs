@@ -72,6 +72,21 @@ pub struct GemmProblem {
     pub compute_type: ComputeType,
     pub alpha: f64,
     pub beta: f64,
+    /// Per-tensor scales (hipBLASLt's `scaleA` ... `scaleD`, cuBLASLt's scale pointers, used
+    /// with 8-bit inputs): D = scale_d * (alpha * scale_a * scale_b * op(A) op(B) +
+    /// beta * scale_c * C). 1 when the GEMM has none.
+    #[serde(default = "unit_scale")]
+    pub scale_a: f64,
+    #[serde(default = "unit_scale")]
+    pub scale_b: f64,
+    #[serde(default = "unit_scale")]
+    pub scale_c: f64,
+    #[serde(default = "unit_scale")]
+    pub scale_d: f64,
+}
+
+fn unit_scale() -> f64 {
+    1.0
 }
 
 impl GemmProblem {
@@ -99,9 +114,56 @@ impl GemmProblem {
             compute_type: ComputeType::F32,
             alpha: 1.0,
             beta: 0.0,
+            scale_a: 1.0,
+            scale_b: 1.0,
+            scale_c: 1.0,
+            scale_d: 1.0,
         };
         p.fill_defaults();
         p
+    }
+
+    /// The factor of op(A) op(B) in D once the per-tensor scales are folded in: what kernels,
+    /// references and the vendor library are given as alpha, so all compute the same D.
+    pub fn alpha_eff(&self) -> f64 {
+        self.alpha * self.scale_a * self.scale_b * self.scale_d
+    }
+
+    /// The factor of C in D once the scales are folded in.
+    pub fn beta_eff(&self) -> f64 {
+        self.beta * self.scale_c * self.scale_d
+    }
+
+    /// Leading dimension of an operand of type `t` packed K-major (K rounded up to whole
+    /// 16-byte vectors): what kernels/loader/gt_pack_kernel.h writes.
+    pub fn packed_ld(&self, t: DataType) -> i64 {
+        let v = (16 / t.bytes().max(1)) as i64;
+        (self.k + v - 1) / v * v
+    }
+
+    /// The problem as a kernel sees it once A (`pack_a`) or B (`pack_b`) has been packed
+    /// K-major into a buffer of its own: that operand with the packed leading dimension and
+    /// a stride of one packed matrix per batch.
+    pub fn with_packed(&self, pack_a: bool, pack_b: bool) -> GemmProblem {
+        let mut p = self.clone();
+        if pack_a {
+            p.trans_a = Trans::T;
+            p.lda = self.packed_ld(self.a_type);
+            p.stride_a = if self.batch > 1 { p.lda * self.m } else { 0 };
+        }
+        if pack_b {
+            p.trans_b = Trans::N;
+            p.ldb = self.packed_ld(self.b_type);
+            p.stride_b = if self.batch > 1 { p.ldb * self.n } else { 0 };
+        }
+        p
+    }
+
+    /// Whether any per-tensor scale differs from 1.
+    pub fn is_scaled(&self) -> bool {
+        [self.scale_a, self.scale_b, self.scale_c, self.scale_d]
+            .iter()
+            .any(|&s| s != 1.0)
     }
 
     /// Rows of A as stored (its leading dimension must cover them).
@@ -354,7 +416,14 @@ impl GemmProblem {
             self.stride_d,
             self.alpha,
             self.beta
-        )
+        ) + &if self.is_scaled() {
+            format!(
+                "_scale{}x{}x{}x{}",
+                self.scale_a, self.scale_b, self.scale_c, self.scale_d
+            )
+        } else {
+            String::new()
+        }
     }
 
     /// The equivalent `hipblaslt-bench` command line, so a user can reproduce the vendor timing.
@@ -365,13 +434,42 @@ impl GemmProblem {
             self.stride_a, self.stride_b, self.stride_c, self.stride_d,
             self.alpha, self.beta, self.trans_a, self.trans_b, self.batch,
             self.a_type, self.b_type, self.c_type, self.d_type, self.compute_type
-        )
+        ) + &[
+            ("scaleA", self.scale_a),
+            ("scaleB", self.scale_b),
+            ("scaleC", self.scale_c),
+            ("scaleD", self.scale_d),
+        ]
+        .iter()
+        .filter(|(_, s)| *s != 1.0)
+        // hipblaslt-bench takes the scale's mode: 1 is one scalar per tensor.
+        .map(|(flag, _)| format!(" --{flag} 1"))
+        .collect::<String>()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn per_tensor_scales_fold_into_alpha_and_beta_and_the_key() {
+        let mut p = GemmProblem::new(64, 64, 64);
+        let plain = p.key();
+        assert!(!plain.contains("scale"));
+        (p.alpha, p.beta) = (2.0, 0.5);
+        (p.scale_a, p.scale_b, p.scale_c, p.scale_d) = (0.5, 0.25, 4.0, 2.0);
+        assert_eq!(p.alpha_eff(), 2.0 * 0.5 * 0.25 * 2.0);
+        assert_eq!(p.beta_eff(), 0.5 * 4.0 * 2.0);
+        assert!(p.is_scaled() && p.key().contains("_scale0.5x0.25x4x2"));
+        // Packed operands: K-major, leading dimension K rounded up to 16 bytes.
+        let mut q = GemmProblem::new(100, 109, 1001);
+        (q.trans_b, q.ldb, q.batch) = (Trans::T, 0, 2);
+        q.fill_defaults();
+        let k = q.with_packed(false, true);
+        assert_eq!((k.trans_b, k.ldb, k.stride_b), (Trans::N, 1008, 1008 * 109));
+        assert_eq!(k.lda, q.lda);
+    }
 
     #[test]
     fn seed_defaults_are_packed_tn_bf16() {

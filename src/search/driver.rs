@@ -18,8 +18,10 @@ use serde::{Deserialize, Serialize};
 
 use super::evaluator::{EvalResult, Evaluator};
 use super::history::{Evaluation, History};
+pub use super::progress::StopReason;
 use super::progress::{Event, Progress};
 use super::retiming::retime_leaders;
+pub use super::retiming::Retimed;
 use super::strategy::{LlmRound, ProposeCtx, Rejected, Strategy};
 use super::SearchError;
 use crate::device::Outcome;
@@ -112,33 +114,6 @@ impl SearchOptions {
     }
 }
 
-/// Why the search stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    Budget,
-    TimeBudget,
-    MaxRounds,
-    /// `patience` rounds without a `min_improvement` gain.
-    Converged,
-    TargetReached,
-    /// The strategy had nothing new to propose.
-    Exhausted,
-}
-
-impl StopReason {
-    pub fn describe(self) -> &'static str {
-        match self {
-            StopReason::Budget => "evaluation budget used",
-            StopReason::TimeBudget => "time budget used",
-            StopReason::MaxRounds => "maximum rounds reached",
-            StopReason::Converged => "no improvement for `patience` rounds",
-            StopReason::TargetReached => "target reached",
-            StopReason::Exhausted => "strategy has nothing new to propose",
-        }
-    }
-}
-
 /// Wall-clock time by activity.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct TimeSplit {
@@ -156,20 +131,6 @@ pub struct TracePoint {
     /// Evaluations measured so far (1-based).
     pub evaluations: usize,
     pub best_us: f64,
-}
-
-/// A top config and its re-timed median.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Retimed {
-    pub config: KernelConfig,
-    pub search_median_us: f64,
-    /// The median of the round medians; `None` when a round failed (the config is then not a
-    /// winner).
-    pub retimed_median_us: Option<f64>,
-    /// Each passed round's median, in round order.
-    pub round_medians_us: Vec<f64>,
-    /// The last passed round's outcome, or the first failure.
-    pub outcome: Outcome,
 }
 
 /// The winner of a search.

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::bench::stats::Stats;
 use crate::device::Outcome;
+use crate::measure::stats::Stats;
 use crate::space::KernelConfig;
 
 /// One evaluated config.

@@ -2,10 +2,37 @@
 //! draws bars and tables from them, quiet mode passes `()` which ignores everything, and
 //! tests collect them with a closure.
 
+use serde::{Deserialize, Serialize};
+
 use crate::device::Outcome;
 use crate::space::KernelConfig;
 
-use super::driver::StopReason;
+/// Why the search stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    Budget,
+    TimeBudget,
+    MaxRounds,
+    /// `patience` rounds without a `min_improvement` gain.
+    Converged,
+    TargetReached,
+    /// The strategy had nothing new to propose.
+    Exhausted,
+}
+
+impl StopReason {
+    pub fn describe(self) -> &'static str {
+        match self {
+            StopReason::Budget => "evaluation budget used",
+            StopReason::TimeBudget => "time budget used",
+            StopReason::MaxRounds => "maximum rounds reached",
+            StopReason::Converged => "no improvement for `patience` rounds",
+            StopReason::TargetReached => "target reached",
+            StopReason::Exhausted => "strategy has nothing new to propose",
+        }
+    }
+}
 
 /// Something the driver did.
 #[derive(Debug, Clone, PartialEq)]

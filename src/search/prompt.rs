@@ -19,7 +19,7 @@ use super::history::History;
 use super::llm_port::{LlmLimits, LlmRequest};
 use super::observations;
 use super::strategy::Rejected;
-use crate::bench::stats::Rates;
+use crate::measure::stats::Rates;
 use crate::space::{KernelConfig, ParamId, Space};
 
 /// Rows of the ranked history table sent to the model (at full detail).

@@ -468,11 +468,16 @@ mod tests {
     use crate::hw::HwSpec;
     use crate::problem::GemmProblem;
 
-    /// An NN problem: its default config takes the mma.sync path, which the names below use.
+    /// An NN problem on a GPU without the warpgroup instruction: its default config takes the
+    /// mma.sync path, which the names below use.
     fn setup() -> (Space, KernelConfig) {
         let mut p = GemmProblem::new(4096, 4096, 4096);
         p.trans_a = crate::problem::Trans::N;
-        let s = Space::for_problem(&p, &HwSpec::by_name("H200").unwrap());
+        let mut hw = HwSpec::by_name("H200").unwrap();
+        for shapes in hw.matrix_instructions.values_mut() {
+            shapes.retain(|s| s[0] != 64);
+        }
+        let s = Space::for_problem(&p, &hw);
         let base = s.default_config().unwrap();
         (s, base)
     }

@@ -12,12 +12,25 @@
 //! that fails any round (wrong result, crash, timeout) is out: a kernel that was wrong once is
 //! not a winner.
 
-use super::driver::Retimed;
 use super::evaluator::{EvalResult, Evaluator};
 use super::SearchError;
-use crate::bench::stats::Stats;
 use crate::device::Outcome;
+use crate::measure::stats::Stats;
 use crate::space::KernelConfig;
+
+/// A top config and its re-timed median.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retimed {
+    pub config: KernelConfig,
+    pub search_median_us: f64,
+    /// The median of the round medians; `None` when a round failed (the config is then not a
+    /// winner).
+    pub retimed_median_us: Option<f64>,
+    /// Each passed round's median, in round order.
+    pub round_medians_us: Vec<f64>,
+    /// The last passed round's outcome, or the first failure.
+    pub outcome: Outcome,
+}
 
 /// What the rounds produced.
 pub struct RetimeRun {

@@ -100,6 +100,12 @@ pub struct KernelConfig {
     /// Named `_SAB1` at the end of the kernel name only when set.
     #[serde(default)]
     pub sab: u32,
+    /// PersistentKernel (warpgroup path with the producer warp only): 1 = one workgroup per
+    /// compute unit walks many output tiles, its producer loading the next tile's operands
+    /// while the warpgroups store the last one through the tensor memory accelerator. Named
+    /// `_PK1` at the end of the kernel name only when set.
+    #[serde(default)]
+    pub pk: u32,
 }
 
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -179,6 +185,7 @@ impl KernelConfig {
             c.su
         ) + if c.pw > 0 { "_PW1" } else { "" }
             + if c.sab > 0 { "_SAB1" } else { "" }
+            + if c.pk > 0 { "_PK1" } else { "" }
     }
 
     /// Parses a canonical name back into the config. Every field must be present, once.
@@ -196,10 +203,10 @@ impl KernelConfig {
                 ))),
             }
         };
-        let mut fields: [Option<&str>; 15] = [None; 15];
-        const PREFIXES: [&str; 15] = [
+        let mut fields: [Option<&str>; 16] = [None; 16];
+        const PREFIXES: [&str; 16] = [
             "MT", "MI", "WG", "PGR", "PLR", "LPA", "LPB", "SW", "GSU", "WGM", "GRVW", "SVW", "SU",
-            "PW", "SAB",
+            "PW", "SAB", "PK",
         ];
         for part in name.trim().split('_') {
             // Longest prefix first so that `SVW` is not read as `SW`... and `SU` after `SVW`.
@@ -257,12 +264,16 @@ impl KernelConfig {
             // Optional: a name without it has no producer warp.
             pw: if fields[13].is_some() { num(13)? } else { 0 },
             sab: if fields[14].is_some() { num(14)? } else { 0 },
+            pk: if fields[15].is_some() { num(15)? } else { 0 },
         };
         if cfg.pw > 1 {
             return Err(bad(format!("`PW{}`: ProducerWarp is 0 or 1", cfg.pw)));
         }
         if cfg.sab > 1 {
             return Err(bad(format!("`SAB{}`: SwapAB is 0 or 1", cfg.sab)));
+        }
+        if cfg.pk > 1 {
+            return Err(bad(format!("`PK{}`: PersistentKernel is 0 or 1", cfg.pk)));
         }
         if cfg.gsu == 0 || cfg.wgm == 0 || cfg.wg.contains(&0) || cfg.mt0 == 0 || cfg.mt1 == 0 {
             return Err(bad("zero tile, wave, GSU or WGM".into()));
@@ -308,6 +319,7 @@ mod tests {
             su: 0,
             pw: 0,
             sab: 0,
+            pk: 0,
         }
     }
 

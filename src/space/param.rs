@@ -31,10 +31,11 @@ pub enum ParamId {
     StaggerU,
     ProducerWarp,
     SwapAB,
+    PersistentKernel,
 }
 
 impl ParamId {
-    pub const ALL: [ParamId; 19] = [
+    pub const ALL: [ParamId; 20] = [
         ParamId::MacroTile0,
         ParamId::MacroTile1,
         ParamId::DepthU,
@@ -54,6 +55,7 @@ impl ParamId {
         ParamId::StaggerU,
         ParamId::ProducerWarp,
         ParamId::SwapAB,
+        ParamId::PersistentKernel,
     ];
 
     /// The name used in configs, prompts, TOML files and Tensile exports.
@@ -78,6 +80,7 @@ impl ParamId {
             ParamId::StaggerU => "StaggerU",
             ParamId::ProducerWarp => "ProducerWarp",
             ParamId::SwapAB => "SwapAB",
+            ParamId::PersistentKernel => "PersistentKernel",
         }
     }
 
@@ -110,6 +113,7 @@ impl ParamId {
             ParamId::StaggerU => "SU",
             ParamId::ProducerWarp => "PW",
             ParamId::SwapAB => "SAB",
+            ParamId::PersistentKernel => "PK",
         }
     }
 
@@ -134,6 +138,7 @@ impl ParamId {
             ParamId::StoreVectorWidth => "elements per global store of the result",
             ParamId::StaggerU => "offset in DepthU iterations between the K start of consecutive workgroups, spreading reads over memory channels (0 = off)",
             ParamId::ProducerWarp => "1 = warp specialisation on the Hopper wgmma path: one extra warp issues the tensor-map loads into every free pipeline stage while the warpgroups only multiply (no workgroup barrier in the main loop); 0 = the warpgroups take turns loading",
+            ParamId::PersistentKernel => "1 = on the Hopper wgmma path with the producer warp, one workgroup per compute unit walks many output tiles: the next tile's operands load while the last tile is stored through the tensor memory accelerator, so no pipeline refill and no epilogue sit between tiles (compute-bound shapes; beta = 0, no split-K)",
             ParamId::SwapAB => "1 = on the Hopper wgmma path, compute the transposed tile (B^T A^T): the instruction's 64-row slices run along N (MacroTile1 per warpgroup a multiple of 64) and MacroTile0 may be any multiple of 16, so skinny problems get M tiles (48, 80, 224 ...) that fill every compute unit in one wave",
         }
     }
@@ -163,6 +168,7 @@ impl ParamId {
             ParamId::StaggerU => c.su,
             ParamId::ProducerWarp => c.pw,
             ParamId::SwapAB => c.sab,
+            ParamId::PersistentKernel => c.pk,
         }) as i64
     }
 
@@ -193,6 +199,7 @@ impl ParamId {
             ParamId::StaggerU => c.su = u,
             ParamId::ProducerWarp => c.pw = u,
             ParamId::SwapAB => c.sab = u,
+            ParamId::PersistentKernel => c.pk = u,
         }
     }
 

@@ -65,11 +65,21 @@ impl Space {
         let tile_values: Vec<i64> = (1..=16).map(|i| i * 16).collect();
         let n_tile = ((problem.n.max(16) + 15) / 16 * 16).min(128);
         let nvidia = hw.vendor == Vendor::Nvidia;
-        let wgmma = shapes.contains(&constraints::WGMMA_MI);
+        let wgmma = shapes.contains(&constraints::wgmma_mi(problem.a_type));
+        // N tiles up to 512 where the warpgroup path can cover N past 256 in one workgroup
+        // (several warpgroups along N sharing the A tile), so A is read once.
+        let n_tile_values: Vec<i64> = if wgmma && problem.n > 256 {
+            (1..=(constraints::MAX_WGMMA_TILE / 16) as i64)
+                .map(|i| i * 16)
+                .collect()
+        } else {
+            tile_values.clone()
+        };
         let domains = vec![
             Domain::choice(ParamId::MacroTile0, tile_values.clone(), 128),
-            Domain::choice(ParamId::MacroTile1, tile_values, n_tile),
-            Domain::pow2(ParamId::DepthU, 16, 128, 64),
+            Domain::choice(ParamId::MacroTile1, n_tile_values, n_tile),
+            // 8-bit types take twice the K per instruction and per 128-byte row.
+            Domain::pow2(ParamId::DepthU, 16, if ea == 1 { 256 } else { 128 }, 64),
             Domain::choice(ParamId::MatrixInstruction, mi_values.clone(), mi_values[0]),
             Domain::pow2(ParamId::WavesM, 1, 8, 2),
             Domain::pow2(ParamId::WavesN, 1, 4, if problem.n <= 64 { 1 } else { 2 }),
@@ -105,6 +115,16 @@ impl Space {
                 0,
             ),
             Domain::choice(ParamId::SwapAB, if wgmma { vec![0, 1] } else { vec![0] }, 0),
+            // Persistent only where the epilogue can store through tensor maps (beta = 0).
+            Domain::choice(
+                ParamId::PersistentKernel,
+                if wgmma && problem.beta == 0.0 {
+                    vec![0, 1]
+                } else {
+                    vec![0]
+                },
+                0,
+            ),
         ];
         let mut space = Space {
             domains,
@@ -125,14 +145,19 @@ impl Space {
     /// search step crosses.
     fn prefer_wgmma(&mut self) {
         let ed = self.problem.d_type.bytes() as i64;
+        let ea = self.problem.a_type.bytes() as i64;
         let prefs = [
-            (ParamId::MatrixInstruction, pack_mi(constraints::WGMMA_MI)),
+            (
+                ParamId::MatrixInstruction,
+                pack_mi(constraints::wgmma_mi(self.problem.a_type)),
+            ),
             (ParamId::WavesM, 8),
             (ParamId::WavesN, 1),
             (ParamId::LdsSwizzle, 1),
             (ParamId::LdsPadA, 0),
             (ParamId::LdsPadB, 0),
-            (ParamId::DepthU, 64),
+            // One 128-byte swizzle row of K.
+            (ParamId::DepthU, 128 / ea),
             (ParamId::PrefetchGlobalRead, 6),
             (ParamId::PrefetchLocalRead, 0),
             (ParamId::StoreVectorWidth, (16 / ed).max(1)),
@@ -142,7 +167,23 @@ impl Space {
         // call, twice (cuBLASLt 172.4-172.6 us): 4096^3 190.7-191.5 us on WG8x1 against
         // 211.6-214.9 on four warpgroups of 64x128 (WG8x2) and 194.2-196.2 on WG8x2 with the
         // producer warp. One warpgroup column with a deeper pipeline otherwise.
-        let wide: &[(ParamId, i64)] = if self.problem.n >= 256 {
+        // N just past 256 (up to 512): one N tile covering N, two warpgroups along it (each
+        // half of it, at most 256 columns) on 64 rows, so that A is read once, not once per
+        // 256 columns.
+        let one_n_tile = self.problem.n > 256
+            && self.problem.n <= constraints::MAX_WGMMA_TILE as i64
+            && self
+                .domain(ParamId::MacroTile1)
+                .contains((self.problem.n + 15) / 16 * 16);
+        let wide: &[(ParamId, i64)] = if one_n_tile {
+            &[
+                (ParamId::MacroTile1, (self.problem.n + 15) / 16 * 16),
+                (ParamId::MacroTile0, 64),
+                (ParamId::WavesM, 4),
+                (ParamId::WavesN, 2),
+                (ParamId::PrefetchLocalRead, 1),
+            ]
+        } else if self.problem.n >= 256 {
             &[
                 (ParamId::MacroTile1, 256),
                 (ParamId::PrefetchGlobalRead, 4),
@@ -162,8 +203,8 @@ impl Space {
                 candidate.domain_mut(id).default = v;
             }
         }
-        // Small tiles stream with as many stages as fit.
-        let candidate = if small.is_empty() {
+        // Small tiles, and the single N tile, stream with as many stages as fit.
+        let candidate = if small.is_empty() && !one_n_tile {
             Some(candidate)
         } else {
             candidate.with_deepest_pipeline(&[])
@@ -286,7 +327,7 @@ impl Space {
     pub fn split_start(&self) -> Option<KernelConfig> {
         let start = self.raw_default();
         let tiles = tile_count(&self.problem, 128, 64) * 2;
-        let small = start.mi == constraints::WGMMA_MI && start.mt0 <= 64 && start.gsu <= 1;
+        let small = constraints::is_wgmma(&start) && start.mt0 <= 64 && start.gsu <= 1;
         if !small || tiles > self.hw.compute_units as i64 || !fills_wave(tiles, &self.hw) {
             return None;
         }
@@ -303,6 +344,100 @@ impl Space {
             (ParamId::ProducerWarp, 1),
         ])?;
         Some(space.raw_default())
+    }
+
+    /// A start for problems whose unsplit warpgroup tiles leave compute units idle (small M
+    /// with long K): the start's tile covering N (up to 256 columns) on 64 rows, as stream-K
+    /// (GSU1S: one persistent workgroup per compute unit sharing every (tile, K tile)
+    /// iteration), so every compute unit streams the same share of A however few tiles
+    /// there are.
+    pub fn stream_k_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let start = self.raw_default();
+        let mt1 = ((p.n + 15) / 16 * 16).min(256);
+        let tiles = tile_count(p, 64, mt1);
+        let iters = (p.k + 63) / 64;
+        if !constraints::is_wgmma(&start)
+            || tiles * 10 >= self.hw.compute_units as i64 * 8
+            || tiles * iters < 4 * self.hw.compute_units as i64
+        {
+            return None;
+        }
+        // One warpgroup, or two along N where one would hold more accumulators than
+        // stream-K keeps live across its tile loop.
+        [1, 2].into_iter().find_map(|wn| {
+            let space = self.with_deepest_pipeline(&[
+                (ParamId::MacroTile0, 64),
+                (ParamId::MacroTile1, mt1),
+                (ParamId::WavesM, 4),
+                (ParamId::WavesN, wn),
+                (ParamId::SwapAB, 0),
+                (ParamId::ProducerWarp, 0),
+                (ParamId::GlobalSplitU, 1),
+                (ParamId::GlobalSplitUAlgorithm, 2),
+                (ParamId::DepthU, 64),
+            ])?;
+            Some(space.raw_default())
+        })
+    }
+
+    /// Starts for N just past 256 besides the default's single 64-row N tile: 128-row tiles
+    /// (half as many tiles, each reading B from L2 once per 128 rows of A instead of 64) with
+    /// two warpgroups along N, and with four (two along each side).
+    pub fn wide_n_starts(&self) -> Vec<KernelConfig> {
+        let start = self.raw_default();
+        if !constraints::is_wgmma(&start) || start.mt1 <= 256 {
+            return Vec::new();
+        }
+        [[4, 2], [8, 2]]
+            .into_iter()
+            .filter_map(|[wm, wn]| {
+                let space = self.with_deepest_pipeline(&[
+                    (ParamId::MacroTile0, 128),
+                    (ParamId::WavesM, wm),
+                    (ParamId::WavesN, wn),
+                ])?;
+                Some(space.raw_default())
+            })
+            .collect()
+    }
+
+    /// A start for problems of several waves of tiles: the default's tile as a persistent
+    /// kernel (one workgroup per compute unit walking the tiles, its producer warp loading the
+    /// next tile's operands while the warpgroups store the last through a tensor map), as
+    /// deep as its LDS allows beside the output tile.
+    pub fn persistent_start(&self) -> Option<KernelConfig> {
+        let start = self.raw_default();
+        let tiles = tile_count(&self.problem, start.mt0 as i64, start.mt1 as i64);
+        if !self.domain(ParamId::PersistentKernel).contains(1)
+            || start.gsu > 1
+            || tiles < 2 * self.hw.compute_units as i64
+        {
+            return None;
+        }
+        let space = self.with_deepest_pipeline(&[
+            (ParamId::ProducerWarp, 1),
+            (ParamId::PersistentKernel, 1),
+            (ParamId::GlobalSplitUAlgorithm, 1),
+        ])?;
+        Some(space.raw_default())
+    }
+
+    /// Every start besides the default the first batch of a search should measure.
+    pub fn extra_starts(&self) -> Vec<KernelConfig> {
+        let mut out: Vec<KernelConfig> = Vec::new();
+        for c in self
+            .split_start()
+            .into_iter()
+            .chain(self.stream_k_start())
+            .chain(self.wide_n_starts())
+            .chain(self.persistent_start())
+        {
+            if !out.contains(&c) && Some(c) != self.default_config().ok() {
+                out.push(c);
+            }
+        }
+        out
     }
 
     pub fn domain(&self, id: ParamId) -> &Domain {
@@ -625,6 +760,7 @@ fn blank() -> KernelConfig {
         su: 0,
         pw: 0,
         sab: 0,
+        pk: 0,
     }
 }
 

@@ -14,15 +14,14 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, TransactionBehavior};
 
 use super::outcome_json;
-use super::queries::{read_measurement, MEASUREMENT_SELECT};
-use super::records::{MeasurementExtra, MeasurementKey, NewRun, RunStatus, StoredMeasurement};
+use super::records::{MeasurementExtra, MeasurementKey, NewRun, RunStatus};
 use super::schema::{self, APPLICATION_ID, CURRENT_VERSION};
 use super::StoreError;
-use crate::bench::stats::Stats;
 use crate::device::Outcome;
+use crate::measure::stats::Stats;
 use crate::problem::GemmProblem;
 
 /// How long a writer waits for another process's transaction before giving up.
@@ -276,35 +275,6 @@ impl Store {
         let id = tx.last_insert_rowid();
         tx.commit().map_err(sql)?;
         Ok(id)
-    }
-
-    /// The latest measurement with exactly this key, for resuming a run.
-    pub fn lookup(&self, key: &MeasurementKey) -> Result<Option<StoredMeasurement>, StoreError> {
-        let raw = self
-            .conn
-            .prepare_cached(&format!(
-                "{MEASUREMENT_SELECT}
-                 WHERE p.key = ?1 AND c.name = ?2 AND m.device_name = ?3 AND m.arch = ?4
-                   AND m.driver_version = ?5 AND m.compiler_version = ?6 AND m.source_hash = ?7
-                 ORDER BY m.id DESC LIMIT 1"
-            ))
-            .and_then(|mut s| {
-                s.query_row(
-                    params![
-                        key.problem_key,
-                        key.config_name,
-                        key.device_name,
-                        key.arch,
-                        key.driver_version,
-                        key.compiler_version,
-                        key.source_hash
-                    ],
-                    read_measurement,
-                )
-                .optional()
-            })
-            .map_err(|e| self.sql(e))?;
-        raw.map(|r| r.decode(&self.path)).transpose()
     }
 }
 

@@ -1,12 +1,13 @@
-//! Reads for reports and history: every measurement of a problem on a device, the best
-//! timed configs, the vendor baseline, and the list of runs.
+//! Reads: the lookup of one measurement key that lets a run resume, and for reports and
+//! history every measurement of a problem on a device, the best timed configs, the vendor
+//! baseline, and the list of runs.
 //!
 //! Rows are read as raw text first ([`RawMeasurement`]) and decoded outside SQLite, so a
 //! row that cannot be decoded is reported with its id instead of aborting the query.
 
 use std::path::Path;
 
-use rusqlite::{params, Row};
+use rusqlite::{params, OptionalExtension, Row};
 
 use super::handle::Store;
 use super::outcome_json;
@@ -14,7 +15,7 @@ use super::records::{
     MeasurementExtra, MeasurementKey, RunRecord, RunStatus, StoredMeasurement, VENDOR_PREFIX,
 };
 use super::StoreError;
-use crate::bench::stats::Stats;
+use crate::measure::stats::Stats;
 
 /// Columns read by [`read_measurement`], with the joins they need.
 pub(super) const MEASUREMENT_SELECT: &str = "
@@ -86,6 +87,35 @@ impl RawMeasurement {
 }
 
 impl Store {
+    /// The latest measurement with exactly this key, for resuming a run.
+    pub fn lookup(&self, key: &MeasurementKey) -> Result<Option<StoredMeasurement>, StoreError> {
+        let raw = self
+            .conn
+            .prepare_cached(&format!(
+                "{MEASUREMENT_SELECT}
+                 WHERE p.key = ?1 AND c.name = ?2 AND m.device_name = ?3 AND m.arch = ?4
+                   AND m.driver_version = ?5 AND m.compiler_version = ?6 AND m.source_hash = ?7
+                 ORDER BY m.id DESC LIMIT 1"
+            ))
+            .and_then(|mut s| {
+                s.query_row(
+                    params![
+                        key.problem_key,
+                        key.config_name,
+                        key.device_name,
+                        key.arch,
+                        key.driver_version,
+                        key.compiler_version,
+                        key.source_hash
+                    ],
+                    read_measurement,
+                )
+                .optional()
+            })
+            .map_err(|e| self.sql(e))?;
+        raw.map(|r| r.decode(&self.path)).transpose()
+    }
+
     fn measurements(
         &self,
         sql: &str,

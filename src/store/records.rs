@@ -7,9 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::bench::stats::Stats;
 use crate::compile::CompiledKernel;
 use crate::device::{DeviceInfo, Outcome};
+use crate::measure::stats::Stats;
 use crate::problem::GemmProblem;
 
 /// Config names of vendor-library baselines start with this, e.g. `vendor:cublaslt`.

@@ -279,13 +279,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn eight_bit_inputs_are_reported_as_unsupported_types() {
+    fn eight_bit_inputs_outside_the_warpgroup_path_are_reported_by_name() {
         let hw = HwSpec::by_name("H200").unwrap();
         let mut p = GemmProblem::new(1024, 1024, 1024);
         assert_eq!(unsupported_reason(&p, &hw), None);
         p.a_type = crate::problem::DataType::F8;
         p.b_type = crate::problem::DataType::F8;
+        // TN on Hopper: the warpgroup instruction takes e4m3.
+        assert_eq!(unsupported_reason(&p, &hw), None);
+        // Other layouts: the instruction reads 8-bit operands K-major only, and says so.
+        (p.trans_a, p.lda) = (crate::problem::Trans::N, 0);
+        p.fill_defaults();
         let why = unsupported_reason(&p, &hw).unwrap();
-        assert!(why.contains("8-bit"), "{why}");
+        assert!(
+            why.contains("warpgroup") && why.contains("layout TN"),
+            "{why}"
+        );
+        // An AMD GPU: no 8-bit MFMA atom in the template.
+        let mi300 = HwSpec::by_name("MI300X").unwrap();
+        let tn = GemmProblem {
+            a_type: crate::problem::DataType::F8,
+            b_type: crate::problem::DataType::F8,
+            ..GemmProblem::new(1024, 1024, 1024)
+        };
+        let why = unsupported_reason(&tn, &mi300).unwrap();
+        assert!(
+            why.contains("unsupported types") && why.contains("warpgroup"),
+            "{why}"
+        );
     }
 }

@@ -160,7 +160,7 @@ impl GemmRecord {
 }
 
 /// Problem columns, in hipBLASLt's names.
-const PROBLEM_COLUMNS: [&str; 21] = [
+const PROBLEM_COLUMNS: [&str; 25] = [
     "M",
     "N",
     "K",
@@ -182,6 +182,10 @@ const PROBLEM_COLUMNS: [&str; 21] = [
     "compute_type",
     "alpha",
     "beta",
+    "scaleA",
+    "scaleB",
+    "scaleC",
+    "scaleD",
 ];
 
 fn problem_fields(p: &GemmProblem) -> Vec<String> {
@@ -207,6 +211,10 @@ fn problem_fields(p: &GemmProblem) -> Vec<String> {
         p.compute_type.to_string(),
         p.alpha.to_string(),
         p.beta.to_string(),
+        p.scale_a.to_string(),
+        p.scale_b.to_string(),
+        p.scale_c.to_string(),
+        p.scale_d.to_string(),
     ]
 }
 
@@ -269,6 +277,17 @@ impl Row<'_> {
         p.compute_type = self.parse("compute_type")?;
         p.alpha = self.parse("alpha")?;
         p.beta = self.parse("beta")?;
+        // Tables written before per-tensor scales existed have no scale columns.
+        for (name, scale) in [
+            ("scaleA", &mut p.scale_a),
+            ("scaleB", &mut p.scale_b),
+            ("scaleC", &mut p.scale_c),
+            ("scaleD", &mut p.scale_d),
+        ] {
+            if self.fields.contains_key(name) {
+                *scale = self.opt(name)?.unwrap_or(1.0);
+            }
+        }
         p.validate().map_err(|e| e.to_string())?;
         Ok(p)
     }

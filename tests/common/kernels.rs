@@ -1,6 +1,8 @@
 //! Kernel configs and problems shared by the GPU smoke tests and the compile checks.
 #![allow(dead_code)]
 
+use gemmtune::compile::codegen::KernelSource;
+use gemmtune::compile::LaunchPlan;
 use gemmtune::problem::{DataType, GemmProblem, Trans};
 use gemmtune::space::{GsuAlgo, KernelConfig, Space};
 use rand::SeedableRng;
@@ -83,4 +85,27 @@ pub fn sample_configs(space: &Space, seed: u64, samples: usize) -> Vec<KernelCon
     out.sort_by_key(|c| c.name());
     out.dedup();
     out
+}
+
+/// Hand-written kernel source `text` whose kernel `name` runs as one wave of 64 lanes (for
+/// compile checks of code that is not generated from a config).
+pub fn single_wave_source(name: &str, text: String) -> KernelSource {
+    KernelSource {
+        name: name.into(),
+        defines: String::new(),
+        text,
+        launch: LaunchPlan {
+            symbol: name.into(),
+            grid: [1, 1, 1],
+            block: [64, 1, 1],
+            shared_bytes: 0,
+            workspace_bytes: 0,
+            zero_workspace: false,
+            flags_bytes: 0,
+            tma: None,
+            tma_d: None,
+            epilogue: None,
+            packs: Vec::new(),
+        },
+    }
 }

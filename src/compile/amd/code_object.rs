@@ -2,7 +2,9 @@
 //!
 //! Flow: bytes (a clang offload bundle from `hipcc --genco`, or a bare ELF from hiprtc) ->
 //! the amdgcn ELF -> its `NT_AMDGPU_METADATA` note (code object v3+: a MessagePack map with
-//! `amdhsa.kernels`) -> per kernel: VGPR, AGPR, SGPR counts, spill counts, scratch and LDS.
+//! `amdhsa.kernels`) -> per kernel: VGPR, AGPR, SGPR counts, spill counts, scratch, LDS and
+//! the wavefront size. Every clang that writes code object v3 or later writes these keys the
+//! same way, so this is the one reader for hipcc, amdclang++, upstream clang and hiprtc.
 //! Everything is bounds-checked: a malformed object gives `None`, never a panic.
 
 use std::collections::BTreeMap;
@@ -20,6 +22,8 @@ pub struct KernelUsage {
     pub scratch_bytes: u32,
     /// Static LDS bytes.
     pub lds_bytes: u32,
+    /// Lanes per wave the kernel was compiled for (0 when the metadata does not say).
+    pub wavefront_size: u32,
 }
 
 const BUNDLE_MAGIC: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
@@ -67,6 +71,7 @@ pub fn kernel_usage(bytes: &[u8]) -> Option<Vec<KernelUsage>> {
                     sgpr_spills: num(".sgpr_spill_count"),
                     scratch_bytes: num(".private_segment_fixed_size"),
                     lds_bytes: num(".group_segment_fixed_size"),
+                    wavefront_size: num(".wavefront_size"),
                 })
             })
             .collect(),
@@ -312,7 +317,7 @@ mod tests {
     }
 
     fn metadata() -> Vec<u8> {
-        let mut k = vec![0x86];
+        let mut k = vec![0x87];
         k.extend(mp_str(".name"));
         k.extend(mp_str("gemm"));
         k.extend(mp_str(".vgpr_count"));
@@ -325,6 +330,8 @@ mod tests {
         k.extend([0xcd, 0x01, 0x00]);
         k.extend(mp_str(".group_segment_fixed_size"));
         k.extend([0xce, 0, 1, 0, 0]);
+        k.extend(mp_str(".wavefront_size"));
+        k.push(64);
         let mut doc = vec![0x82];
         doc.extend(mp_str("amdhsa.version"));
         doc.extend([0x92, 1, 2]);
@@ -346,6 +353,7 @@ mod tests {
             sgpr_spills: 0,
             scratch_bytes: 256,
             lds_bytes: 65536,
+            wavefront_size: 64,
         }];
         assert_eq!(kernel_usage(&elf), Some(want.clone()));
 

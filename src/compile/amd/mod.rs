@@ -1,25 +1,27 @@
-//! AMD compiler drivers: `hipcc` (a child process) and hiprtc (in-process, loaded at run
-//! time), both turning generated HIP source into a code object for one `gfx` target.
+//! AMD compiler drivers: a HIP compiler process (`hipcc`, `amdclang++` or another clang HIP
+//! driver, chosen per arch by [`toolchain`]) and hiprtc (in-process, loaded at run time), both
+//! turning generated HIP source into a code object for one `gfx` target.
 //!
-//! Flow: [`KernelSource`] -> hipcc `--genco` (a clang offload bundle) or hiprtc (a bare
-//! ELF) -> [`CodeObject`] (`Hsaco`, loadable by `hipModuleLoadData`) plus [`Resources`] read
-//! from the code object's metadata ([`code_object`]), or for hipcc from its
-//! `-Rpass-analysis=kernel-resource-usage` remarks when the metadata cannot be read.
+//! Flow: [`KernelSource`] -> the compiler process (hipcc `--genco`: a clang offload bundle;
+//! a clang driver: the bare device ELF) or hiprtc (a bare ELF) -> [`CodeObject`] (`Hsaco`,
+//! loadable by `hipModuleLoadData`) plus [`Resources`] read from the code object's metadata
+//! ([`code_object`]) whatever the clang version, or from the compiler's
+//! `-Rpass-analysis=kernel-resource-usage` remarks only when the metadata cannot be read.
 //! A rejected source is `CompileError::Failed` with the compiler's log; a missing compiler is
 //! `CompileError::Unavailable`.
 
 pub mod code_object;
+pub mod toolchain;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::codegen::KernelSource;
 use super::{CodeFormat, CodeObject, CompileError, Compiler, Resources, Target};
-use crate::device::hip::rtc;
 use crate::hw::Vendor;
+use crate::rocm::rtc;
 use code_object::KernelUsage;
+use toolchain::HipCommand;
 
 /// Registers per lane counted against the 512-entry unified file of gfx90a/gfx94x/gfx950:
 /// arch VGPRs are allocated first, AGPRs start at the next multiple of 4.
@@ -59,9 +61,12 @@ fn check_target(target: &Target) -> Result<(), CompileError> {
 }
 
 /// Parses clang's `-Rpass-analysis=kernel-resource-usage` remarks (one block per kernel,
-/// starting at `Function Name: <name>`).
+/// starting at `Function Name: <name>`). A kernel with a count that is not a number (clang
+/// 20+ prints `VGPRs: <kernel>.num_vgpr` where the value is only known at link time) is left
+/// out: a missing count must not read as zero spills.
 pub fn parse_resource_remarks(stderr: &str) -> Vec<KernelUsage> {
     let mut out: Vec<KernelUsage> = Vec::new();
+    let mut unreadable: Vec<usize> = Vec::new();
     for line in stderr.lines() {
         let Some((_, rest)) = line.split_once("remark:") else {
             continue;
@@ -78,10 +83,17 @@ pub fn parse_resource_remarks(stderr: &str) -> Vec<KernelUsage> {
             });
             continue;
         }
-        let (Some(cur), Ok(n)) = (out.last_mut(), value.parse::<u32>()) else {
+        let Some(cur) = out.last_mut() else {
             continue;
         };
-        match key.trim() {
+        let key = key.trim();
+        let Ok(n) = value.parse::<u32>() else {
+            if REMARK_COUNTS.contains(&key) {
+                unreadable.push(out.len() - 1);
+            }
+            continue;
+        };
+        match key {
             "VGPRs" => cur.vgprs = n,
             "AGPRs" => cur.agprs = n,
             "SGPRs" => cur.sgprs = n,
@@ -92,61 +104,50 @@ pub fn parse_resource_remarks(stderr: &str) -> Vec<KernelUsage> {
             _ => {}
         }
     }
-    out
+    out.into_iter()
+        .enumerate()
+        .filter(|(i, _)| !unreadable.contains(i))
+        .map(|(_, u)| u)
+        .collect()
 }
 
-/// Drives the `hipcc` binary.
+/// The remarks [`parse_resource_remarks`] reads.
+const REMARK_COUNTS: &[&str] = &[
+    "VGPRs",
+    "AGPRs",
+    "SGPRs",
+    "VGPRs Spill",
+    "SGPRs Spill",
+    "ScratchSize [bytes/lane]",
+    "LDS Size [bytes/block]",
+];
+
+/// Drives a HIP compiler process (`hipcc`, `amdclang++`, or another clang HIP driver; see
+/// [`toolchain`] for which one serves an arch).
 #[derive(Debug, Clone)]
-pub struct HipccCompiler {
-    hipcc: PathBuf,
+pub struct HipCompiler {
+    tool: HipCommand,
     version: String,
-    extra_flags: Vec<String>,
 }
 
 /// Unique scratch names for concurrent compiles in one process.
 static SCRATCH_SEQ: AtomicU64 = AtomicU64::new(0);
 
-impl HipccCompiler {
-    /// Finds hipcc in `$ROCM_PATH/bin`, `$HIP_PATH/bin`, `/opt/rocm/bin`, then `PATH`, and
-    /// reads its version.
-    pub fn find() -> Result<HipccCompiler, CompileError> {
-        let path = find_hipcc().ok_or_else(|| {
-            CompileError::Unavailable(
-                "hipcc not found (set ROCM_PATH or HIP_PATH, or put hipcc on PATH)".into(),
-            )
-        })?;
-        Self::with_path(path)
+impl HipCompiler {
+    /// The compiler chosen for `arch`: `GEMMTUNE_HIP_COMPILER_<ARCH>`, `GEMMTUNE_HIP_COMPILER`,
+    /// or ROCm's hipcc / amdclang++ ([`HipCommand::for_arch`]).
+    pub fn for_arch(arch: &str) -> Result<HipCompiler, CompileError> {
+        Self::new(HipCommand::for_arch(arch).map_err(CompileError::Unavailable)?)
     }
 
-    /// Uses a given hipcc binary.
-    pub fn with_path(hipcc: PathBuf) -> Result<HipccCompiler, CompileError> {
-        let out = Command::new(&hipcc)
-            .env("HIP_PLATFORM", "amd")
-            .arg("--version")
-            .output()
-            .map_err(|e| CompileError::Unavailable(format!("{}: {e}", hipcc.display())))?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let version = parse_hipcc_version(&text).ok_or_else(|| {
-            CompileError::Unavailable(format!(
-                "{} --version printed no HIP/clang version",
-                hipcc.display()
-            ))
-        })?;
-        Ok(HipccCompiler {
-            hipcc,
-            version,
-            extra_flags: Vec::new(),
-        })
+    /// Uses a given command, reading its version.
+    pub fn new(tool: HipCommand) -> Result<HipCompiler, CompileError> {
+        let version = tool.version().map_err(CompileError::Unavailable)?;
+        Ok(HipCompiler { tool, version })
     }
 
-    /// Extra flags appended to every compile (part of [`Compiler::id`]).
-    pub fn with_flags(mut self, flags: Vec<String>) -> Self {
-        self.extra_flags = flags;
-        self
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.hipcc
+    pub fn command(&self) -> &HipCommand {
+        &self.tool
     }
 
     /// Compiles to a code object file in a private scratch directory.
@@ -164,18 +165,17 @@ impl HipccCompiler {
             let obj = dir.join("kernel.hsaco");
             std::fs::write(&src, &source.text)
                 .map_err(|e| CompileError::Unavailable(format!("{}: {e}", src.display())))?;
-            // hipcc picks its platform from the environment (a CUDA_PATH can make it target
-            // NVIDIA): name AMD explicitly.
-            let out = Command::new(&self.hipcc)
-                .env("HIP_PLATFORM", "amd")
-                .arg(format!("--offload-arch={arch}"))
-                .args(["--genco", "-O3", "-Rpass-analysis=kernel-resource-usage"])
-                .args(&self.extra_flags)
+            let out = self
+                .tool
+                .command(arch)
+                .arg("-Rpass-analysis=kernel-resource-usage")
                 .arg("-o")
                 .arg(&obj)
                 .arg(&src)
                 .output()
-                .map_err(|e| CompileError::Unavailable(format!("{}: {e}", self.hipcc.display())))?;
+                .map_err(|e| {
+                    CompileError::Unavailable(format!("{}: {e}", self.tool.program.display()))
+                })?;
             let log = String::from_utf8_lossy(&out.stderr).into_owned();
             if !out.status.success() {
                 return Err(CompileError::Failed { log });
@@ -191,48 +191,12 @@ impl HipccCompiler {
     }
 }
 
-fn find_hipcc() -> Option<PathBuf> {
-    let mut cands: Vec<PathBuf> = ["ROCM_PATH", "HIP_PATH"]
-        .iter()
-        .filter_map(std::env::var_os)
-        .map(|root| PathBuf::from(root).join("bin").join("hipcc"))
-        .collect();
-    cands.push(PathBuf::from("/opt/rocm/bin/hipcc"));
-    if let Some(path) = std::env::var_os("PATH") {
-        cands.extend(std::env::split_paths(&path).map(|d| d.join("hipcc")));
-    }
-    cands.into_iter().find(|p| p.is_file())
-}
-
-/// `hipcc-5.2.21153-clang-15.0.6` from `hipcc --version` output.
-pub fn parse_hipcc_version(text: &str) -> Option<String> {
-    let field = |prefix: &str| {
-        text.lines().find_map(|l| {
-            let at = l.find(prefix)?;
-            l[at + prefix.len()..]
-                .split_whitespace()
-                .next()
-                .map(str::to_string)
-        })
-    };
-    let hip = field("HIP version:");
-    let clang = field("clang version");
-    match (hip, clang) {
-        (None, None) => None,
-        (h, c) => Some(format!(
-            "hipcc-{}-clang-{}",
-            h.unwrap_or_else(|| "unknown".into()),
-            c.unwrap_or_else(|| "unknown".into())
-        )),
-    }
-}
-
-impl Compiler for HipccCompiler {
+impl Compiler for HipCompiler {
     fn id(&self) -> String {
-        if self.extra_flags.is_empty() {
+        if self.tool.args.is_empty() {
             self.version.clone()
         } else {
-            format!("{} {}", self.version, self.extra_flags.join(" "))
+            format!("{} {}", self.version, self.tool.args.join(" "))
         }
     }
 
@@ -243,11 +207,7 @@ impl Compiler for HipccCompiler {
     ) -> Result<(CodeObject, Resources), CompileError> {
         check_target(target)?;
         let (bytes, log) = self.run(source, &target.arch)?;
-        // Metadata first (exact for the loaded object); remarks when it cannot be parsed.
-        let usage = code_object::kernel_usage(&bytes)
-            .filter(|u| !u.is_empty())
-            .unwrap_or_else(|| parse_resource_remarks(&log));
-        let resources = main_kernel(&usage, &source.launch.symbol)
+        let resources = main_kernel(&usage_of(&bytes, &log), &source.launch.symbol)
             .map(resources_of)
             .unwrap_or_default();
         Ok((
@@ -260,14 +220,23 @@ impl Compiler for HipccCompiler {
     }
 }
 
+/// Resource usage from the code object's metadata, which every clang version writes the same
+/// way; the resource remarks only where the metadata cannot be read (clang 20+ prints some of
+/// them as symbolic expressions, which [`parse_resource_remarks`] leaves out).
+pub fn usage_of(code: &[u8], log: &str) -> Vec<KernelUsage> {
+    code_object::kernel_usage(code)
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| parse_resource_remarks(log))
+}
+
 /// Compiles in-process with hiprtc.
 pub struct HiprtcCompiler {
-    api: Arc<crate::device::hip::sys::RtcApi>,
+    api: Arc<crate::rocm::sys::RtcApi>,
     version: String,
 }
 
 impl HiprtcCompiler {
-    /// Loads hiprtc (`libhiprtc.so` on ROCm 6, `libamdhip64.so` on ROCm 5).
+    /// Loads hiprtc (`libhiprtc.so` on ROCm 6 and 7, `libamdhip64.so` on ROCm 5).
     pub fn load() -> Result<HiprtcCompiler, CompileError> {
         let api = rtc::rtc().map_err(|e| CompileError::Unavailable(e.to_string()))?;
         let version = rtc::version(&api).map_err(|e| CompileError::Unavailable(e.to_string()))?;
@@ -286,7 +255,12 @@ impl Compiler for HiprtcCompiler {
         target: &Target,
     ) -> Result<(CodeObject, Resources), CompileError> {
         check_target(target)?;
-        let options = vec![format!("--offload-arch={}", target.arch), "-O3".to_string()];
+        // The template is C++17 (if constexpr, generic lambdas), like nvcc's and NVRTC's runs.
+        let options = vec![
+            format!("--offload-arch={}", target.arch),
+            "-O3".to_string(),
+            "-std=c++17".to_string(),
+        ];
         let out = rtc::compile(
             &self.api,
             &source.text,
@@ -345,18 +319,25 @@ k.hip:9:1: remark:     VGPRs: 12 [-Rpass-analysis=kernel-resource-usage]
     }
 
     #[test]
-    fn hipcc_versions_parse() {
-        let text = "HIP version: 5.2.21153-0\nDebian clang version 15.0.6\nTarget: x86_64\n";
-        assert_eq!(
-            parse_hipcc_version(text).as_deref(),
-            Some("hipcc-5.2.21153-0-clang-15.0.6")
-        );
-        let rocm6 = "HIP version: 6.2.41133-dd7f95766\nAMD clang version 18.0.0git (https://github.com/RadeonOpenCompute/llvm-project roc-6.2.0 24292 26466ce804ac523b398608f17388eb6d605a3f09)\n";
-        assert_eq!(
-            parse_hipcc_version(rocm6).as_deref(),
-            Some("hipcc-6.2.41133-dd7f95766-clang-18.0.0git")
-        );
-        assert_eq!(parse_hipcc_version("nothing here"), None);
+    fn symbolic_remarks_are_not_read_as_zero() {
+        // clang 22 prints some counts as expressions resolved at link time.
+        let clang22 = "\
+k.hip:9:1: remark: Function Name: gemm [-Rpass-analysis=kernel-resource-usage]
+k.hip:9:1: remark:     VGPRs: gemm.num_vgpr [-Rpass-analysis=kernel-resource-usage]
+k.hip:9:1: remark:     AGPRs: gemm.num_agpr [-Rpass-analysis=kernel-resource-usage]
+k.hip:9:1: remark:     ScratchSize [bytes/lane]: 0 [-Rpass-analysis=kernel-resource-usage]
+k.hip:9:1: remark:     VGPRs Spill: 0 [-Rpass-analysis=kernel-resource-usage]
+";
+        assert_eq!(parse_resource_remarks(clang22), vec![]);
+        let r = main_kernel(&usage_of(b"not a code object", clang22), "gemm").map(resources_of);
+        assert_eq!(r, None, "unknown counts must stay unknown");
+        // Numeric blocks beside a symbolic one are still read.
+        let both = format!("{REMARKS}{clang22}");
+        let names: Vec<String> = parse_resource_remarks(&both)
+            .into_iter()
+            .map(|u| u.name)
+            .collect();
+        assert_eq!(names, ["gemm", "gemm_epilogue"]);
     }
 
     #[test]

@@ -60,8 +60,9 @@ impl LtPlan {
             layouts: [std::ptr::null_mut(); 4],
             algo: sys::cublasLtMatmulAlgo_t { data: [0; 8] },
             workspace_bytes: 0,
-            alpha: p.alpha as f32,
-            beta: p.beta as f32,
+            // Per-tensor scales folded in, as for our kernels: the same D.
+            alpha: p.alpha_eff() as f32,
+            beta: p.beta_eff() as f32,
             c_is_d: p.beta == 0.0,
         };
         plan.desc = lt::create_matmul_desc(
@@ -88,6 +89,22 @@ impl LtPlan {
                     attr,
                     &op as *const i32 as *const c_void,
                     4,
+                )
+            }
+            .map_err(|e| err("cublasLtMatmulDescSetAttribute", e))?;
+        }
+        if p.a_type.is_8bit() {
+            // 8-bit inputs: the kernels gemmtune generates accumulate each product in the
+            // tensor cores' own precision over all of K, which is cuBLASLt's fast
+            // accumulation; ask for the same, so both compute D to the same precision.
+            let fast: i8 = 1;
+            // SAFETY: the descriptor is live and the value is a 1-byte int8_t.
+            unsafe {
+                lt::set_matmul_desc_attribute(
+                    plan.desc,
+                    sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+                    &fast as *const i8 as *const c_void,
+                    1,
                 )
             }
             .map_err(|e| err("cublasLtMatmulDescSetAttribute", e))?;

@@ -398,7 +398,7 @@ impl CudaDevice {
 
     /// Compares the GPU reference of copy 0 with the CPU reference (small problems only).
     fn check_reference_on_cpu(&self, state: &ProblemState) -> Result<(), DeviceError> {
-        use crate::bench::reference::{decode, gemm};
+        use crate::measure::reference::{decode, gemm};
         let p = &state.problem;
         let drv = |e: DriverError| DeviceError::Driver(describe(&e));
         let set = &state.inputs[0];
@@ -543,17 +543,44 @@ impl Device for CudaDevice {
         if let Err(e) = driver::allow_shared(main, plan.shared_bytes) {
             return self.driver_failed("setting the dynamic shared memory size", e);
         }
+        // Operands packed before the main kernel (into the workspace, after the split-K
+        // partials): the main kernel reads the packed copies, K-major.
+        let packs: Vec<(sys::CUfunction, &crate::compile::PackPlan)> = {
+            let mut v = Vec::new();
+            for pk in &plan.packs {
+                match module.function(&pk.symbol) {
+                    Ok(f) => v.push((f, pk)),
+                    Err(e) => return self.driver_failed(&format!("kernel {}", pk.symbol), e),
+                }
+            }
+            v
+        };
+        let workspace_total = plan.workspace_total();
+        // The workspace is allocated before the tensor maps are encoded: a packed operand's
+        // map names its address, which stays put (the buffer only grows).
+        let ws_base = match self.state.as_mut().map(|st| st.workspace(workspace_total)) {
+            Some(Ok(ws)) => ws,
+            Some(Err(e)) => return self.driver_failed("allocating the workspace", e),
+            None => 0,
+        };
+        let packed = |is_a: bool| plan.packs.iter().find(|pk| pk.is_a == is_a);
+        let kernel_problem = self.state.as_ref().map(|st| {
+            st.problem
+                .with_packed(packed(true).is_some(), packed(false).is_some())
+        });
         // Tensor maps of every rotating copy, encoded before any launch: encoding between the
         // timing events would be counted as kernel time.
-        let maps = match (plan.tma_rows, self.state.as_ref()) {
-            (Some([ra, rb]), Some(st)) => {
+        let maps = match (plan.tma, self.state.as_ref(), kernel_problem.as_ref()) {
+            (Some([ra, rb]), Some(st), Some(kp)) => {
                 let encoded: Result<Vec<_>, String> = st
                     .inputs
                     .iter()
                     .map(|s| {
+                        let a = packed(true).map_or(s.a.ptr, |pk| ws_base + pk.workspace_offset);
+                        let b = packed(false).map_or(s.b.ptr, |pk| ws_base + pk.workspace_offset);
                         Ok((
-                            tma::operand_map(&st.problem, true, s.a.ptr, ra)?,
-                            tma::operand_map(&st.problem, false, s.b.ptr, rb)?,
+                            tma::operand_map(kp, true, a, &ra)?,
+                            tma::operand_map(kp, false, b, &rb)?,
                         ))
                     })
                     .collect();
@@ -563,6 +590,14 @@ impl Device for CudaDevice {
                 }
             }
             _ => Vec::new(),
+        };
+        // The output's map, for kernels that store through one: D is a single buffer.
+        let map_d = match (&plan.tma_d, self.state.as_ref()) {
+            (Some(bx), Some(st)) => match tma::output_map(&st.problem, st.d.ptr, bx) {
+                Ok(m) => Some(m),
+                Err(message) => return Outcome::LaunchFailed { message },
+            },
+            _ => None,
         };
         let epilogue = match &plan.epilogue {
             Some(ep) => match module.function(&ep.symbol) {
@@ -578,9 +613,7 @@ impl Device for CudaDevice {
         };
         let mut launch =
             |state: &mut ProblemState, copy: usize, stream: sys::CUstream| -> Result<(), String> {
-                let ws = state
-                    .workspace(plan.workspace_bytes)
-                    .map_err(|e| describe(&e))?;
+                let ws = state.workspace(workspace_total).map_err(|e| describe(&e))?;
                 if plan.zero_workspace {
                     // SAFETY: the workspace holds at least workspace_bytes.
                     unsafe { cu::memset_d8_async(ws, 0, plan.workspace_bytes as usize, stream) }
@@ -590,9 +623,33 @@ impl Device for CudaDevice {
                     .flags(plan.flags_bytes, stream)
                     .map_err(|e| describe(&e))?;
                 let mut args = state.args(copy, ws, flags);
+                for &(f, pk) in &packs {
+                    let mut dst = ws + pk.workspace_offset;
+                    let mut pack_params = [
+                        &mut args as *mut GemmArgs as *mut c_void,
+                        &mut dst as *mut u64 as *mut c_void,
+                    ];
+                    // SAFETY: (GtGemmArgs, void*) matches <name>_pack_a/b; the workspace holds
+                    // the packed operand at this offset (workspace_total).
+                    unsafe { driver::launch(f, pk.grid, pk.block, 0, stream, &mut pack_params) }
+                        .map_err(|e| describe(&e))?;
+                }
+                if let Some(kp) = &kernel_problem {
+                    for &(_, pk) in &packs {
+                        let dst = ws + pk.workspace_offset;
+                        if pk.is_a {
+                            (args.a, args.lda, args.stride_a) = (dst, kp.lda, kp.stride_a);
+                        } else {
+                            (args.b, args.ldb, args.stride_b) = (dst, kp.ldb, kp.stride_b);
+                        }
+                    }
+                }
                 if let Some((a, b)) = maps.get(copy % maps.len().max(1)) {
                     args.tma_a = *a;
                     args.tma_b = *b;
+                }
+                if let Some(d) = map_d {
+                    args.tma_d = d;
                 }
                 let mut params = [&mut args as *mut GemmArgs as *mut c_void];
                 // SAFETY: every generated kernel takes one GtGemmArgs by value; the buffers it

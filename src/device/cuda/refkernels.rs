@@ -23,8 +23,24 @@ fn tag(t: DataType) -> Result<&'static str, String> {
         DataType::Bf16 => Ok("bf16"),
         DataType::F16 => Ok("f16"),
         DataType::F32 => Ok("f32"),
-        other => Err(format!("no support kernels for element type {other}")),
+        DataType::F8 => Ok("f8"),
+        DataType::Bf8 => Ok("bf8"),
     }
+}
+
+/// The reference GEMM of a problem's types and layout: `gt_ref_gemm_<a>_<c>_<layout>`, with
+/// both input types named when they are 8-bit (`gt_ref_gemm_f8_bf8_bf16_TN`).
+fn ref_gemm_name(p: &GemmProblem) -> Result<String, String> {
+    let inputs = if p.a_type.is_8bit() {
+        format!("{}_{}", tag(p.a_type)?, tag(p.b_type)?)
+    } else {
+        tag(p.a_type)?.to_string()
+    };
+    Ok(format!(
+        "gt_ref_gemm_{inputs}_{}_{}",
+        tag(p.c_type)?,
+        p.layout()
+    ))
 }
 
 /// The NaN bit pattern of a type and its width in bytes.
@@ -143,12 +159,7 @@ impl RefKernels {
         out: u64,
         stream: CUstream,
     ) -> Result<(), String> {
-        let name = format!(
-            "gt_ref_gemm_{}_{}_{}",
-            tag(p.a_type)?,
-            tag(p.c_type)?,
-            p.layout()
-        );
+        let name = ref_gemm_name(p)?;
         let f = self.function(&name)?;
         let mut a = *args;
         let mut o = out;
@@ -207,9 +218,9 @@ impl RefKernels {
 }
 
 /// [sum (o-r)^2, sum r^2, max |o-r|, max rel, NaN count] -> the verdict, with
-/// `bench::verify::tolerance`; any NaN fails.
+/// `measure::verify::tolerance`; any NaN fails.
 pub fn verification_from_stats(v: &[f64], p: &GemmProblem) -> Verification {
-    let tol = crate::bench::verify::tolerance(p);
+    let tol = crate::measure::verify::tolerance(p);
     let nan = v[4] > 0.0;
     let rel_l2 = if v[1] > 0.0 {
         (v[0] / v[1]).sqrt()

@@ -1,47 +1,105 @@
 //! Tensor maps for kernels that load their operand tiles through the Hopper tensor memory
-//! accelerator (launch plans with `tma_rows`): A and B described as 3-D tensors (K, rows,
-//! batch) with K contiguous, read in boxes of 64 K elements (128 bytes) by the tile's rows,
-//! written to LDS with the 128-byte swizzle the kernel's wgmma descriptors expect.
+//! accelerator (launch plans with `tma`): A and B described as 3-D tensors, (K, rows, batch)
+//! for a K-major operand and (rows, K, batch) for an M- or N-major one, read in the boxes the
+//! plan names and written to shared memory with the swizzle the kernel's wgmma descriptors
+//! expect; and of D, (M, N, batch), for kernels that store their output tiles through one
+//! (`tma_d`).
 
 use cudarc::driver::sys;
 
+use crate::compile::TmaBox;
 use crate::device::args::TensorMap;
 use crate::problem::{DataType, GemmProblem};
 
-/// K elements per box: one 128-byte swizzle row of 16-bit elements.
-const BOX_K: u32 = 64;
-
-/// The tensor map of A (`rows` = MacroTile0) or B (`rows` = MacroTile1) at device address
-/// `base`, for a TN problem (both operands K-contiguous).
-pub fn operand_map(p: &GemmProblem, is_a: bool, base: u64, rows: u32) -> Result<TensorMap, String> {
+/// The tensor map of A (`is_a`) or B at device address `base` for boxes `bx`.
+pub fn operand_map(
+    p: &GemmProblem,
+    is_a: bool,
+    base: u64,
+    bx: &TmaBox,
+) -> Result<TensorMap, String> {
     let (t, extent, ld, stride) = if is_a {
         (p.a_type, p.m, p.lda, p.stride_a)
     } else {
         (p.b_type, p.n, p.ldb, p.stride_b)
     };
+    let name = if is_a { "A" } else { "B" };
+    // The stored matrix is ld x cols; its contiguous dimension is K for a K-major operand.
+    let (inner_dim, outer_dim) = if bx.k_major {
+        (p.k as u64, extent as u64)
+    } else {
+        (extent as u64, p.k as u64)
+    };
+    encode(
+        name,
+        t,
+        p.batch,
+        [inner_dim, outer_dim],
+        ld,
+        stride,
+        base,
+        bx,
+    )
+}
+
+/// The tensor map of D (M x N per batch, M contiguous) at `base`, for boxes `bx`.
+pub fn output_map(p: &GemmProblem, base: u64, bx: &TmaBox) -> Result<TensorMap, String> {
+    encode(
+        "D",
+        p.d_type,
+        p.batch,
+        [p.m as u64, p.n as u64],
+        p.ldd,
+        p.stride_d,
+        base,
+        bx,
+    )
+}
+
+/// Encodes a 3-D tiled tensor map: `dims` (contiguous first) of each of `batch` matrices of
+/// type `t`, leading dimension `ld`, batch stride `stride` (elements).
+#[allow(clippy::too_many_arguments)]
+fn encode(
+    name: &str,
+    t: DataType,
+    batch: i64,
+    dims: [u64; 2],
+    ld: i64,
+    stride: i64,
+    base: u64,
+    bx: &TmaBox,
+) -> Result<TensorMap, String> {
     let dtype = match t {
         DataType::Bf16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
         DataType::F16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-        other => return Err(format!("no tensor-map loads for {other:?} operands")),
+        DataType::F32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        // The copy moves bytes; the instruction reads them as e4m3 or e5m2.
+        DataType::F8 | DataType::Bf8 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
     };
     let es = t.bytes() as u64;
-    let batch = p.batch.max(1) as u64;
+    let batch = batch.max(1) as u64;
+    let [inner_dim, outer_dim] = dims;
     // Strides of dimensions 1 and 2 in bytes; the batch stride must be a valid one even when
     // there is a single batch.
     let batch_stride = if batch > 1 {
         stride as u64
     } else {
-        ld as u64 * extent as u64
+        ld as u64 * outer_dim
     };
-    let dims: [u64; 3] = [p.k as u64, extent as u64, batch];
+    let dims: [u64; 3] = [inner_dim, outer_dim, batch];
     let strides: [u64; 2] = [ld as u64 * es, batch_stride * es];
     if !base.is_multiple_of(16) || strides.iter().any(|s| !s.is_multiple_of(16)) {
         return Err(format!(
-            "tensor-map loads need 16-byte aligned rows: {} has leading dimension {ld} and batch stride {batch_stride}",
-            if is_a { "A" } else { "B" }
+            "tensor maps need 16-byte aligned rows: {name} has leading dimension {ld} and batch stride {batch_stride}"
         ));
     }
-    let boxes: [u32; 3] = [BOX_K, rows, 1];
+    let swizzle = match bx.swizzle_bytes {
+        128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+        64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+        32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+        other => return Err(format!("no {other}-byte tensor-map swizzle")),
+    };
+    let boxes: [u32; 3] = [bx.inner, bx.outer, 1];
     let elem_strides: [u32; 3] = [1, 1, 1];
     let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
     // SAFETY: every array has the rank's length; `map` is written by the driver.
@@ -56,7 +114,7 @@ pub fn operand_map(p: &GemmProblem, is_a: bool, base: u64, rows: u32) -> Result<
             boxes.as_ptr(),
             elem_strides.as_ptr(),
             sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            swizzle,
             sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
             sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
         )

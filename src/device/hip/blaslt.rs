@@ -9,10 +9,10 @@
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
-use super::result::{check_blas, HipError};
 use super::safe::{DeviceBuffer, Gpu};
-use super::sys::{self, BlasLtApi, BlasLtHandle, BlasLtHeuristicResult};
 use crate::problem::{DataType, GemmProblem};
+use crate::rocm::result::{check_blas, HipError};
+use crate::rocm::sys::{self, BlasLtApi, BlasLtHandle, BlasLtHeuristicResult};
 
 /// Workspace offered to the heuristic: what hipblaslt-bench offers by default (128 MiB).
 pub const WORKSPACE_BYTES: u64 = 128 << 20;

@@ -5,7 +5,7 @@
 //! exactly representable values as f32 for the reference) -> [`reference`] computes
 //! `D = alpha * op(A) op(B) + beta * C` in f64 over all cores -> kernel output bytes are
 //! decoded with [`decode_output`] into the same packed M x N x batch order and compared by
-//! `bench::verify::compare`.
+//! `measure::verify::compare`.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -139,10 +139,10 @@ pub fn reference(p: &GemmProblem, a: &[f32], b: &[f32], c: &[f32]) -> Vec<f64> {
                     for (kk, bv) in bcol.iter().enumerate() {
                         acc += a_at(bt, i, kk) * bv;
                     }
-                    let mut v = p.alpha * acc;
+                    let mut v = p.alpha_eff() * acc;
                     if p.beta != 0.0 {
                         let ci = bt * p.stride_c as usize + j * p.ldc as usize + i;
-                        v += p.beta * c[ci] as f64;
+                        v += p.beta_eff() * c[ci] as f64;
                     }
                     v
                 })

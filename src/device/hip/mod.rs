@@ -1,8 +1,8 @@
 //! `hip`: the AMD GPU backend (ROCm, every library loaded at run time).
 //!
-//! Layers, bottom up: [`sys`] (raw C declarations resolved with `libloading`), [`result`]
-//! (status codes to `Result`), [`safe`] (RAII buffers, modules, events), plus [`rtc`]
-//! (hiprtc) and [`blaslt`] (the hipBLASLt baseline). [`HipDevice`] implements
+//! Layers, bottom up: the ROCm bindings in [`crate::rocm`] (raw C declarations resolved
+//! with `libloading`, status codes to `Result`, hiprtc), [`safe`] (RAII buffers, modules,
+//! events) and [`blaslt`] (the hipBLASLt baseline). [`HipDevice`] implements
 //! [`Device`] on top of them:
 //!
 //! - `set_problem` allocates enough rotating copies of A/B/C to exceed
@@ -10,7 +10,7 @@
 //!   fills the first copy with seeded random data from the host and clones it into the others,
 //!   and computes the f64 reference output ([`host_data`]).
 //! - `run_kernel` loads the code object, poisons D with NaN, launches once and verifies
-//!   (`bench::verify`), then runs `cold_iters` warm-ups and `iters` timed launches between
+//!   (`measure::verify`), then runs `cold_iters` warm-ups and `iters` timed launches between
 //!   events, cycling through the input copies and optionally overwriting a flush buffer larger
 //!   than the last-level cache (256 MB Infinity Cache on MI300X) before each timed launch.
 //! - `run_vendor` does the same with hipBLASLt's heuristic choice.
@@ -20,10 +20,7 @@
 
 pub mod blaslt;
 pub mod host_data;
-pub mod result;
-pub mod rtc;
 pub mod safe;
-pub mod sys;
 
 use std::time::Duration;
 
@@ -34,8 +31,9 @@ use super::{
 use crate::compile::{CodeFormat, CompiledKernel};
 use crate::hw::{HwSpec, Vendor};
 use crate::problem::GemmProblem;
+use crate::rocm::result::{self, HipError};
+use crate::rocm::sys;
 use blaslt::{BlasLt, MatmulPlan};
-use result::HipError;
 use safe::{DeviceBuffer, Event, Gpu};
 
 const BACKEND: &str = "hip";
@@ -202,7 +200,7 @@ impl HipDevice {
         let mut out = vec![0u8; st.d.bytes() as usize];
         st.d.copy_to_host(&mut out)?;
         let got = host_data::decode_output(p, &out);
-        let mut v = crate::bench::verify::compare(&got, &st.reference, p);
+        let mut v = crate::measure::verify::compare(&got, &st.reference, p);
         v.method = "cpu-reference".to_string();
         Ok(v)
     }
@@ -504,7 +502,7 @@ impl Device for HipDevice {
             None => unreachable!("plan built above"),
         };
         let p = &st.problem;
-        let (alpha, beta) = (p.alpha as f32, p.beta as f32);
+        let (alpha, beta) = (p.alpha_eff() as f32, p.beta_eff() as f32);
         let addrs: Vec<[u64; 3]> = st
             .inputs
             .iter()

@@ -12,8 +12,8 @@ use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use super::result::{check, HipError};
-use super::sys::{self, HipApi, HipEvent, HipFunction, HipModule};
+use crate::rocm::result::{check, HipError};
+use crate::rocm::sys::{self, HipApi, HipEvent, HipFunction, HipModule};
 
 /// Loads `libamdhip64` once per process; later calls share the table (or the load error).
 pub fn runtime() -> Result<Arc<HipApi>, HipError> {

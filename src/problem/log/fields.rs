@@ -44,9 +44,19 @@ pub(super) enum Field {
     ComputeType,
     /// `--precision` / `-r`: the default for the four matrix types.
     Precision,
+    /// Per-tensor scale modes (`scaleA: 1` = one scalar for the tensor); see `scale`.
+    ScaleA,
+    ScaleB,
+    ScaleC,
+    ScaleD,
 }
 
-const N_FIELDS: usize = Field::Precision as usize + 1;
+const N_FIELDS: usize = Field::ScaleD as usize + 1;
+
+/// The value gemmtune gives each per-tensor scale a log asks for. A log says that a scalar
+/// scale is applied (`scaleA: 1`), not its value, which is data; any value costs the same, and
+/// values other than 1 whose product is not 1 make a kernel that drops one visibly wrong.
+pub const BENCH_SCALES: [f64; 4] = [0.5, 0.25, 1.0, 2.0];
 
 impl Field {
     /// The name used in messages (hipBLASLt's YAML spelling).
@@ -74,6 +84,10 @@ impl Field {
             Field::DType => "d_type",
             Field::ComputeType => "compute_type",
             Field::Precision => "precision",
+            Field::ScaleA => "scaleA",
+            Field::ScaleB => "scaleB",
+            Field::ScaleC => "scaleC",
+            Field::ScaleD => "scaleD",
         }
     }
 
@@ -141,7 +155,11 @@ pub(super) fn classify(key: &str) -> KeyKind {
         "activation_type" => Feature(NO_ACTIVATION),
         "bias_vector" | "use_e" | "gradient" | "scaleAlpha_vector" | "amaxScaleA"
         | "amaxScaleB" | "amaxD" | "swizzleA" | "swizzleB" => Feature(OFF),
-        "scaleA" | "scaleB" | "scaleC" | "scaleD" | "batch_mode" => Feature(NO_SCALE),
+        "scaleA" => Problem(ScaleA),
+        "scaleB" => Problem(ScaleB),
+        "scaleC" => Problem(ScaleC),
+        "scaleD" => Problem(ScaleD),
+        "batch_mode" => Feature(NO_SCALE),
         "compute_input_typeA" | "compute_input_typeB" => Feature(UNSET),
         "bias_type" | "bias_source" | "aux_type" | "activation_arg1" | "activation_arg2"
         | "lde" | "stride_e" => Detail,
@@ -282,6 +300,10 @@ impl<'a> RawFields<'a> {
             },
             alpha: self.float(Field::Alpha)?.unwrap_or(1.0),
             beta: self.float(Field::Beta)?.unwrap_or(0.0),
+            scale_a: self.scale(Field::ScaleA)?,
+            scale_b: self.scale(Field::ScaleB)?,
+            scale_c: self.scale(Field::ScaleC)?,
+            scale_d: self.scale(Field::ScaleD)?,
         };
         // Absent leading dimensions become packed, as in hipblaslt-bench. A present but
         // too-small one is not raised silently (hipblaslt-bench would): a log claiming it
@@ -323,6 +345,20 @@ impl<'a> RawFields<'a> {
             .parse::<i64>()
             .map(Some)
             .map_err(|_| format!("bad value `{value}` for {}: expected an integer", f.name()))
+    }
+
+    /// A per-tensor scale mode: 0 (or absent) is none, 1 one scalar per tensor, which gets its
+    /// BENCH_SCALES value. Vector and block scales change the epilogue's inputs: refused.
+    fn scale(&self, f: Field) -> Result<f64, String> {
+        let i = f as usize - Field::ScaleA as usize;
+        match self.text(f)?.map(str::trim) {
+            None | Some("0") | Some("false") => Ok(1.0),
+            Some("1") | Some("true") => Ok(BENCH_SCALES[i]),
+            Some(other) => Err(format!(
+                "{} mode `{other}` (a vector or block scale) is not supported: gemmtune tunes per-tensor scales (mode 1) only",
+                f.name()
+            )),
+        }
     }
 
     fn float(&self, f: Field) -> Result<Option<f64>, String> {

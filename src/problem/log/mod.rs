@@ -347,6 +347,31 @@ mod tests {
     }
 
     #[test]
+    fn per_tensor_scales_are_part_of_the_problem() {
+        let line = SEED
+            .replace("scaleA: 0, scaleB: 0", "scaleA: 1, scaleB: 1")
+            .replace(
+                "a_type: bf16_r, b_type: bf16_r",
+                "a_type: f8_r, b_type: f8_r",
+            );
+        let log = parse_str(&line, "fp8");
+        assert!(log.issues.is_empty(), "{:?}", log.issues);
+        let p = &log.entries[0].problem;
+        assert_eq!(
+            (p.scale_a, p.scale_b, p.scale_c, p.scale_d),
+            (0.5, 0.25, 1.0, 1.0)
+        );
+        assert!(log.entries[0].extra.is_empty());
+        // The command-line form round-trips.
+        let again = parse_str(&p.hipblaslt_bench_args(), "bench");
+        assert_eq!(&again.entries[0].problem, p);
+        // Vector or block scales change the epilogue's inputs: refused with the field's name.
+        let vector = parse_str(&SEED.replace("scaleA: 0", "scaleA: 2"), "v");
+        let err = vector.errors().next().unwrap();
+        assert!(err.message.contains("scaleA mode `2`"), "{err}");
+    }
+
+    #[test]
     fn invalid_problem_is_an_error_with_its_line() {
         let log = parse_str("x\nhipblaslt-bench -m 64 -n 8 -k 32 --lda 10", "f");
         let err = log.errors().next().unwrap();

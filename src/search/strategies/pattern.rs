@@ -118,13 +118,16 @@ impl Strategy for PatternSearch {
     fn propose(&mut self, ctx: &mut ProposeCtx<'_>) -> Result<Proposal, StrategyError> {
         let n = ctx.want(ctx.batch);
         if ctx.history.is_empty() {
-            // Start from the default config (and the space's second start, if any) and the
+            // Start from the default config (and the space's other starts, if any) and the
             // default's neighbourhood.
             let start = ctx.space.default_config()?;
             let mut configs = vec![start];
-            if n > 1 {
-                configs.extend(ctx.space.split_start());
-            }
+            configs.extend(
+                ctx.space
+                    .extra_starts()
+                    .into_iter()
+                    .take(n.saturating_sub(1)),
+            );
             let mut ns = ctx.space.neighbors(&start);
             ns.shuffle(ctx.rng);
             let room = n.saturating_sub(configs.len());

@@ -73,10 +73,10 @@ pub fn gemm(p: &GemmProblem, a: &[f64], b: &[f64], c: Option<&[f64]>) -> Vec<f64
                     };
                     s += av * bv;
                 }
-                let mut r = p.alpha * s;
+                let mut r = p.alpha_eff() * s;
                 if p.beta != 0.0 {
                     if let Some(c) = c {
-                        r += p.beta * c[co + j * p.ldc as usize + i];
+                        r += p.beta_eff() * c[co + j * p.ldc as usize + i];
                     }
                 }
                 out[(bt * n + j) * m + i] = r;

@@ -1,6 +1,6 @@
-// gt_mma_nvidia.h: NVIDIA matrix-core atoms (mma.sync.aligned.m16n8k16, sm_80+) implementing
-// the interface described in gt_mma.h, and the primitives of the warpgroup path (wgmma,
-// sm_90a) that gemm.hip uses for MI 64x8x16.
+// atom/gt_mma_nvidia.h: NVIDIA matrix-core atoms (mma.sync.aligned.m16n8k16, sm_80+)
+// implementing the interface described in atom/gt_mma.h. The warpgroup instruction (wgmma,
+// sm_90a, MI 64x8x16) is not an atom of that interface: atom/gt_sm90.h has its primitives.
 //
 // Fragment maps (PTX ISA, "Matrix fragments for mma.m16n8k16" with 16-bit inputs), with
 // g = lane / 4 and t = lane % 4:
@@ -143,85 +143,9 @@ template <class ELEM> struct GtAtomM16N8K16 {
     };
 };
 
-// ---- warpgroup instruction (wgmma, sm_90a), MI 64x8x16 ------------------------------------
-// Not an atom of the interface above: a warpgroup (4 consecutive warps) multiplies operand
-// tiles that stay in LDS, named by 64-bit matrix descriptors (PTX ISA, "Matrix Descriptor
-// Format"): bits 0-13 start address >> 4, 16-29 leading-dimension byte offset >> 4, 32-45
-// stride-dimension byte offset >> 4, 49-51 base offset, 62-63 swizzle mode (1 = 128-byte).
-// The template's wgmma tiles are K-major with the 128-byte swizzle: rows of 128 bytes of K,
-// 16-byte chunk c of row r stored at chunk c ^ (r % 8), groups of 8 rows 1024 bytes apart
-// (the stride offset; the leading offset is unused for swizzled K-major operands), every
-// tile aligned to 1024 bytes so that the hardware's address-based swizzle matches ours.
-#if GT_WGMMA
-#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#error "MI64x8x16 (wgmma) needs the sm_90a target"
-#endif
-constexpr int GT_SW128_ROW_BYTES = 128;
-constexpr int GT_SW128_PERIOD = 1024;
-
-// A descriptor of this layout in two halves: the high word (stride offset, swizzle mode) is
-// the same for every operand tile, the low word holds the start address >> 4 (14 bits: every
-// LDS address fits, so adding a tile offset >> 4 to the low word never carries out of the
-// field) and the unused leading offset (1).
-constexpr gt_u32 GT_WGMMA_DESC_HI = gt_u32(GT_SW128_PERIOD >> 4) | (1u << 30);
-GT_DEVICE gt_u32 gt_wgmma_desc_lo(gt_u32 lds_addr) { return ((lds_addr & 0x3ffffu) >> 4) | (1u << 16); }
-GT_DEVICE gt_u64 gt_wgmma_desc(gt_u32 lo) { return (gt_u64(GT_WGMMA_DESC_HI) << 32) | lo; }
-
-// Orders this warpgroup's earlier register accesses (of the accumulators) before its next
-// wgmma; required before the first wgmma of a batch.
-GT_DEVICE void gt_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-// Closes the batch of wgmmas issued since the last commit into one group.
-GT_DEVICE void gt_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-// Waits until at most N committed groups of this warpgroup are still running.
-template <int N> GT_DEVICE void gt_wgmma_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
-}
-// Keeps the compiler from moving accesses of `x` across the asm around it: accumulators
-// written by an asynchronous wgmma are only valid after the wait.
-GT_DEVICE void gt_reg_fence(float& x) { asm volatile("" : "+f"(x)::"memory"); }
-
-// ---- tensor memory accelerator loads (GT_TMA) -------------------------------------------------
-// One thread asks for a whole operand box with one instruction; the copy lands in LDS in the
-// 128-byte swizzle the tensor map names (the same layout as GtSw128Tile) and counts its bytes
-// on an mbarrier, on which every thread waits. Out-of-bounds elements arrive as zeros.
-// An mbarrier (8 bytes of LDS) expecting `count` arrivals per phase.
-GT_DEVICE void gt_mbar_init(gt_u32 bar, int count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-// Makes the initialisations visible to the other threads and to the async proxy.
-GT_DEVICE void gt_mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
-// Arrives on `bar`, announcing `bytes` more to come from asynchronous copies this phase.
-GT_DEVICE void gt_mbar_expect(gt_u32 bar, gt_u32 bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-// Arrives on `bar`, one of the arrivals its phase counts.
-GT_DEVICE void gt_mbar_arrive(gt_u32 bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-// Waits until the phase of `bar` with this parity has completed.
-GT_DEVICE void gt_mbar_wait(gt_u32 bar, gt_u32 parity) {
-    asm volatile(
-        "{\n.reg .pred done;\nWAIT:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra WAIT;\n}\n" ::"r"(bar),
-        "r"(parity)
-        : "memory");
-}
-// Copies the box at coordinates (c0, c1, c2) of the tensor `map` (a kernel parameter) to LDS
-// address `dst`, completing on mbarrier `bar`.
-GT_DEVICE void gt_tma_load_3d(gt_u32 dst, const void* map, int c0, int c1, int c2, gt_u32 bar) {
-    asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(dst),
-        "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
-        : "memory");
-}
-#endif
-
-#if GT_MI_M > 1 && !GT_WGMMA
-#if GT_MI_M == 16 && GT_MI_N == 8 && GT_MI_K == 16
-typedef GtAtomM16N8K16<GT_TYPE_A> GtAtom;
-#else
-static_assert(GT_MI_M == 16 && GT_MI_N == 8 && GT_MI_K == 16,
-              "NVIDIA kernels support the matrix instructions 16x8x16 (mma.sync) and 64x8x16 (wgmma) only");
-#endif
-#endif
+// The atom of MI MxNxK for element type T (see atom/gt_mma.h).
+template <class T, int M, int N, int K> struct GtAtomFor {
+    static_assert(M == 16 && N == 8 && K == 16,
+                  "NVIDIA kernels support the matrix instructions 16x8x16 (mma.sync) and 64x8x16 (wgmma) only");
+    typedef GtAtomM16N8K16<T> type;
+};

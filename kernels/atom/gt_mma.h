@@ -1,5 +1,6 @@
-// gt_mma.h: the matrix-core atom interface the GEMM template (gemm.hip) calls, and the
-// dispatch that picks one atom per vendor and element type.
+// atom/gt_mma.h: the matrix-core atom interface the warp-level mainloop
+// (mainloop/gt_warp_mma.h) calls, and the dispatch that picks one atom per vendor and element
+// type.
 //
 // An "atom" is one matrix instruction executed by one wave (warp): it multiplies an
 // M x K tile of A by a K x N tile of B and adds the product into an M x N f32 accumulator
@@ -69,14 +70,12 @@ __device__ inline void gt_frag_load_generic(T (&dst)[COUNT], const View& v, int 
     }
 }
 
-// Dispatch: each vendor header defines `GtAtom` for the configured GT_MI_* and GT_TYPE_A
-// (only when GT_MI_M > 1: MI 1x1x1 selects the template's FMA path and needs no atom, and
-// GT_WGMMA = 1, MI 64x8x16 on NVIDIA sm_90a, selects the template's warpgroup path instead).
-#ifndef GT_WGMMA
-#define GT_WGMMA 0
-#endif
+// Dispatch: each vendor header defines `GtAtomFor<T, M, N, K>::type`, the atom of the matrix
+// instruction MxNxK for element type T, and fails to compile with a static_assert naming the
+// valid shapes when there is none (only when a kernel uses it: the FMA path (MI 1x1x1) and the
+// warpgroup path (MI 64x8x16 on sm_90a, atom/gt_sm90.h) never ask for one).
 #if GT_VENDOR_AMD
-#include "gt_mma_amd.h"
+#include "atom/gt_mma_amd.h"
 #else
-#include "gt_mma_nvidia.h"
+#include "atom/gt_mma_nvidia.h"
 #endif

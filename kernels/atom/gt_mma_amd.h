@@ -1,5 +1,5 @@
-// gt_mma_amd.h: AMD matrix-core (MFMA) atoms for wave64 CDNA GPUs, implementing the atom
-// interface described in gt_mma.h (M, N, K, WAVE, C_REGS, FragA/FragB, load_a/load_b, mma,
+// atom/gt_mma_amd.h: AMD matrix-core (MFMA) atoms for wave64 CDNA GPUs, implementing the atom
+// interface described in atom/gt_mma.h (M, N, K, WAVE, C_REGS, FragA/FragB, load_a/load_b, mma,
 // a_coord/b_coord/c_coord).
 //
 // Instructions (all f32 accumulate, one wave of 64 lanes, cbsz = abid = blgp = 0):
@@ -31,8 +31,6 @@
 // in total (256 VGPR + 256 AGPR), which the space's register estimate assumes.
 #pragma once
 
-#if GT_VENDOR_AMD
-
 // Operand / accumulator vector types the builtins take. The _1k bf16 builtins take the bits
 // as 16-bit integers; the gfx950 bf16 builtins take __bf16 vectors (clang 19+).
 typedef short gt_amd_i16x4 __attribute__((ext_vector_type(4)));
@@ -50,6 +48,11 @@ typedef __bf16 gt_amd_bf16x8 __attribute__((ext_vector_type(8)));
 #define GT_AMD_HAS_MFMA_DOUBLE_K 1
 #else
 #define GT_AMD_HAS_MFMA_DOUBLE_K 0
+#endif
+#if defined(__HIP_DEVICE_COMPILE__)
+#define GT_AMD_DEVICE_PASS 1
+#else
+#define GT_AMD_DEVICE_PASS 0
 #endif
 
 // One MFMA instruction for element type ELEM and shape MxNxK on KPL-element fragments held as
@@ -201,22 +204,12 @@ template <class ELEM, int M_, int N_, int K_> struct GtAtomMfma {
     }
 };
 
-// Dispatch (see gt_mma.h): GtAtom for the configured GT_MI_* and GT_TYPE_A.
-#if GT_MI_M > 1
-#if (GT_MI_M == 32 && GT_MI_N == 32 && GT_MI_K == 8) ||   \
-    (GT_MI_M == 16 && GT_MI_N == 16 && GT_MI_K == 16) ||  \
-    (GT_MI_M == 32 && GT_MI_N == 32 && GT_MI_K == 16) ||  \
-    (GT_MI_M == 16 && GT_MI_N == 16 && GT_MI_K == 32)
-typedef GtAtomMfma<GT_TYPE_A, GT_MI_M, GT_MI_N, GT_MI_K> GtAtom;
-#if defined(__HIP_DEVICE_COMPILE__) && !GT_AMD_HAS_MFMA_DOUBLE_K
-static_assert(GT_MI_K * GT_MI_M != 512,
-              "MFMA 32x32x16 / 16x16x32 (16-bit inputs) exist on gfx950 only");
-#endif
-#else
-static_assert(GT_MI_M == 0,
-              "AMD kernels support the matrix instructions 32x32x8, 16x16x16 (gfx90a/gfx94x/"
-              "gfx950) and 32x32x16, 16x16x32 (gfx950) only");
-#endif
-#endif
-
-#endif  // GT_VENDOR_AMD
+// The atom of MI MxNxK for element type T (see atom/gt_mma.h).
+template <class T, int M, int N, int K> struct GtAtomFor {
+    static_assert((M == 32 && N == 32 && (K == 8 || K == 16)) || (M == 16 && N == 16 && (K == 16 || K == 32)),
+                  "AMD kernels support the matrix instructions 32x32x8, 16x16x16 (gfx90a/gfx94x/"
+                  "gfx950) and 32x32x16, 16x16x32 (gfx950) only");
+    static_assert(!GT_AMD_DEVICE_PASS || GT_AMD_HAS_MFMA_DOUBLE_K || K * M != 512,
+                  "MFMA 32x32x16 / 16x16x32 (16-bit inputs) exist on gfx950 only");
+    typedef GtAtomMfma<T, M, N, K> type;
+};

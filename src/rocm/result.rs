@@ -1,5 +1,5 @@
 //! Status codes to `Result`: the layer between the raw tables in [`super::sys`] and the safe
-//! wrappers in [`super::safe`].
+//! wrappers of the HIP backend (`device::hip::safe`).
 //!
 //! Every call into HIP, hiprtc or hipBLASLt goes through one of the `check_*` functions,
 //! which attach the name of the call and the library's own message. [`HipError::is_sticky`]

@@ -113,6 +113,13 @@ pub struct BlasLtHeuristicResult {
     pub reserved: [c_int; 4],
 }
 
+/// The HIP runtime's versioned names, newest first: a system with only the runtime package
+/// (no `-dev` symlink) has just these. ROCm 7 ships `.so.7`, ROCm 6 `.so.6`, Debian's ROCm
+/// 5.2 `.so.5`.
+pub const AMDHIP64_SONAMES: &[&str] = &["libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"];
+/// hiprtc's versioned names (a library of its own from ROCm 6 on).
+pub const HIPRTC_SONAMES: &[&str] = &["libhiprtc.so.7", "libhiprtc.so.6"];
+
 /// Finds and opens the first loadable candidate; the error lists everything tried.
 pub fn open_first(candidates: &[PathBuf]) -> Result<Library, String> {
     let mut tried = Vec::new();
@@ -213,11 +220,8 @@ pub struct HipApi {
 
 impl HipApi {
     pub fn load() -> Result<HipApi, String> {
-        let lib = open_first(&candidates(
-            "libamdhip64.so",
-            &["libamdhip64.so.6", "libamdhip64.so.5"],
-        ))
-        .map_err(|e| format!("libamdhip64.so: {e}"))?;
+        let lib = open_first(&candidates("libamdhip64.so", AMDHIP64_SONAMES))
+            .map_err(|e| format!("libamdhip64.so: {e}"))?;
         // SAFETY: every signature below is the one in hip_runtime_api.h (ROCm 5.2 and 6.x).
         unsafe {
             Ok(HipApi {
@@ -256,7 +260,7 @@ impl HipApi {
     }
 }
 
-/// hiprtc. ROCm 6 ships it as `libhiprtc.so`; ROCm 5 exports the same symbols from
+/// hiprtc. ROCm 6 and 7 ship it as `libhiprtc.so`; ROCm 5 exports the same symbols from
 /// `libamdhip64.so` itself, which is therefore the fallback.
 pub struct RtcApi {
     #[allow(clippy::type_complexity)]
@@ -281,11 +285,8 @@ pub struct RtcApi {
 
 impl RtcApi {
     pub fn load() -> Result<RtcApi, String> {
-        let mut cands = candidates("libhiprtc.so", &["libhiprtc.so.6"]);
-        cands.extend(candidates(
-            "libamdhip64.so",
-            &["libamdhip64.so.6", "libamdhip64.so.5"],
-        ));
+        let mut cands = candidates("libhiprtc.so", HIPRTC_SONAMES);
+        cands.extend(candidates("libamdhip64.so", AMDHIP64_SONAMES));
         let mut errors = Vec::new();
         for c in cands {
             let lib = match open_first(std::slice::from_ref(&c)) {
@@ -423,6 +424,17 @@ mod tests {
         let c = candidates("libx.so", &["libx.so.6"]);
         assert_eq!(c.last().unwrap(), &PathBuf::from("libx.so.6"));
         assert!(c.contains(&PathBuf::from("/opt/rocm/lib/libx.so")));
+    }
+
+    #[test]
+    fn rocm_7_sonames_are_tried_first() {
+        let hip = candidates("libamdhip64.so", AMDHIP64_SONAMES);
+        let names: Vec<String> = hip.iter().map(|p| p.display().to_string()).collect();
+        let at = |n: &str| names.iter().position(|x| x == n).unwrap_or(usize::MAX);
+        assert!(at("libamdhip64.so.7") < at("libamdhip64.so.6"), "{names:?}");
+        assert!(at("libamdhip64.so.6") < at("libamdhip64.so.5"), "{names:?}");
+        let rtc = candidates("libhiprtc.so", HIPRTC_SONAMES);
+        assert!(rtc.contains(&PathBuf::from("libhiprtc.so.7")), "{rtc:?}");
     }
 
     #[test]

@@ -1,0 +1,97 @@
+// atom/gt_sm90.h: the Hopper (sm_90a) primitives of the warpgroup path: the warpgroup matrix
+// instruction's descriptors and its fence / commit / wait, the mbarriers the tensor memory
+// accelerator completes on, and the tensor-map copy itself. Included on NVIDIA only; the
+// functions are only emitted where a warpgroup kernel calls them.
+//
+// wgmma: a warpgroup (4 consecutive warps) multiplies operand tiles that stay in LDS, named by
+// 64-bit matrix descriptors (PTX ISA, "Matrix Descriptor Format"): bits 0-13 start address >> 4,
+// 16-29 leading-dimension byte offset >> 4, 32-45 stride-dimension byte offset >> 4, 49-51 base
+// offset, 62-63 swizzle mode (1 = 128-byte, 2 = 64-byte, 3 = 32-byte). The operand tiles'
+// layouts (layout/gt_wgmma_tile.h) give the offsets and the mode; every tile is aligned to
+// 1024 bytes so that the hardware's address-based swizzle matches ours. The instruction
+// itself, whose inline assembly needs one operand per accumulator register and names the
+// operands' types and majorness, is generated per kernel by codegen (`gt_wgmma_op`).
+#pragma once
+
+// A descriptor in two halves: the high word (stride offset, swizzle mode) is a constant of the
+// operand tile's layout (layout/gt_wgmma_tile.h), the low word holds the start address >> 4
+// (14 bits: every LDS address fits, so adding a tile offset >> 4 to the low word never carries
+// out of the field) and the layout's leading offset.
+template <class Tile> GT_DEVICE gt_u32 gt_wgmma_desc_lo(gt_u32 lds_addr) {
+    return ((lds_addr & 0x3ffffu) >> 4) | (Tile::DESC_LBO << 16);
+}
+template <class Tile> GT_DEVICE gt_u64 gt_wgmma_desc(gt_u32 lo) { return (gt_u64(Tile::DESC_HI) << 32) | lo; }
+
+// Orders this warpgroup's earlier register accesses (of the accumulators) before its next
+// wgmma; required before the first wgmma of a batch.
+GT_DEVICE void gt_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+// Closes the batch of wgmmas issued since the last commit into one group.
+GT_DEVICE void gt_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+// Waits until at most N committed groups of this warpgroup are still running.
+template <int N> GT_DEVICE void gt_wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+// Keeps the compiler from moving accesses of `x` across the asm around it: accumulators
+// written by an asynchronous wgmma are only valid after the wait.
+GT_DEVICE void gt_reg_fence(float& x) { asm volatile("" : "+f"(x)::"memory"); }
+
+// ---- tensor memory accelerator loads --------------------------------------------------------
+// One thread asks for a whole operand box with one instruction; the copy lands in LDS in the
+// swizzle the tensor map names (the layouts of layout/gt_wgmma_tile.h) and counts its bytes
+// on an mbarrier, on which every thread waits. Out-of-bounds elements arrive as zeros.
+// An mbarrier (8 bytes of LDS) expecting `count` arrivals per phase.
+GT_DEVICE void gt_mbar_init(gt_u32 bar, int count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+// Makes the initialisations visible to the other threads and to the async proxy.
+GT_DEVICE void gt_mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+// Arrives on `bar`, announcing `bytes` more to come from asynchronous copies this phase.
+GT_DEVICE void gt_mbar_expect(gt_u32 bar, gt_u32 bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+// Arrives on `bar`, one of the arrivals its phase counts.
+GT_DEVICE void gt_mbar_arrive(gt_u32 bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+// Waits until the phase of `bar` with this parity has completed.
+GT_DEVICE void gt_mbar_wait(gt_u32 bar, gt_u32 parity) {
+    asm volatile(
+        "{\n.reg .pred done;\nWAIT:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra WAIT;\n}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+// Copies the LDS box at `src` to coordinates (c0, c1, c2) of the tensor `map`, asynchronously
+// (a bulk group of this thread); elements outside the tensor are not written.
+GT_DEVICE void gt_tma_store_3d(const void* map, gt_u32 src, int c0, int c1, int c2) {
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(map),
+                 "r"(src), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+}
+// Closes this thread's bulk copies issued since the last commit into one group.
+GT_DEVICE void gt_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// Waits until at most N of this thread's bulk groups are still reading LDS (READ_ONLY), or
+// still running at all.
+template <int N, bool READ_ONLY> GT_DEVICE void gt_bulk_wait() {
+    if constexpr (READ_ONLY) {
+        asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+    } else {
+        asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
+    }
+}
+// Makes this thread's ordinary LDS writes visible to the async proxy (tensor-map stores).
+GT_DEVICE void gt_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+// A barrier of `threads` threads (whole warps) on hardware barrier `id` (0 is __syncthreads').
+GT_DEVICE void gt_named_barrier(int id, int threads) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+// Copies the box at coordinates (c0, c1, c2) of the tensor `map` (a kernel parameter) to LDS
+// address `dst`, completing on mbarrier `bar`.
+GT_DEVICE void gt_tma_load_3d(gt_u32 dst, const void* map, int c0, int c1, int c2, gt_u32 bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(dst),
+        "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+        : "memory");
+}

@@ -1,0 +1,129 @@
+// gt_config.h: the kernel's configuration, read once from the `#define GT_*` lines codegen
+// (src/compile/codegen.rs) writes in front of the template, and the compile-time helpers the
+// parts share. Every part reads its parameters from `GtCfg`; no part reads a GT_* define.
+#pragma once
+
+// Defines codegen names only when they are set, so kernels without them keep their sources
+// (and compile-cache keys).
+#ifndef GT_PRODUCER_WARP
+#define GT_PRODUCER_WARP 0
+#endif
+#ifndef GT_GSU_SINGLE_KERNEL
+#define GT_GSU_SINGLE_KERNEL 0
+#endif
+#ifndef GT_SWAP_AB
+#define GT_SWAP_AB 0
+#endif
+#ifndef GT_WGMMA
+#define GT_WGMMA 0
+#endif
+#ifndef GT_WGMMA_N
+#define GT_WGMMA_N 0
+#endif
+#ifndef GT_A_CHUNK
+#define GT_A_CHUNK 0
+#endif
+#ifndef GT_B_CHUNK
+#define GT_B_CHUNK 0
+#endif
+// An operand packed before the main kernel (loader/gt_pack_kernel.h): 1 = stored K-major,
+// 2 = stored M- or N-major; the main kernel then reads it K-major (GT_TRANS_* name the layout
+// it reads). 0 = read where it is.
+// PersistentKernel (warpgroup path with the producer warp): one workgroup per compute unit
+// walks many tiles (scheduler/gt_persistent.h).
+#ifndef GT_PERSISTENT
+#define GT_PERSISTENT 0
+#endif
+#ifndef GT_PACK_A
+#define GT_PACK_A 0
+#endif
+#ifndef GT_PACK_B
+#define GT_PACK_B 0
+#endif
+
+// Compile-time helpers, usable in device code (nvcc needs __host__ __device__ for that).
+__host__ __device__ constexpr int gt_min(int a, int b) { return a < b ? a : b; }
+__host__ __device__ constexpr int gt_abs(int a) { return a < 0 ? -a : a; }
+// Largest power of two dividing x (x > 0).
+__host__ __device__ constexpr int gt_pow2_factor(int x) { return x & -x; }
+
+// GtPick<C, X, Y>::type is X when C holds, else Y. Naming a part here does not instantiate
+// it: only the part a kernel picks is compiled, so parts may assert their own preconditions.
+template <bool C, class X, class Y> struct GtPick { typedef X type; };
+template <class X, class Y> struct GtPick<false, X, Y> { typedef Y type; };
+
+struct GtCfg {
+    typedef GT_TYPE_A TA;
+    typedef GT_TYPE_B TB;
+    typedef GT_TYPE_C TC;
+    typedef GT_TYPE_D TD;
+    // Tiles: MacroTile (MT0 x MT1), DepthU, waves along M and N.
+    static constexpr int MT0 = GT_MT0, MT1 = GT_MT1, DU = GT_DU;
+    static constexpr int WG0 = GT_WG0, WG1 = GT_WG1;
+    static constexpr int WT0 = MT0 / WG0, WT1 = MT1 / WG1;
+    static constexpr int WAVE = GT_VENDOR_AMD ? 64 : 32;
+    static constexpr int THREADS = GT_THREADS;
+    // ProducerWarp (warpgroup path only): one warp beyond the THREADS that compute issues the
+    // loads.
+    static constexpr bool PRODUCER_WARP = GT_PRODUCER_WARP;
+    static constexpr int LAUNCH_THREADS = THREADS + (PRODUCER_WARP ? WAVE : 0);
+    // Layout and matrix instruction.
+    static constexpr bool TRANS_A = GT_TRANS_A, TRANS_B = GT_TRANS_B;
+    static constexpr int MI_M = GT_MI_M, MI_N = GT_MI_N, MI_K = GT_MI_K;
+    static constexpr bool WGMMA = GT_WGMMA;
+    static constexpr int WGMMA_N = GT_WGMMA_N;
+    // Warpgroup path: an M-major A (N-major B) tile in LDS is cut into chunks of this many
+    // elements along M (N); 0 = K-major.
+    static constexpr int A_CHUNK = GT_A_CHUNK, B_CHUNK = GT_B_CHUNK;
+    static constexpr bool SWAP_AB = GT_SWAP_AB;
+    static constexpr bool USE_MMA = MI_M > 1;
+    // Pipeline and LDS.
+    static constexpr int STAGES = GT_PGR, PLR = GT_PLR;
+    static constexpr int LPA = GT_LPA, LPB = GT_LPB;
+    static constexpr bool SWIZZLE = GT_SWIZZLE;
+    static constexpr int GRVW = GT_GRVW, SVW = GT_SVW;
+    // Scheduling: split-K and its kinds, workgroup order, K stagger.
+    static constexpr int GSU = GT_GSU, WGM = GT_WGM, SU = GT_SU;
+    static constexpr bool STREAM_K = GT_STREAM_K;
+    static constexpr bool PERSISTENT = GT_PERSISTENT;
+    static constexpr bool GSU_ATOMIC = GT_GSU_ATOMIC;
+    // The split partials are summed in the main kernel by the last split of each tile to
+    // finish (GSU<n>K) instead of by the reduction kernel.
+    static constexpr bool GSU_SINGLE_KERNEL = GT_GSU_SINGLE_KERNEL;
+    // Whether split partials go to the workspace for the <name>_epilogue kernel to sum.
+    static constexpr bool REDUCTION_KERNEL = GSU > 1 && !STREAM_K && !GSU_SINGLE_KERNEL;
+    static constexpr bool BETA_ZERO = GT_BETA_ZERO;
+};
+// The preprocessor's copy of GtCfg::REDUCTION_KERNEL: it decides whether the second kernel
+// exists at all.
+#define GT_REDUCTION_KERNEL (GT_GSU > 1 && !GT_STREAM_K && !GT_GSU_SINGLE_KERNEL)
+
+static_assert(GtCfg::THREADS == GtCfg::WG0 * GtCfg::WG1 * GtCfg::WAVE,
+              "GT_THREADS must equal WG0 * WG1 * wave size");
+static_assert(GtCfg::MT0 % GtCfg::WG0 == 0 && GtCfg::MT1 % GtCfg::WG1 == 0,
+              "waves must split the macro tile evenly");
+static_assert(GtCfg::STAGES >= 1 && GtCfg::STAGES <= (GtCfg::WGMMA ? 16 : 4),
+              "PrefetchGlobalRead is 1..4 (1..16 with wgmma)");
+static_assert(!GtCfg::PRODUCER_WARP || (GtCfg::WGMMA && !GtCfg::STREAM_K),
+              "ProducerWarp is for the wgmma path, without stream-K");
+static_assert(!GtCfg::GSU_SINGLE_KERNEL || (GtCfg::GSU > 1 && !GtCfg::STREAM_K && !GtCfg::GSU_ATOMIC),
+              "the single-kernel reduction is a way to sum GSU > 1 workspace partials");
+
+// Where this thread's warp sits in the workgroup tile.
+struct GtPos {
+    int tid, lane;
+    int wm0, wn0;    // the warp's accumulator origin
+    int wgm0, wgn0;  // the warpgroup's origin (wgmma path)
+};
+
+// The K tiles one workgroup accumulates: [begin, begin + count), visited from `start` on and
+// wrapping around (StaggerU).
+template <int DU> struct GtKRange {
+    int begin, count, start;
+    // K offset of the local-th tile visited.
+    GT_DEVICE int k0(int local) const {
+        int kt = start + local;
+        if (kt >= count) kt -= count;
+        return (begin + kt) * DU;
+    }
+};

@@ -1,0 +1,52 @@
+// loader/gt_tma_loader.h: operand stages through the Hopper tensor memory accelerator. A ring
+// of STAGES LDS slots with one mbarrier each: thread 0 announces a stage's bytes and issues the
+// boxes of both operand tiles (the tensor maps in the arguments describe A and B as
+// (K, rows, batch) when K-major and (rows, K, batch) when MN-major, with the swizzles of
+// layout/gt_wgmma_tile.h), every thread waits for the slot's phase. Edges cost nothing: the maps zero-fill whatever lies outside the
+// matrices.
+#pragma once
+
+template <class Cfg, class TileA, class TileB> struct GtTmaRing {
+    static constexpr int STAGES = Cfg::STAGES, DU = Cfg::DU;
+    static constexpr int STAGE_BYTES = TileA::BYTES + TileB::BYTES;
+    gt_u32 lds, bar0;  // LDS address of slot 0 and of the first barrier
+
+    GT_DEVICE GtTmaRing(unsigned char* smem, gt_u64* bars) : lds(gt_lds_addr(smem)), bar0(gt_lds_addr(bars)) {}
+    // Thread 0 initialises the barriers; the caller's next barrier publishes them.
+    GT_DEVICE void init(int tid) const {
+        if (tid == 0) {
+#pragma unroll
+            for (int s = 0; s < STAGES; ++s) gt_mbar_init(bar0 + 8 * s, 1);
+            gt_mbar_init_fence();
+        }
+    }
+    // Thread 0 only: loads the K slice at k0 of the tile at (m0, n0) of `batch` into `slot`.
+    GT_DEVICE void load(const GtGemmArgs& args, int slot, int k0, int m0, int n0, int batch) const {
+        const gt_u32 bar = bar0 + 8 * slot, st = lds + gt_u32(slot * STAGE_BYTES);
+        gt_mbar_expect(bar, STAGE_BYTES);
+        if constexpr (TileA::BOXES == TileB::BOXES) {
+            // The same number of boxes (K-major tiles of 16-bit types): A's and B's slabs of
+            // one K range are issued together.
+#pragma unroll
+            for (int j = 0; j < TileA::BOXES; ++j) {
+                load_box<TileA>(st, &args.tma_a, j, k0, m0, batch, bar);
+                load_box<TileB>(st + gt_u32(TileA::BYTES), &args.tma_b, j, k0, n0, batch, bar);
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < TileA::BOXES; ++j) load_box<TileA>(st, &args.tma_a, j, k0, m0, batch, bar);
+#pragma unroll
+            for (int j = 0; j < TileB::BOXES; ++j)
+                load_box<TileB>(st + gt_u32(TileA::BYTES), &args.tma_b, j, k0, n0, batch, bar);
+        }
+    }
+    // Box j of an operand tile whose slot is at LDS address `tile`.
+    template <class Tile>
+    GT_DEVICE static void load_box(gt_u32 tile, const GtTensorMap* map, int j, int k0, int mn0, int batch, gt_u32 bar) {
+        gt_tma_load_3d(tile + gt_u32(Tile::box_dst(j)), map, Tile::box_c0(j, k0, mn0), Tile::box_c1(j, k0, mn0), batch,
+                       bar);
+    }
+    // Waits for the t-th stage loaded since the ring was set up: the (t / STAGES)-th fill of
+    // slot t % STAGES completes that phase of its barrier.
+    GT_DEVICE void wait(int t) const { gt_mbar_wait(bar0 + 8 * (t % STAGES), gt_u32(t / STAGES) & 1u); }
+};

@@ -1,0 +1,50 @@
+// scheduler/gt_data_parallel.h: the data-parallel tile scheduler, with split-K. The grid is
+// (tiles, GSU splits, batch): workgroup (x, y, z) computes output tile x (in WorkGroupMapping
+// order, scheduler/gt_tile_map.h) of batch z over split y's share of the K tiles, visited from
+// a staggered start (StaggerU). Its partial goes straight to D (GSU = 1), to the workspace for
+// the reduction kernel (GSU<n>R / GSU<n>A), or is summed in this kernel by the split of the
+// tile that finishes last (GSU<n>K, epilogue/gt_fixup.h).
+#pragma once
+
+template <class Cfg, class Mainloop, class Epilogue> struct GtDataParallel {
+    static constexpr int MT0 = Cfg::MT0, MT1 = Cfg::MT1, DU = Cfg::DU, GSU = Cfg::GSU;
+
+    GT_DEVICE static void run(const GtGemmArgs& args, unsigned char* lds, int tid) {
+        const GtPos pos = Mainloop::position(tid);
+        unsigned char* const smem = Mainloop::lds_base(lds);
+        const gt_i64 M = args.m, N = args.n, K = args.k;
+        const int tiles_m = int((M + MT0 - 1) / MT0), tiles_n = int((N + MT1 - 1) / MT1);
+        const int ktiles = int((K + DU - 1) / DU);
+        float acc[Mainloop::ACC];
+        // The split-K reduction kernel may be scheduled once every workgroup of this grid runs
+        // (by then none of them waits for a free compute unit); it waits for this grid to end
+        // before it reads the partials.
+        if constexpr (Cfg::REDUCTION_KERNEL) gt_allow_dependents();
+        // The output tile is staged where the operand tiles were.
+        float* const ctile = reinterpret_cast<float*>(smem);
+        int tm, tn;
+        gt_tile_of<Cfg::WGM>(blockIdx.x, tiles_m, tiles_n, tm, tn);
+        const int split = blockIdx.y, batch = blockIdx.z;
+        // This split's K tiles, visited from a staggered start (StaggerU) and wrapping around.
+        const int per_split = (ktiles + GSU - 1) / GSU;
+        const int kt_begin = split * per_split;
+        const int kt_count = (ktiles - kt_begin) < per_split ? (ktiles - kt_begin > 0 ? ktiles - kt_begin : 0)
+                                                              : per_split;
+        const int kt_start = (Cfg::SU > 0 && kt_count > 0) ? int((gt_i64)blockIdx.x * Cfg::SU % kt_count) : 0;
+#pragma unroll
+        for (int i = 0; i < Mainloop::ACC; ++i) acc[i] = 0.0f;
+        const GtKRange<DU> kr{kt_begin, kt_count, kt_start};
+        Mainloop::run(args, smem, pos, tm * MT0, tn * MT1, batch, kr, acc);
+        // The producer warp (if any) has no accumulators and leaves the stores to the others.
+        if (tid < Cfg::THREADS) Epilogue::stage(ctile, acc, pos);
+        gt_barrier();
+        if constexpr (Cfg::GSU_SINGLE_KERNEL) {
+            // Only the split that finishes its tile last stores it, with the others' partials
+            // added.
+            __shared__ int last_split;
+            const gt_u32 tile = gt_u32(batch) * gridDim.x + blockIdx.x;
+            if (!GtSharedTile<Cfg>::finish_split(args, ctile, tile, split, tid, &last_split)) return;
+        }
+        if (tid < Cfg::THREADS) Epilogue::store(args, ctile, tm * MT0, tn * MT1, batch, split, tid);
+    }
+};

@@ -1,0 +1,90 @@
+// scheduler/gt_persistent.h: the persistent tile scheduler of the warpgroup path
+// (PersistentKernel, `_PK1`). One workgroup per compute unit walks the output tiles
+// blockIdx.x, blockIdx.x + gridDim.x, ... (WorkGroupMapping order, batch by batch). Its producer
+// warp fills one ring of LDS stages across all of them, so the next tile's operands load while
+// the warpgroups finish and store the current one; the warpgroups multiply each stage, hand
+// its slot back, and store each finished tile through the tensor memory accelerator
+// (epilogue/gt_epilogue_tma.h) without waiting for the stores. Nothing drains between tiles:
+// no pipeline refill and no epilogue on the tensor cores' critical path.
+//
+//   producer warp: for each tile, each K tile: wait for a free slot, issue its boxes
+//   warpgroups:    for each tile: multiply each stage, free its slot; stage the tile, store it
+#pragma once
+
+template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentScheduler {
+    static constexpr int MT0 = Cfg::MT0, MT1 = Cfg::MT1, DU = Cfg::DU, STAGES = Cfg::STAGES, ACC = Mainloop::ACC;
+    static constexpr int CONSUMER_WARPS = Cfg::THREADS / Cfg::WAVE;
+    static_assert(Cfg::WGMMA && Cfg::PRODUCER_WARP && Cfg::GSU == 1 && !Cfg::STREAM_K,
+                  "the persistent kernel is the warpgroup path with a producer warp, without split-K");
+
+    GT_DEVICE static void run(const GtGemmArgs& args, unsigned char* lds, int tid) {
+        const GtPos pos = Mainloop::position(tid);
+        unsigned char* const smem = Mainloop::lds_base(lds);
+        const int tiles_m = int((args.m + MT0 - 1) / MT0), tiles_n = int((args.n + MT1 - 1) / MT1);
+        const int ktiles = int((args.k + DU - 1) / DU);
+        const int tiles_mn = tiles_m * tiles_n, tiles = tiles_mn * args.batch;
+        // Tile `t` -> its origin and batch.
+        auto place = [&](int t, int& m0, int& n0, int& batch) {
+            batch = t / tiles_mn;
+            int tm, tn;
+            gt_tile_of<Cfg::WGM>(t - batch * tiles_mn, tiles_m, tiles_n, tm, tn);
+            m0 = tm * MT0;
+            n0 = tn * MT1;
+        };
+        __shared__ __align__(8) gt_u64 gt_slot_bars[STAGES];
+        __shared__ __align__(8) gt_u64 gt_free_bars[STAGES];
+        const typename Mainloop::Stages st(smem, gt_slot_bars, pos);
+        const gt_u32 free0 = gt_lds_addr(gt_free_bars);
+        if (tid == 0) {
+#pragma unroll
+            for (int s = 0; s < STAGES; ++s) gt_mbar_init(free0 + 8 * s, CONSUMER_WARPS);
+            gt_mbar_init_fence();
+        }
+        gt_barrier();
+        if (tid >= Cfg::THREADS) {
+            // The producer: `it` counts the stages loaded, across tiles; the f-th refill of a
+            // slot waits for the release of the fill before it (phase f - 1 of its free
+            // barrier).
+            if (pos.lane == 0) {
+                int it = 0;
+                for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+                    int m0, n0, batch;
+                    place(t, m0, n0, batch);
+                    for (int kt = 0; kt < ktiles; ++kt, ++it) {
+                        const int slot = it % STAGES;
+                        if (it >= STAGES) gt_mbar_wait(free0 + 8 * slot, gt_u32(it / STAGES - 1) & 1u);
+                        st.ring.load(args, slot, kt * DU, m0, n0, batch);
+                    }
+                }
+            }
+            __syncwarp();
+            return;
+        }
+        // The warpgroups: IN_FLIGHT stages stay in the tensor cores while the next is issued;
+        // the stage before them is done and its slot goes back to the producer.
+        constexpr int IN_FLIGHT = Cfg::PLR;
+        unsigned char* const out = smem + STAGES * Mainloop::STAGE_BYTES;
+        auto release = [&](int it) {
+            if (pos.lane == 0) gt_mbar_arrive(free0 + 8 * (it % STAGES));
+        };
+        float acc[ACC];
+        int it = 0;
+        for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+#pragma unroll
+            for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
+            for (int kt = 0; kt < ktiles; ++kt, ++it) {
+                st.ring.wait(it);
+                st.multiply(acc, it % STAGES);
+                Mainloop::Compute::template settle<IN_FLIGHT>(acc);
+                if (kt >= IN_FLIGHT) release(it - IN_FLIGHT);
+            }
+            Mainloop::Compute::template settle<0>(acc);
+            // The stages still in the tensor cores are done: the producer may refill them.
+            for (int j = IN_FLIGHT < ktiles ? IN_FLIGHT : ktiles; j >= 1; --j) release(it - j);
+            int m0, n0, batch;
+            place(t, m0, n0, batch);
+            Epilogue::write(args, out, acc, pos, m0, n0, batch, tid);
+        }
+        Epilogue::drain(tid);
+    }
+};

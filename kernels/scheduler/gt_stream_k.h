@@ -1,0 +1,146 @@
+// scheduler/gt_stream_k.h: the stream-K tile scheduler (GSU<n>S). The grid is a fixed number
+// of persistent workgroups (GSU per compute unit). The work is the sequence of (tile, K tile)
+// iterations, tile-major over the batch; workgroup c takes the contiguous range
+// [start(c), start(c + 1)) of it, the first `r` workgroups one iteration more than the rest, so
+// every compute unit gets the same work whatever the tile count. A tile whose iterations fall
+// to several workgroups is finished by the last of them to arrive, which stores D
+// (epilogue/gt_fixup.h). One pipeline runs over a workgroup's whole range: the loads run ahead
+// across tile boundaries, so a tile change costs no pipeline drain and refill. The output tile
+// is staged in its own LDS region after the stage ring, so it can be written out while the
+// next tile's operands are in flight.
+//
+// Iteration counts are 32-bit (the space refuses stream-K beyond 2^31 iterations): this
+// bookkeeping stays live across the main loop, and 64-bit values there cost registers the
+// loop's address arithmetic needs.
+#pragma once
+
+struct GtStreamK {
+    gt_u32 q, r;  // iterations per workgroup; workgroups with one more
+    GT_DEVICE gt_u32 start(gt_u32 c) const { return c * q + (c < r ? c : r); }
+    // The workgroup whose range holds iteration x.
+    GT_DEVICE gt_u32 owner(gt_u32 x) const {
+        const gt_u32 big = r * (q + 1);
+        return x < big ? x / (q + 1) : r + (x - big) / q;
+    }
+};
+
+template <class Cfg, class Mainloop, class Epilogue> struct GtStreamKScheduler {
+    static constexpr int MT0 = Cfg::MT0, MT1 = Cfg::MT1, DU = Cfg::DU, STAGES = Cfg::STAGES, ACC = Mainloop::ACC;
+    typedef GtSharedTile<Cfg> Shared;
+
+    // Finishes the staged partial tile `tile` (iterations [first, first + ktiles)) computed by
+    // this workgroup: contributors are the workgroups whose ranges hold those iterations, each
+    // with two workspace slots (0 for the first tile of its range, 1 for the last; no range
+    // needs more).
+    GT_DEVICE static bool fixup(const GtGemmArgs& args, float* ctile, const GtStreamK& sk, gt_u32 tile, gt_u32 first,
+                                gt_u32 ktiles, int tid, int* last_flag) {
+        auto slot = [&](gt_u32 c) {
+            return reinterpret_cast<GtF4*>(args.workspace) +
+                   gt_i64(c * 2 + (sk.start(c) >= first ? 0 : 1)) * Shared::TILE_VECS;
+        };
+        return Shared::finish(ctile, slot, args.flags + tile, sk.owner(first), sk.owner(first + ktiles - 1),
+                              blockIdx.x, tid, last_flag);
+    }
+
+    GT_DEVICE static void run(const GtGemmArgs& args, unsigned char* lds, int tid) {
+        const GtPos pos = Mainloop::position(tid);
+        unsigned char* const smem = Mainloop::lds_base(lds);
+        const gt_i64 M = args.m, N = args.n, K = args.k;
+        const int tiles_m = int((M + MT0 - 1) / MT0), tiles_n = int((N + MT1 - 1) / MT1);
+        const int ktiles = int((K + DU - 1) / DU);
+        float acc[ACC];
+        __shared__ int last_flag;
+        float* const stile = reinterpret_cast<float*>(smem + STAGES * Mainloop::STAGE_BYTES);
+        const gt_u32 tiles_mn = gt_u32(tiles_m) * gt_u32(tiles_n), kt = gt_u32(ktiles);
+        const gt_u32 work = tiles_mn * gt_u32(args.batch) * kt;
+        const GtStreamK sk{work / gridDim.x, work % gridDim.x};
+        const gt_u32 w_begin = sk.start(blockIdx.x), w_end = sk.start(blockIdx.x + 1);
+        const int iters = int(w_end - w_begin);
+        // Tile `tile` -> its origin and batch.
+        auto place = [&](gt_u32 tile, int& m0, int& n0, int& batch) {
+            batch = int(tile / tiles_mn);
+            int tm, tn;
+            gt_tile_of<Cfg::WGM>(int(tile - gt_u32(batch) * tiles_mn), tiles_m, tiles_n, tm, tn);
+            m0 = tm * MT0;
+            n0 = tn * MT1;
+        };
+        // The producer walks the range in order, tracking its tile instead of dividing per load.
+        gt_u32 ld_tile = w_begin / kt;
+        int ld_k = int(w_begin - ld_tile * kt), ld_m0, ld_n0, ld_batch;
+        place(ld_tile, ld_m0, ld_n0, ld_batch);
+        // The pipeline over the range: `load_one(slot)` issues the loads of the producer's
+        // current iteration, `st` is the warpgroup path's ring (unused on the LDS path).
+        auto pipeline = [&](auto load_one, const auto& st) {
+            auto load_next = [&](int i) {
+                load_one(i % STAGES);
+                if (++ld_k == ktiles) {
+                    ld_k = 0;
+                    place(++ld_tile, ld_m0, ld_n0, ld_batch);
+                }
+            };
+            // The consumer finishes a tile at its last iteration in this range.
+            gt_u32 boundary = (w_begin / kt + 1) * kt;
+            auto finish = [&](int i) {
+                const gt_u32 tile = (w_begin + gt_u32(i)) / kt, first = tile * kt;
+                int m0, n0, batch;
+                place(tile, m0, n0, batch);
+                Epilogue::stage(stile, acc, pos);
+                gt_barrier();
+                const bool whole = first >= w_begin && first + kt <= w_end;
+                if (whole || fixup(args, stile, sk, tile, first, kt, tid, &last_flag))
+                    Epilogue::store(args, stile, m0, n0, batch, 0, tid);
+                gt_barrier();  // the staging tile is read out before the next tile is staged
+#pragma unroll
+                for (int j = 0; j < ACC; ++j) acc[j] = 0.0f;
+                boundary += kt;
+            };
+#pragma unroll
+            for (int j = 0; j < ACC; ++j) acc[j] = 0.0f;
+            if constexpr (Mainloop::ASYNC_TENSOR) {
+                constexpr int IN_FLIGHT = Cfg::PLR;
+                constexpr int AHEAD = STAGES - 1 - IN_FLIGHT;
+                static_assert(AHEAD >= 1, "stream-K pipelines need a stage in flight");
+#pragma unroll
+                for (int s = 0; s < AHEAD; ++s)
+                    if (s < iters) load_next(s);
+                for (int i = 0; i < iters; ++i) {
+                    st.ring.wait(i);
+                    gt_barrier();  // the stage the load below reuses is no longer read
+                    st.multiply(acc, i % STAGES);
+                    if (i + AHEAD < iters) load_next(i + AHEAD);
+                    if (w_begin + gt_u32(i) + 1 == boundary || i + 1 == iters) {
+                        Mainloop::Compute::template settle<0>(acc);
+                        finish(i);
+                    } else {
+                        Mainloop::Compute::template settle<IN_FLIGHT>(acc);
+                    }
+                }
+            } else {
+                static_assert(STAGES >= 2, "stream-K pipelines need a stage in flight");
+#pragma unroll
+                for (int s = 0; s < STAGES - 1; ++s) {
+                    if (s < iters) load_next(s);
+                    gt_copy_commit();
+                }
+                for (int i = 0; i < iters; ++i) {
+                    gt_copy_wait<STAGES - 2>();
+                    gt_barrier();  // stage i visible to all; stage i - 1 free for reuse
+                    if (i + STAGES - 1 < iters) load_next(i + STAGES - 1);
+                    gt_copy_commit();
+                    Mainloop::consume(acc, smem, i % STAGES, pos);
+                    if (w_begin + gt_u32(i) + 1 == boundary || i + 1 == iters) finish(i);
+                }
+            }
+        };
+        if constexpr (Mainloop::ASYNC_TENSOR) {
+            // Tensor-map loads by one thread, as in the warpgroup mainloop.
+            __shared__ __align__(8) gt_u64 gt_slot_bars[STAGES];
+            const typename Mainloop::Stages st(smem, gt_slot_bars, pos);
+            gt_barrier();
+            pipeline([&](int slot) { if (tid == 0) st.ring.load(args, slot, ld_k * DU, ld_m0, ld_n0, ld_batch); }, st);
+        } else {
+            pipeline([&](int slot) { Mainloop::load(args, smem, slot, tid, ld_m0, ld_n0, ld_batch, ld_k * DU); }, 0);
+        }
+        gt_copy_wait<0>();
+    }
+};

@@ -1,0 +1,153 @@
+//! Matrix atoms: the instruction a mainloop multiplies with and how a wave's tile is made of
+//! it. Mirrors the per-architecture atom headers of `kernels/` (`gt_mma_nvidia.h`: `mma.sync`
+//! and the warpgroup `wgmma`; `gt_mma_amd.h`: MFMA) and the FMA fallback.
+//!
+//! Rules: `matrix-instruction` (a shape the GPU has for the input type, or 1x1x1 where it has
+//! none), `dtype` (the input and compute types the atoms take), `wave-tile` (whole
+//! instructions, or whole FMA thread tiles, per wave) and `depth-u` (whole instruction K steps
+//! per DepthU). The warpgroup instruction's own constants live here too, since every other
+//! group asks whether a config uses it.
+
+use super::{fail, Violation};
+use crate::hw::HwSpec;
+use crate::problem::{DataType, GemmProblem};
+use crate::space::config::KernelConfig;
+
+/// The warpgroup matrix instruction (`wgmma`, sm_90a): 64 rows per warpgroup, N granularity 8
+/// (the instruction's N is the warpgroup tile's N), K = 16 (32 bytes of 16-bit K).
+pub const WGMMA_MI: [u32; 3] = [64, 8, 16];
+
+/// The warpgroup instruction's shape for an input type: 32 bytes of K, so K = 32 for 8-bit
+/// types.
+pub fn wgmma_mi(t: DataType) -> [u32; 3] {
+    [64, 8, 32 / t.bytes().clamp(1, 2) as u32]
+}
+
+/// Whether a config uses the warpgroup (`wgmma`) path of the template.
+pub fn is_wgmma(c: &KernelConfig) -> bool {
+    c.mi[0] == 64 && c.mi[1] == 8
+}
+
+/// Warps per warpgroup: wgmma is issued by 4 consecutive warps together.
+pub const WARPGROUP_WARPS: u32 = 4;
+
+/// The tile of C one warpgroup owns: warps are grouped 4 consecutive along M, so there are
+/// (WG0 / 4) x WG1 warpgroups. `[0, 0]` when WG0 is not a multiple of 4.
+pub fn warpgroup_tile(c: &KernelConfig) -> [u32; 2] {
+    let groups_m = c.wg[0] / WARPGROUP_WARPS;
+    if groups_m == 0 || c.wg[1] == 0 {
+        return [0, 0];
+    }
+    [c.mt0 / groups_m, c.mt1 / c.wg[1]]
+}
+
+/// `matrix-instruction`: the instruction is one the GPU has for the input type.
+pub(super) fn instruction(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
+    let shapes = hw.mi_shapes(p.a_type);
+    if c.uses_matrix_cores() {
+        if !shapes.contains(&c.mi) {
+            return fail(
+                "matrix-instruction",
+                format!(
+                    "MI{}x{}x{} is not a {} matrix instruction for {} {} (valid: {})",
+                    c.mi[0],
+                    c.mi[1],
+                    c.mi[2],
+                    p.a_type,
+                    hw.name,
+                    hw.arch,
+                    if shapes.is_empty() {
+                        "none, use MI1x1x1".to_string()
+                    } else {
+                        shapes
+                            .iter()
+                            .map(|s| format!("{}x{}x{}", s[0], s[1], s[2]))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                ),
+            );
+        }
+    } else {
+        if c.mi != [1, 1, 1] {
+            return fail(
+                "matrix-instruction",
+                "MI must be a valid shape or 1x1x1".into(),
+            );
+        }
+        if !shapes.is_empty() {
+            return fail(
+                "matrix-instruction",
+                format!(
+                    "{} has matrix instructions on {}: the FMA path is only for types without them",
+                    p.a_type, hw.arch
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `dtype`: 8-bit float inputs have the warpgroup instruction only, and compute types other
+/// than f32 have no atom yet.
+pub(super) fn input_types(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violation> {
+    if p.a_type.is_8bit() && !is_wgmma(c) {
+        let [m, n, k] = wgmma_mi(p.a_type);
+        return fail(
+            "dtype",
+            format!(
+                "{} inputs run on the warpgroup instruction only (MI{m}x{n}x{k}, NVIDIA sm_90a, layout TN): the mma.sync, MFMA and FMA paths have no 8-bit atoms",
+                p.a_type
+            ),
+        );
+    }
+    if p.compute_type != crate::problem::ComputeType::F32 {
+        return fail(
+            "dtype",
+            format!(
+                "compute type {} is not supported (use c_f32_r)",
+                p.compute_type
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// `wave-tile` and `depth-u`: wave tiles must be whole matrix instructions (or whole FMA
+/// thread tiles), and DepthU whole instruction K steps.
+pub(super) fn wave_tile(c: &KernelConfig, hw: &HwSpec) -> Result<(), Violation> {
+    let wave = hw.wave_size;
+    let [wt0, wt1] = c.wave_tile();
+    if !c.mt0.is_multiple_of(c.wg[0]) || !c.mt1.is_multiple_of(c.wg[1]) {
+        return fail(
+            "wave-tile",
+            "MacroTile must divide evenly among the waves".into(),
+        );
+    }
+    if c.uses_matrix_cores() && !is_wgmma(c) {
+        if wt0 % c.mi[0] != 0 || wt1 % c.mi[1] != 0 {
+            return fail(
+                "wave-tile",
+                format!(
+                    "wave tile {wt0}x{wt1} is not a multiple of MI {}x{}",
+                    c.mi[0], c.mi[1]
+                ),
+            );
+        }
+        if !c.depth_u.is_multiple_of(c.mi[2]) {
+            return fail(
+                "depth-u",
+                format!("DepthU {} is not a multiple of MI K {}", c.depth_u, c.mi[2]),
+            );
+        }
+    } else if !c.uses_matrix_cores() {
+        let per_lane = wt0 * wt1;
+        if per_lane % wave != 0 || per_lane / wave > 64 {
+            return fail(
+                "wave-tile",
+                format!("FMA wave tile {wt0}x{wt1} must give each of {wave} lanes 1..64 outputs"),
+            );
+        }
+    }
+    Ok(())
+}

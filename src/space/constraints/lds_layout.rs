@@ -1,0 +1,90 @@
+//! Shared-memory tile layouts: padded rows or the XOR swizzle (the warpgroup path's fixed
+//! 128-byte swizzle), and how many bytes the stages and the staged output tile take. Mirrors
+//! the LDS tile layout and swizzle part of the kernel template.
+//!
+//! Rule: `lds-layout` (the swizzle replaces padding). [`lds_bytes`] is what the `lds` rule of
+//! [`super::resources`] holds against the GPU, what code generation asks for as dynamic shared
+//! memory, and what the sim device's occupancy model uses.
+
+use super::atom::is_wgmma;
+use super::{fail, Violation};
+use crate::problem::GemmProblem;
+use crate::space::config::{GsuAlgo, KernelConfig};
+
+/// Alignment slack of the wgmma LDS layout: the kernel aligns its tiles to the 1024-byte
+/// period of the 128-byte swizzle at run time.
+const WGMMA_LDS_ALIGN: u64 = 1024;
+
+/// LDS bytes one workgroup uses: the main-loop stages, or the f32 epilogue staging tile if
+/// that is larger (the epilogue reuses the same allocation). A persistent kernel stages its
+/// output tile, in D's type, in bytes of its own after the stages (the producer refills them
+/// meanwhile).
+pub fn lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
+    let ea = p.a_type.bytes() as u64;
+    let eb = p.b_type.bytes() as u64;
+    let (mt0, mt1, du) = (c.mt0 as u64, c.mt1 as u64, c.depth_u as u64);
+    if is_wgmma(c) {
+        // Unpadded K-major tiles (the swizzle replaces padding), plus the alignment slack.
+        let main = c.pgr.max(1) as u64 * du * (mt0 * ea + mt1 * eb);
+        if c.pk > 0 {
+            return main + persistent_output_bytes(c, p) + WGMMA_LDS_ALIGN;
+        }
+        return staged_output(c, main) + WGMMA_LDS_ALIGN;
+    }
+    // Rows of the LDS tile run along the operand's contiguous dimension; padding is per row.
+    let a_tile = if p.trans_a.is_t() {
+        mt0 * (du + c.lpa as u64)
+    } else {
+        du * (mt0 + c.lpa as u64)
+    };
+    let b_tile = if p.trans_b.is_t() {
+        du * (mt1 + c.lpb as u64)
+    } else {
+        mt1 * (du + c.lpb as u64)
+    };
+    let stages = c.pgr.max(1) as u64;
+    staged_output(c, stages * (a_tile * ea + b_tile * eb))
+}
+
+/// LDS bytes of the operand stages plus the f32 output tile staged through LDS: in the same
+/// bytes after the main loop, or (stream-K, whose loads run on while a tile is written out) in
+/// bytes of its own after them.
+fn staged_output(c: &KernelConfig, stages: u64) -> u64 {
+    let output = c.mt0 as u64 * c.mt1 as u64 * 4;
+    if c.gsu_algo == GsuAlgo::StreamK {
+        stages + output
+    } else {
+        stages.max(output)
+    }
+}
+
+/// Column groups in which the persistent kernel stages and stores its output tile: the fewest
+/// equal groups of at most 128 columns, whole 8-column groups, or the whole tile when MT1
+/// does not split so (`gt_out_passes` in kernels/epilogue/gt_epilogue_tma.h).
+pub fn persistent_output_passes(mt1: u32) -> u32 {
+    let want = mt1.div_ceil(128).max(1);
+    if mt1.is_multiple_of(want) && (mt1 / want).is_multiple_of(8) {
+        want
+    } else {
+        1
+    }
+}
+
+/// Bytes of the persistent kernel's output staging area: one column group of the tile in D's
+/// type, M in whole 128-byte chunks (kernels/layout/gt_wgmma_tile.h's GtOutTile).
+pub fn persistent_output_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
+    let chunk = 128 / p.d_type.bytes() as u64;
+    let cols = c.mt1 / persistent_output_passes(c.mt1);
+    (c.mt0 as u64).div_ceil(chunk) * 128 * cols as u64
+}
+
+/// `lds-layout`: LdsSwizzle=1 replaces padding.
+pub(super) fn padding_or_swizzle(c: &KernelConfig) -> Result<(), Violation> {
+    if c.swizzle == 1 && (c.lpa != 0 || c.lpb != 0) {
+        return fail(
+            "lds-layout",
+            "LdsSwizzle=1 replaces padding: LdsPadA and LdsPadB must be 0".into(),
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,390 @@
+//! Constraints: which configs are valid for a (problem, hw) pair, and why not.
+//!
+//! These rules are the contract between the space and the kernel template in `kernels/`:
+//! every config that passes here must compile and run correctly. Each rule returns a
+//! [`Violation`] naming the rule, so a rejected LLM suggestion can be explained back to it.
+//!
+//! The rules come in groups named after the kernel part they constrain, one file each, so a
+//! new part brings its rules in one place: `shape` (the workgroup, its tile and pipeline
+//! depth), `lds_layout` (padding, swizzle, LDS bytes), `atom` (matrix instructions, wave
+//! tiles), `warpgroup` (the `wgmma` mainloop, producer warp, SwapAB), `loader` (global
+//! reads), `epilogue` (stores, output types), `scheduler` (split-K, stream-K) and
+//! `resources` (LDS and registers against the GPU). [`check`] applies them in the order of
+//! [`RULE_ORDER`], the first broken rule wins.
+
+mod atom;
+mod epilogue;
+mod lds_layout;
+mod loader;
+mod resources;
+mod scheduler;
+mod shape;
+mod warpgroup;
+
+use serde::{Deserialize, Serialize};
+
+use crate::hw::HwSpec;
+use crate::problem::GemmProblem;
+use crate::space::config::KernelConfig;
+
+pub use atom::{is_wgmma, warpgroup_tile, wgmma_mi, WARPGROUP_WARPS, WGMMA_MI};
+pub use lds_layout::{lds_bytes, persistent_output_bytes, persistent_output_passes};
+pub use resources::registers_estimate;
+pub use scheduler::{MAX_STREAM_K_ACCUMULATORS, MAX_STREAM_K_PER_CU, MAX_STREAM_K_THREADS};
+pub use shape::{MAX_STAGES, MAX_STAGES_WGMMA};
+pub use warpgroup::{
+    k_major_box_rows, mn_chunk, packed_operands, tma_readable, MAX_BOX_ROWS, MAX_WGMMA_TILE,
+};
+
+/// Why a config is not valid.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Violation {
+    pub rule: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.rule, self.message)
+    }
+}
+
+fn fail(rule: &'static str, message: String) -> Result<(), Violation> {
+    Err(Violation { rule, message })
+}
+
+/// The rules in the order [`check`] applies them (used to measure progress when repairing).
+pub const RULE_ORDER: &[&str] = &[
+    "positive",
+    "threads",
+    "range",
+    "lds-layout",
+    "tile-granularity",
+    "matrix-instruction",
+    "dtype",
+    "wgmma",
+    "producer-warp",
+    "swap-ab",
+    "wave-tile",
+    "depth-u",
+    "global-read",
+    "alignment",
+    "store",
+    "store-alignment",
+    "lds",
+    "registers",
+    "split-k",
+    "persistent",
+    "tile-vs-problem",
+];
+
+/// Checks every rule; the first one broken is returned.
+pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
+    shape::positive(c)?;
+    shape::threads(c, hw)?;
+    shape::range(c)?;
+    lds_layout::padding_or_swizzle(c)?;
+    shape::tile_granularity(c)?;
+    atom::instruction(c, p, hw)?;
+    atom::input_types(c, p)?;
+    if is_wgmma(c) {
+        warpgroup::wgmma(c, p, hw)?;
+    }
+    warpgroup::producer_warp(c, p, hw)?;
+    warpgroup::swap_ab(c)?;
+    atom::wave_tile(c, hw)?;
+    loader::global_read(c, p)?;
+    loader::alignment(c, p)?;
+    epilogue::store(c, p)?;
+    epilogue::store_alignment(c, p)?;
+    resources::lds(c, p, hw)?;
+    resources::registers(c, p, hw)?;
+    scheduler::split_k(c, p, hw)?;
+    scheduler::persistent(c, p)?;
+    shape::tile_vs_problem(c, p)?;
+    epilogue::output_types(p)
+}
+
+#[cfg(test)]
+mod verdicts;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problem::Trans;
+    use crate::space::config::GsuAlgo;
+
+    fn wgmma_cfg(name: &str) -> KernelConfig {
+        KernelConfig::parse(name).unwrap()
+    }
+
+    const SEED_BEST: &str =
+        "MT128x112x64_MI64x8x16_WG8x1_PGR7_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0";
+
+    fn rule(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> &'static str {
+        check(c, p, hw).map(|_| "ok").unwrap_or_else(|v| v.rule)
+    }
+
+    #[test]
+    fn wgmma_configs_for_tn_pass() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let seed = GemmProblem::new(16032, 109, 16384);
+        check(&wgmma_cfg(SEED_BEST), &seed, &hw).unwrap();
+        let square = GemmProblem::new(4096, 4096, 4096);
+        for name in [
+            "MT128x256x64_MI64x8x16_WG8x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM16_GRVW8_SVW8_SU0",
+            "MT256x128x128_MI64x8x16_WG8x1_PGR2_PLR0_LPA0_LPB0_SW1_GSU2A_WGM8_GRVW8_SVW8_SU0",
+            "MT64x16x64_MI64x8x16_WG4x2_PGR8_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW4_SVW4_SU0",
+        ] {
+            check(&wgmma_cfg(name), &square, &hw).unwrap_or_else(|v| panic!("{name}: {v}"));
+        }
+        assert_eq!(warpgroup_tile(&wgmma_cfg(SEED_BEST)), [64, 112]);
+    }
+
+    #[test]
+    fn swap_ab_slices_n_and_steps_m_by_8() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let p = GemmProblem::new(10240, 128, 8192);
+        let swapped = wgmma_cfg(
+            "MT80x128x64_MI64x8x16_WG4x2_PGR6_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_SAB1",
+        );
+        assert_eq!(rule(&swapped, &p, &hw), "ok");
+        // Unswapped, 80 rows are not whole 64-row slices.
+        assert_eq!(rule(&KernelConfig { sab: 0, ..swapped }, &p, &hw), "wgmma");
+        // Swapped, N per warpgroup must be whole slices: 128 over 2 warpgroups is, 112 is not.
+        let n112 = KernelConfig {
+            mt1: 112,
+            wg: [4, 1],
+            ..swapped
+        };
+        assert_eq!(rule(&n112, &p, &hw), "wgmma");
+        assert_eq!(rule(&KernelConfig { mt1: 128, ..n112 }, &p, &hw), "ok");
+        // The instruction's N (here M per warpgroup) is at most 256.
+        let wide = KernelConfig {
+            mt0: 256,
+            pgr: 4,
+            ..swapped
+        };
+        assert_eq!(rule(&wide, &p, &hw), "ok");
+        assert_eq!(rule(&KernelConfig { mt0: 272, ..wide }, &p, &hw), "wgmma");
+        // With the producer warp and with stream-K it is still the wgmma path.
+        assert_eq!(rule(&KernelConfig { pw: 1, ..swapped }, &p, &hw), "ok");
+        let sk = KernelConfig {
+            gsu: 1,
+            gsu_algo: GsuAlgo::StreamK,
+            ..swapped
+        };
+        assert_eq!(rule(&sk, &p, &hw), "ok");
+        let mma = KernelConfig {
+            mi: [16, 8, 16],
+            wg: [1, 4],
+            swizzle: 0,
+            pgr: 3,
+            ..swapped
+        };
+        assert_eq!(rule(&KernelConfig { sab: 0, ..mma }, &p, &hw), "ok");
+        assert_eq!(rule(&mma, &p, &hw), "swap-ab");
+        assert_eq!(
+            rule(&KernelConfig { sab: 2, ..swapped }, &p, &hw),
+            "swap-ab"
+        );
+    }
+
+    #[test]
+    fn producer_warp_is_for_wgmma_outside_stream_k_and_must_fit() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let seed = GemmProblem::new(16032, 109, 16384);
+        let ok = KernelConfig {
+            pw: 1,
+            ..wgmma_cfg(SEED_BEST)
+        };
+        assert_eq!(rule(&ok, &seed, &hw), "ok");
+        let mma = KernelConfig {
+            mi: [16, 8, 16],
+            wg: [2, 2],
+            swizzle: 0,
+            pgr: 3,
+            ..ok
+        };
+        assert_eq!(rule(&KernelConfig { pw: 0, ..mma }, &seed, &hw), "ok");
+        assert_eq!(rule(&mma, &seed, &hw), "producer-warp");
+        let stream_k = KernelConfig {
+            gsu: 1,
+            gsu_algo: GsuAlgo::StreamK,
+            pgr: 4,
+            ..ok
+        };
+        assert_eq!(rule(&KernelConfig { pw: 0, ..stream_k }, &seed, &hw), "ok");
+        assert_eq!(rule(&stream_k, &seed, &hw), "producer-warp");
+        assert_eq!(
+            rule(&KernelConfig { pw: 2, ..ok }, &seed, &hw),
+            "producer-warp"
+        );
+        // 1024 computing threads leave no room for a 33rd warp.
+        let square = GemmProblem::new(4096, 4096, 4096);
+        let full = wgmma_cfg(
+            "MT256x128x64_MI64x8x16_WG16x2_PGR2_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0",
+        );
+        assert_eq!(rule(&full, &square, &hw), "ok");
+        assert_eq!(
+            rule(&KernelConfig { pw: 1, ..full }, &square, &hw),
+            "producer-warp"
+        );
+        // 512 + 32 threads get 120 registers each: enough for 64 accumulators.
+        let wide = wgmma_cfg(
+            "MT128x256x64_MI64x8x16_WG8x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM16_GRVW8_SVW8_SU0",
+        );
+        assert_eq!(rule(&KernelConfig { pw: 1, ..wide }, &square, &hw), "ok");
+        // 384 + 32 threads get 152 each, short of 128 accumulators and the rest (384 alone
+        // get 168).
+        let big = wgmma_cfg(
+            "MT192x256x64_MI64x8x16_WG12x1_PGR2_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0",
+        );
+        assert_eq!(rule(&big, &square, &hw), "ok");
+        assert_eq!(
+            rule(&KernelConfig { pw: 1, ..big }, &square, &hw),
+            "producer-warp"
+        );
+    }
+
+    #[test]
+    fn stream_k_limits_name_the_split_k_rule() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let p = GemmProblem::new(4096, 128, 4096);
+        let ok = wgmma_cfg(
+            "MT128x128x64_MI64x8x16_WG8x1_PGR5_PLR0_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0",
+        );
+        assert_eq!(rule(&ok, &p, &hw), "ok");
+        // Stream-K ignores the iteration count that bounds a plain split.
+        let small_k = GemmProblem::new(4096, 128, 64);
+        assert_eq!(rule(&KernelConfig { gsu: 4, ..ok }, &small_k, &hw), "ok");
+        assert_eq!(rule(&KernelConfig { gsu: 5, ..ok }, &p, &hw), "split-k");
+        // 128 accumulators per thread: one warpgroup on a 128-row tile.
+        assert_eq!(rule(&KernelConfig { wg: [4, 1], ..ok }, &p, &hw), "split-k");
+        // The output tile has LDS of its own: six stages no longer fit beside it.
+        assert_eq!(rule(&KernelConfig { pgr: 6, ..ok }, &p, &hw), "lds");
+        assert_eq!(rule(&KernelConfig { pgr: 1, ..ok }, &p, &hw), "split-k");
+        // 512 threads: 128 registers each.
+        let wide = KernelConfig {
+            mt1: 256,
+            wg: [8, 2],
+            pgr: 2,
+            ..ok
+        };
+        assert_eq!(
+            rule(&wide, &GemmProblem::new(4096, 4096, 4096), &hw),
+            "split-k"
+        );
+        let huge = GemmProblem::new(1 << 22, 1 << 16, 1 << 16);
+        assert_eq!(rule(&ok, &huge, &hw), "split-k");
+    }
+
+    #[test]
+    fn wgmma_rejections_name_the_rule() {
+        let hw = HwSpec::by_name("H100-SXM").unwrap();
+        let p = GemmProblem::new(16032, 109, 16384);
+        let base = wgmma_cfg(SEED_BEST);
+        // Layouts with an M- or N-major operand: 16-bit ones are read transposed (B of 109
+        // rows, 218 bytes apart, cannot be read by tensor maps and is packed first); 8-bit
+        // ones only K-major.
+        for (ta, tb, packs) in [
+            (Trans::N, Trans::N, [false, false]),
+            (Trans::T, Trans::T, [false, true]),
+            (Trans::N, Trans::T, [false, true]),
+        ] {
+            let mut q = p.clone();
+            (q.trans_a, q.trans_b, q.lda, q.ldb) = (ta, tb, 0, 0);
+            q.fill_defaults();
+            check(&base, &q, &hw).unwrap_or_else(|v| panic!("{}: {v}", q.layout()));
+            assert_eq!(packed_operands(&base, &q), packs, "{}", q.layout());
+            let mut f8 = q.clone();
+            (f8.a_type, f8.b_type) = (crate::problem::DataType::F8, crate::problem::DataType::F8);
+            let v = check(
+                &KernelConfig {
+                    mi: [64, 8, 32],
+                    depth_u: 128,
+                    ..base
+                },
+                &f8,
+                &hw,
+            )
+            .unwrap_err();
+            assert_eq!(v.rule, "wgmma");
+            assert!(v.message.contains("K-major only"), "{v}");
+        }
+        let cases = [
+            // WavesM not a multiple of 4.
+            KernelConfig { wg: [2, 1], ..base },
+            // Warpgroup tile of 32 rows.
+            KernelConfig {
+                mt0: 64,
+                wg: [8, 1],
+                ..base
+            },
+            // Warpgroup tile wider than 256 columns.
+            KernelConfig { mt1: 512, ..base },
+            // Not 128 bytes of K per LDS row.
+            KernelConfig {
+                depth_u: 32,
+                ..base
+            },
+            // Padding instead of the swizzle.
+            KernelConfig {
+                swizzle: 0,
+                lpa: 8,
+                lpb: 8,
+                ..base
+            },
+            // A stage kept in the tensor cores needs a third stage.
+            KernelConfig {
+                plr: 1,
+                pgr: 2,
+                ..base
+            },
+        ];
+        for c in cases {
+            assert_eq!(rule(&c, &p, &hw), "wgmma", "{}", c.name());
+        }
+        // Deeper pipelines are for wgmma only; LDS still bounds them.
+        let mma = KernelConfig {
+            mi: [16, 8, 16],
+            wg: [2, 2],
+            swizzle: 0,
+            lpa: 8,
+            lpb: 8,
+            pgr: 6,
+            ..base
+        };
+        assert_eq!(rule(&mma, &p, &hw), "range");
+        let deep = KernelConfig {
+            mt1: 64,
+            pgr: 8,
+            ..base
+        };
+        assert_eq!(rule(&deep, &p, &hw), "ok");
+        let big = KernelConfig {
+            mt0: 256,
+            mt1: 128,
+            pgr: 8,
+            ..base
+        };
+        assert_eq!(rule(&big, &p, &hw), "lds");
+        // Not an AMD instruction.
+        let mi300 = HwSpec::by_name("MI300X").unwrap();
+        assert_eq!(rule(&base, &p, &mi300), "matrix-instruction");
+    }
+
+    #[test]
+    fn wgmma_lds_bytes_are_unpadded_stages_plus_alignment_slack() {
+        let p = GemmProblem::new(16032, 109, 16384);
+        let c = wgmma_cfg(SEED_BEST);
+        assert_eq!(lds_bytes(&c, &p), 7 * 64 * (128 + 112) * 2 + 1024);
+        // A single small stage: the f32 epilogue tile dominates.
+        let small = KernelConfig {
+            pgr: 1,
+            mt1: 256,
+            ..c
+        };
+        assert_eq!(lds_bytes(&small, &p), 128 * 256 * 4 + 1024);
+    }
+}

@@ -1,0 +1,102 @@
+//! Resources: what one workgroup of the composed kernel needs from a compute unit, LDS bytes
+//! and registers per thread, against what the GPU has. Not a kernel part of its own: the sum
+//! of the parts' needs (the LDS layout's stages and output tile, the atom's fragments, the
+//! loader's staging registers, the accumulators).
+//!
+//! Rules: `lds` and `registers`. [`registers_estimate`] is also the sim device's occupancy
+//! estimate, and the `producer-warp` rule of [`super::warpgroup`] holds it against the share
+//! each thread gets with the extra warp.
+
+use super::atom::is_wgmma;
+use super::lds_layout::lds_bytes;
+use super::{fail, Violation};
+use crate::hw::HwSpec;
+use crate::problem::GemmProblem;
+use crate::space::config::{GsuAlgo, KernelConfig};
+
+/// Registers each of `threads` threads of one workgroup gets: every thread of a launch gets
+/// the same allocation, in steps of 8.
+pub(super) fn register_share(hw: &HwSpec, threads: u32) -> u32 {
+    (hw.registers_per_cu / threads.max(1) as u64).min(u32::MAX as u64) as u32 & !7
+}
+
+/// A rough per-thread register estimate (32-bit registers): accumulators, operand fragments
+/// (doubled with PrefetchLocalRead), staging registers for global reads that do not go
+/// straight to LDS, and a fixed allowance for addresses and loop state.
+pub fn registers_estimate(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u32 {
+    let threads = c.threads(hw.wave_size).max(1);
+    let acc = c.mt0 * c.mt1 / threads;
+    let [wt0, wt1] = c.wave_tile();
+    let kstep = if c.uses_matrix_cores() { c.mi[2] } else { 1 };
+    let e = p.a_type.bytes() as u32;
+    // Fragment bytes per lane for one K step of the wave tile, in 32-bit registers; wgmma
+    // reads both operands from LDS through descriptors and holds no fragments.
+    let frag = if is_wgmma(c) {
+        0
+    } else {
+        ((wt0 + wt1) * kstep * e).div_ceil(4 * hw.wave_size)
+    };
+    let frags = frag * (1 + c.plr);
+    let loads_a = c.mt0 * c.depth_u / (threads * c.grvw.max(1));
+    let loads_b = c.mt1 * c.depth_u / (threads * c.grvw.max(1));
+    let staging = if hw.vendor == crate::hw::Vendor::Nvidia && c.pgr >= 2 {
+        0 // cp.async writes LDS directly
+    } else {
+        (loads_a + loads_b) * c.grvw * e / 4
+    };
+    // Addresses and loop state. The warpgroup path outside stream-K needs fewer: ptxas gave
+    // accumulators + 26 for 64x64 (128 threads), 128x256 (256 and 512 threads) and 256x128
+    // (1024 threads) tiles; 30 keeps a margin.
+    // The persistent kernel keeps its tile loop and the output staging's bookkeeping live
+    // across the main loop: ptxas used 166 registers for 128 accumulators (128x256 on two
+    // warpgroups) and spilled 1096 bytes with 136 (128x272 on two warpgroups of 128x136).
+    let fixed = if c.pk > 0 {
+        90
+    } else if is_wgmma(c) && c.gsu_algo != GsuAlgo::StreamK {
+        30
+    } else {
+        40
+    };
+    acc + frags + staging + fixed
+}
+
+/// `lds`: the stages and the staged output tile fit a workgroup's LDS.
+pub(super) fn lds(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
+    let lds = lds_bytes(c, p);
+    if lds > hw.lds_bytes_per_workgroup {
+        return fail(
+            "lds",
+            format!(
+                "needs {lds} bytes of LDS, {} has {} per workgroup",
+                hw.name, hw.lds_bytes_per_workgroup
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// `registers`: the estimate is within the per-thread cap and the share of the register
+/// file each thread of the workgroup gets.
+pub(super) fn registers(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
+    let regs = registers_estimate(c, p, hw);
+    let reg_cap = hw.max_registers_per_thread;
+    if regs > reg_cap {
+        return fail(
+            "registers",
+            format!("estimated {regs} registers per thread exceeds {reg_cap}"),
+        );
+    }
+    // A workgroup must fit the register file: with 1024 threads each gets 64 registers, and
+    // the compiler spills what does not fit (the producer warp's share: `producer-warp`).
+    let threads = c.threads(hw.wave_size).max(1);
+    let share = register_share(hw, threads);
+    if regs > share {
+        return fail(
+            "registers",
+            format!(
+                "estimated {regs} registers per thread, but {threads} threads get {share} each"
+            ),
+        );
+    }
+    Ok(())
+}

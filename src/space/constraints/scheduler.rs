@@ -1,0 +1,127 @@
+//! Tile schedulers: how the output tiles and the K dimension are shared among workgroups
+//! (data-parallel, the split-K kinds, stream-K's persistent workgroups). Mirrors the tile
+//! scheduler part of the kernel template.
+//!
+//! Rules: `split-k` (every split keeps at least one DepthU iteration; stream-K's iteration
+//! count, accumulators, threads, pipeline and workgroups per compute unit stay within what
+//! its tile loop and fix-up handle) and `persistent` (what the persistent warpgroup kernel
+//! and its tensor-map epilogue need).
+
+use super::atom::is_wgmma;
+use super::warpgroup::k_major_box_rows;
+use super::{fail, Violation};
+use crate::hw::HwSpec;
+use crate::problem::GemmProblem;
+use crate::space::config::{GsuAlgo, KernelConfig};
+
+/// Most persistent workgroups per compute unit a stream-K kernel launches (GlobalSplitU with
+/// GlobalSplitUAlgorithm 2): beyond what can be resident at once, more only adds fix-ups.
+pub const MAX_STREAM_K_PER_CU: u32 = 4;
+/// Most f32 accumulators per thread, and threads per workgroup, of a stream-K kernel (see the
+/// `split-k` rule).
+pub const MAX_STREAM_K_ACCUMULATORS: u32 = 64;
+pub const MAX_STREAM_K_THREADS: u32 = 256;
+
+/// `split-k`: split-K must leave every split at least one DepthU iteration; stream-K has
+/// limits of its own.
+pub(super) fn split_k(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
+    let iters = (p.k as u64).div_ceil(c.depth_u as u64);
+    if c.gsu_algo == GsuAlgo::StreamK {
+        let tiles = (p.m as u64).div_ceil(c.mt0 as u64)
+            * (p.n as u64).div_ceil(c.mt1 as u64)
+            * p.batch as u64;
+        if tiles * iters >= 1 << 31 {
+            return fail(
+                "split-k",
+                format!(
+                    "stream-K counts its {} (tile, DepthU) iterations in 32 bits",
+                    tiles * iters
+                ),
+            );
+        }
+        // The tile loop and the fix-up hold registers across the main loop: ptxas spills with
+        // more than 64 accumulators per thread (128-row warpgroup tiles, sm_90a) and with 512
+        // threads (128 registers each), so stream-K stays within both.
+        let threads = c.threads(hw.wave_size).max(1);
+        let acc = c.mt0 * c.mt1 / threads;
+        if acc > MAX_STREAM_K_ACCUMULATORS || threads > MAX_STREAM_K_THREADS {
+            return fail(
+                "split-k",
+                format!(
+                    "stream-K allows at most {MAX_STREAM_K_ACCUMULATORS} accumulators per thread and \
+                     {MAX_STREAM_K_THREADS} threads, this config has {acc} and {threads}"
+                ),
+            );
+        }
+        if c.pgr < 2 {
+            return fail(
+                "split-k",
+                "stream-K pipelines across tiles and needs PrefetchGlobalRead >= 2".into(),
+            );
+        }
+        if c.gsu > MAX_STREAM_K_PER_CU {
+            return fail(
+                "split-k",
+                format!(
+                    "stream-K runs at most {MAX_STREAM_K_PER_CU} persistent workgroups per compute unit, not {}",
+                    c.gsu
+                ),
+            );
+        }
+    } else if c.gsu as u64 > iters {
+        return fail(
+            "split-k",
+            format!(
+                "GlobalSplitU {} exceeds the {} DepthU iterations of K={}",
+                c.gsu, iters, p.k
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// `persistent`: PersistentKernel=1 is the warpgroup path with the producer warp (which loads
+/// the next tile's operands while the warpgroups store the last), without split-K, storing
+/// alpha * AB (beta = 0) through a tensor map of D: D's rows and batches start on 16-byte
+/// boundaries and D is 16- or 32-bit.
+pub(super) fn persistent(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violation> {
+    let rule = "persistent";
+    match c.pk {
+        0 => return Ok(()),
+        1 => {}
+        v => return fail(rule, format!("PersistentKernel is 0 or 1, not {v}")),
+    }
+    if !is_wgmma(c) || c.pw != 1 {
+        return fail(
+            rule,
+            "PersistentKernel=1 runs the warpgroup path with its producer warp: MI64x8x16/MI64x8x32 and ProducerWarp=1".into(),
+        );
+    }
+    if c.gsu > 1 || c.gsu_algo == GsuAlgo::StreamK {
+        return fail(
+            rule,
+            "PersistentKernel=1 takes whole tiles: GlobalSplitU=1, no stream-K".into(),
+        );
+    }
+    if p.beta != 0.0 {
+        return fail(
+            rule,
+            "PersistentKernel=1 stores alpha * AB through a tensor map: beta must be 0".into(),
+        );
+    }
+    let ed = p.d_type.bytes() as i64;
+    let unit = 16 / ed.max(1);
+    if p.d_type.is_8bit()
+        || p.ldd % unit != 0
+        || (p.batch > 1 && p.stride_d % unit != 0)
+        || k_major_box_rows(c.mt1).is_none()
+    {
+        return fail(
+            rule,
+            format!(
+                "PersistentKernel=1 stores D through a tensor map: a 16- or 32-bit D whose ldd and batch stride are multiples of {unit} elements, MacroTile1 in equal boxes of at most 256 rows"
+            ),
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,397 @@
+//! The verdicts of [`check`] on fixed draws of configs, recorded with the rules in one file
+//! before they were split into groups per kernel part, and asserted since: the split (and any
+//! later move of a rule between groups) must give every config the same verdict, the same
+//! rule, the same message, in the same order. The numbers below are what the single-file
+//! rules gave; a deliberate change of a rule changes them, and its commit says why.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use sha2::{Digest, Sha256};
+
+use super::{check, RULE_ORDER};
+use crate::hw::HwSpec;
+use crate::problem::{DataType, GemmProblem, Trans};
+use crate::space::{pack_mi, Domain, KernelConfig, ParamId, Space};
+
+/// What `check` said about a sequence of configs.
+#[derive(Debug, PartialEq)]
+struct Verdicts {
+    passed: usize,
+    /// Rejections per rule, in rule order.
+    rules: Vec<(&'static str, usize)>,
+    /// SHA-256 of every verdict (config name, rule, message), in draw order.
+    digest: String,
+}
+
+/// Values outside every domain, so the rules the domains never reach are drawn too.
+fn off_domain(id: ParamId) -> Vec<i64> {
+    match id {
+        ParamId::MatrixInstruction => [
+            [1, 1, 1],
+            [4, 4, 4],
+            [16, 8, 16],
+            [16, 16, 16],
+            [32, 32, 8],
+            [64, 8, 16],
+        ]
+        .map(pack_mi)
+        .to_vec(),
+        ParamId::GlobalSplitUAlgorithm => vec![0, 1, 2, 3],
+        _ => vec![0, 1, 2, 3, 5, 8, 24, 48, 100, 272, 512],
+    }
+}
+
+/// The verdicts of `check` on `n` configs of a space, drawn with a fixed seed: every
+/// other one from the product of the domains (a fifth of the values off the domains), the
+/// others one parameter away from a config drawn before that passed. Returns how many
+/// pass, how many each rule rejects (in rule order), and a SHA-256 of every verdict
+/// (config name, rule, message) in draw order.
+fn verdicts(s: &Space, n: usize) -> Verdicts {
+    let mut rng = ChaCha8Rng::seed_from_u64(18);
+    let value = |d: &Domain, rng: &mut ChaCha8Rng| {
+        let off = off_domain(d.id);
+        if rng.gen_bool(0.2) {
+            off[rng.gen_range(0..off.len())]
+        } else {
+            d.values[rng.gen_range(0..d.values.len())]
+        }
+    };
+    let (mut passed, mut rules, mut digest) = (Vec::new(), Vec::new(), Sha256::new());
+    for i in 0..n {
+        let c = if i % 2 == 1 && !passed.is_empty() {
+            let mut c: KernelConfig = passed[rng.gen_range(0..passed.len())];
+            let d = &s.domains[rng.gen_range(0..s.domains.len())];
+            d.id.set(&mut c, value(d, &mut rng));
+            c
+        } else {
+            let mut c = s.raw_default();
+            for d in &s.domains {
+                d.id.set(&mut c, value(d, &mut rng));
+            }
+            c
+        }
+        .canonical();
+        match check(&c, &s.problem, &s.hw) {
+            Ok(()) => {
+                passed.push(c);
+                digest.update(format!("{}\tok\n", c.name()));
+            }
+            Err(v) => {
+                match rules.iter_mut().find(|(r, _)| *r == v.rule) {
+                    Some((_, k)) => *k += 1,
+                    None => rules.push((v.rule, 1)),
+                }
+                digest.update(format!("{}\t{}\t{}\n", c.name(), v.rule, v.message));
+            }
+        }
+    }
+    rules.sort_by_key(|(r, _)| RULE_ORDER.iter().position(|o| o == r));
+    Verdicts {
+        passed: passed.len(),
+        rules,
+        digest: format!("{:x}", digest.finalize()),
+    }
+}
+
+/// The problems and GPUs the rules are checked on: every path of the template (wgmma,
+/// mma.sync, MFMA, FMA), all four layouts, batches, beta, odd leading dimensions and the
+/// types the template does not generate.
+fn cases() -> Vec<(&'static str, GemmProblem)> {
+    let with = |p: GemmProblem, f: &dyn Fn(&mut GemmProblem)| {
+        let mut p = p;
+        f(&mut p);
+        p.fill_defaults();
+        p
+    };
+    let f32 = |p: &mut GemmProblem| {
+        (p.a_type, p.b_type, p.c_type, p.d_type) =
+            (DataType::F32, DataType::F32, DataType::F32, DataType::F32)
+    };
+    vec![
+        ("H200", GemmProblem::new(16032, 109, 16384)),
+        (
+            "H100-SXM",
+            with(GemmProblem::new(4096, 4096, 4096), &|p| {
+                (p.trans_a, p.trans_b) = (Trans::N, Trans::N)
+            }),
+        ),
+        (
+            "H200",
+            with(GemmProblem::new(1000, 24, 8200), &|p| {
+                (p.trans_a, p.trans_b, p.batch, p.beta) = (Trans::N, Trans::T, 3, 1.0)
+            }),
+        ),
+        ("MI300X", GemmProblem::new(8192, 128, 2048)),
+        (
+            "MI355X",
+            with(GemmProblem::new(4099, 65, 333), &|p| {
+                p.fill_defaults();
+                (p.lda, p.ldc, p.beta) = (p.lda + 2, p.ldc + 1, 0.5)
+            }),
+        ),
+        ("H200", with(GemmProblem::new(512, 768, 1024), &f32)),
+        ("MI250X", with(GemmProblem::new(512, 768, 1024), &f32)),
+        (
+            "H200",
+            with(GemmProblem::new(256, 256, 256), &|p| {
+                f32(p);
+                p.d_type = DataType::F16
+            }),
+        ),
+        (
+            "MI300X",
+            with(GemmProblem::new(256, 256, 256), &|p| {
+                (p.a_type, p.b_type) = (DataType::F8, DataType::F8)
+            }),
+        ),
+    ]
+}
+
+#[test]
+fn every_config_gets_the_verdict_the_single_file_rules_gave() {
+    type Rules = &'static [(&'static str, usize)];
+    // Re-recorded when the warpgroup path took every 16-bit layout (NN/NT/TT warpgroup
+    // configs became valid, packing replaced the tensor-map alignment rejection) and 8-bit
+    // inputs (their DepthU domain reaches 256; the `dtype` message names the path they have),
+    // and again for the PersistentKernel parameter (a new domain changes every draw; its
+    // `persistent` rule) and warpgroup tiles up to 512 rows (N past 256).
+    let recorded: [(usize, Rules, &str); 9] = [
+        (
+            9082,
+            &[
+                ("positive", 4065),
+                ("threads", 4052),
+                ("range", 12341),
+                ("lds-layout", 3477),
+                ("tile-granularity", 1400),
+                ("matrix-instruction", 248),
+                ("wgmma", 2218),
+                ("producer-warp", 723),
+                ("swap-ab", 472),
+                ("wave-tile", 785),
+                ("depth-u", 30),
+                ("global-read", 87),
+                ("store", 97),
+                ("lds", 58),
+                ("registers", 509),
+                ("split-k", 178),
+                ("persistent", 134),
+                ("tile-vs-problem", 44),
+            ],
+            "61050a9d8ce65aa5af07cd6062521adefc545382ccda10a2a9f4afa7c30f68f3",
+        ),
+        (
+            5135,
+            &[
+                ("positive", 4839),
+                ("threads", 4951),
+                ("range", 14489),
+                ("lds-layout", 4135),
+                ("tile-granularity", 1538),
+                ("matrix-instruction", 255),
+                ("wgmma", 2404),
+                ("producer-warp", 649),
+                ("swap-ab", 370),
+                ("wave-tile", 470),
+                ("depth-u", 20),
+                ("global-read", 61),
+                ("store", 57),
+                ("lds", 83),
+                ("registers", 180),
+                ("split-k", 125),
+                ("persistent", 239),
+            ],
+            "6f2c89aef8e5db66bf9460256dd751432ec81795a0f0cb9b7d2be8f8afcf6bfb",
+        ),
+        (
+            7629,
+            &[
+                ("positive", 4212),
+                ("threads", 4350),
+                ("range", 13031),
+                ("lds-layout", 3911),
+                ("tile-granularity", 1406),
+                ("matrix-instruction", 257),
+                ("wgmma", 2202),
+                ("producer-warp", 667),
+                ("swap-ab", 510),
+                ("wave-tile", 673),
+                ("depth-u", 34),
+                ("global-read", 83),
+                ("store", 73),
+                ("lds", 17),
+                ("registers", 591),
+                ("split-k", 169),
+                ("persistent", 100),
+                ("tile-vs-problem", 85),
+            ],
+            "e04dbf990e0002ac4dab0cc12fa84dad2b015153c8a6bdedf932dfb4cd28c7d0",
+        ),
+        (
+            14617,
+            &[
+                ("positive", 3123),
+                ("threads", 4775),
+                ("range", 5314),
+                ("lds-layout", 3875),
+                ("tile-granularity", 1667),
+                ("matrix-instruction", 506),
+                ("producer-warp", 656),
+                ("swap-ab", 558),
+                ("wave-tile", 2796),
+                ("depth-u", 12),
+                ("global-read", 179),
+                ("store", 174),
+                ("lds", 1427),
+                ("split-k", 87),
+                ("persistent", 193),
+                ("tile-vs-problem", 41),
+            ],
+            "3a4bb145b268b8f3eba3780d478c45f5a1ad7697da898dda3515cb3e6c677e90",
+        ),
+        (
+            7897,
+            &[
+                ("positive", 4226),
+                ("threads", 6118),
+                ("range", 6890),
+                ("lds-layout", 5424),
+                ("tile-granularity", 1854),
+                ("matrix-instruction", 616),
+                ("producer-warp", 713),
+                ("swap-ab", 630),
+                ("wave-tile", 2992),
+                ("depth-u", 143),
+                ("global-read", 131),
+                ("alignment", 616),
+                ("store", 106),
+                ("store-alignment", 441),
+                ("lds", 360),
+                ("registers", 152),
+                ("split-k", 479),
+                ("persistent", 118),
+                ("tile-vs-problem", 94),
+            ],
+            "245d4743b02a647acdf1df7feb2329328ed5750fe337dfc3f74f2c6bb62c0a55",
+        ),
+        (
+            15173,
+            &[
+                ("positive", 3145),
+                ("threads", 3259),
+                ("range", 5837),
+                ("lds-layout", 4260),
+                ("tile-granularity", 1708),
+                ("matrix-instruction", 736),
+                ("producer-warp", 633),
+                ("swap-ab", 566),
+                ("wave-tile", 2503),
+                ("global-read", 266),
+                ("store", 254),
+                ("lds", 712),
+                ("registers", 59),
+                ("split-k", 684),
+                ("persistent", 205),
+            ],
+            "b0983cdb15092c02b7f1095634c241b158cbea27060a02126dad8ee29ce2d494",
+        ),
+        (
+            15062,
+            &[
+                ("positive", 3075),
+                ("threads", 4801),
+                ("range", 5298),
+                ("lds-layout", 3919),
+                ("tile-granularity", 1623),
+                ("matrix-instruction", 646),
+                ("producer-warp", 595),
+                ("swap-ab", 490),
+                ("wave-tile", 2164),
+                ("global-read", 263),
+                ("store", 259),
+                ("lds", 1341),
+                ("split-k", 275),
+                ("persistent", 189),
+            ],
+            "9efec07eb6a36eba9fe299f141768659ecf1d0ad358848c50bddd8e5983c3911",
+        ),
+        (
+            0,
+            &[
+                ("positive", 6007),
+                ("threads", 6068),
+                ("range", 10864),
+                ("lds-layout", 7808),
+                ("tile-granularity", 2902),
+                ("matrix-instruction", 1080),
+                ("dtype", 239),
+                ("producer-warp", 952),
+                ("swap-ab", 777),
+                ("wave-tile", 2206),
+                ("global-read", 165),
+                ("store", 157),
+                ("lds", 262),
+                ("registers", 71),
+                ("split-k", 378),
+                ("persistent", 59),
+                ("tile-vs-problem", 5),
+            ],
+            "6d8b512a58600dc8b8aa95124e5965b420da54cdad77fc69bffd90add38448be",
+        ),
+        (
+            0,
+            &[
+                ("positive", 6045),
+                ("threads", 8948),
+                ("range", 9772),
+                ("lds-layout", 6983),
+                ("tile-granularity", 2551),
+                ("matrix-instruction", 1130),
+                ("dtype", 4571),
+            ],
+            "12c1f852754091c001932d6328ac5d8efaca0b846c01c0b0eb5a3107bb15848b",
+        ),
+    ];
+    for ((spec, p), (passed, rules, digest)) in cases().into_iter().zip(recorded) {
+        let s = Space::for_problem(&p, &HwSpec::by_name(spec).unwrap());
+        let want = Verdicts {
+            passed,
+            rules: rules.to_vec(),
+            digest: digest.to_string(),
+        };
+        assert_eq!(verdicts(&s, 40_000), want, "{spec} {}", p.label());
+    }
+}
+
+#[test]
+fn bounded_spaces_enumerate_the_configs_they_did() {
+    // (GPU, problem, valid configs of the bounded space), counted with the single-file rules
+    // (4432, 4850, 1656), then again with PersistentKernel configs and other layouts valid.
+    let recorded = [
+        ("H100-SXM", GemmProblem::new(16032, 109, 16384), 4546),
+        ("H200", GemmProblem::new(4096, 4096, 4096), 4994),
+        ("MI300X", GemmProblem::new(8192, 128, 2048), 1656),
+    ];
+    for (spec, p, count) in recorded {
+        let mut s = Space::for_problem(&p, &HwSpec::by_name(spec).unwrap());
+        for (param, values) in [
+            ("DepthU", "64"),
+            ("LdsPadA", "0,8"),
+            ("LdsPadB", "0,8"),
+            ("WorkGroupMapping", "8"),
+            ("StaggerU", "0"),
+            ("GlobalReadVectorWidth", "8"),
+            ("GlobalSplitU", "1,4"),
+            ("MacroTile0", "64,128,256"),
+            ("MacroTile1", "16,112,128,256"),
+            ("WavesN", "1,2"),
+            ("PrefetchGlobalRead", "1,2,4"),
+            ("GlobalSplitUAlgorithm", "1,2"),
+            ("StoreVectorWidth", "4"),
+        ] {
+            s.fix(param, values).unwrap();
+        }
+        let all = s.enumerate(1_000_000).unwrap();
+        assert_eq!(all.len(), count, "{spec} {}", p.label());
+    }
+}

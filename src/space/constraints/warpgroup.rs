@@ -1,0 +1,254 @@
+//! The warpgroup mainloop (Hopper): `wgmma` reading both operands from swizzled LDS, fed by
+//! tensor-memory boxes, optionally by a producer warp (warp specialisation), optionally on the
+//! transposed tile (SwapAB). Mirrors the warpgroup mainloop part of the kernel template and
+//! the `wgmma` atom of `gt_mma_nvidia.h`.
+//!
+//! Rules: `wgmma` (what the path supports: layouts and types, swizzle, tensor-map boxes,
+//! stages, warpgroup tiles), `producer-warp` and `swap-ab`. Its tiles are per warpgroup of 4
+//! warps rather than per warp, and its LDS layouts are fixed (the swizzles the instruction's
+//! descriptors read, kernels/layout/gt_wgmma_tile.h). The geometry the kernel and its launch
+//! share lives here too: the LDS chunk of an M- or N-major operand (`mn_chunk`) and which
+//! operands are packed before the main kernel (`packed_operands`).
+
+use super::atom::{is_wgmma, warpgroup_tile, WARPGROUP_WARPS};
+use super::resources::{register_share, registers_estimate};
+use super::{fail, Violation};
+use crate::hw::HwSpec;
+use crate::problem::GemmProblem;
+use crate::space::config::{GsuAlgo, KernelConfig};
+
+/// Elements along M (N) of one LDS chunk of an M-major A (N-major B) on the warpgroup path, or
+/// `None` for a K-major operand. The widest of 64, 32 and 16 elements (a 128-, 64- or 32-byte
+/// swizzle) that divides the tile and, when several warpgroups share the operand's extent,
+/// each warpgroup's part of it: a descriptor starts at a whole chunk. The kernel
+/// (`GtWgmmaMnTile`) and its tensor-map boxes use the same chunk.
+pub fn mn_chunk(cfg: &KernelConfig, p: &GemmProblem, is_a: bool) -> Option<u32> {
+    let k_major = if is_a {
+        p.trans_a.is_t()
+    } else {
+        !p.trans_b.is_t()
+    };
+    if k_major {
+        return None;
+    }
+    let [wt_m, wt_n] = warpgroup_tile(cfg);
+    let (extent, part) = if is_a {
+        (cfg.mt0, wt_m)
+    } else {
+        (cfg.mt1, wt_n)
+    };
+    [64, 32, 16]
+        .into_iter()
+        .find(|c| extent.is_multiple_of(*c) && (part == 0 || part.is_multiple_of(*c)))
+}
+
+/// Most rows of one tensor-map box; a K-major tile with more is filled by several.
+pub const MAX_BOX_ROWS: u32 = 256;
+/// Most rows of a warpgroup tile (MacroTile): two boxes of 256 rows, so that one workgroup
+/// covers N up to 512 (several warpgroups along N share the A tile).
+pub const MAX_WGMMA_TILE: u32 = 512;
+
+/// Rows of each tensor-map box filling a K-major tile of `rows` rows: the tile in the fewest
+/// equal boxes of at most 256 rows, each whole 8-row groups (kernels/layout/gt_wgmma_tile.h);
+/// `None` when no such split exists.
+pub fn k_major_box_rows(rows: u32) -> Option<u32> {
+    let boxes = rows.div_ceil(MAX_BOX_ROWS).max(1);
+    (rows.is_multiple_of(boxes) && (rows / boxes).is_multiple_of(8)).then_some(rows / boxes)
+}
+
+/// Whether the tensor memory accelerator can read an operand in place: its rows and batches
+/// start on 16-byte boundaries.
+pub fn tma_readable(p: &GemmProblem, is_a: bool) -> bool {
+    let (t, ld, stride) = if is_a {
+        (p.a_type, p.lda, p.stride_a)
+    } else {
+        (p.b_type, p.ldb, p.stride_b)
+    };
+    let unit = (16 / t.bytes().max(1)) as i64;
+    ld % unit == 0 && (p.batch <= 1 || stride % unit == 0)
+}
+
+/// Which operands (A, B) a warpgroup kernel packs K-major into its workspace before the main
+/// kernel (kernels/loader/gt_pack_kernel.h): those the tensor maps cannot read in place, and
+/// M- or N-major ones whose tiles are no whole number of LDS chunks.
+pub fn packed_operands(c: &KernelConfig, p: &GemmProblem) -> [bool; 2] {
+    if !is_wgmma(c) {
+        return [false, false];
+    }
+    let pack = |is_a: bool| {
+        let mn_major = if is_a {
+            !p.trans_a.is_t()
+        } else {
+            p.trans_b.is_t()
+        };
+        !tma_readable(p, is_a) || (mn_major && mn_chunk(c, p, is_a).is_none())
+    };
+    [pack(true), pack(false)]
+}
+
+/// The `producer-warp` rule: warp specialisation exists where one thread's tensor-map loads
+/// can feed the warpgroups (the wgmma path), outside stream-K (whose single pipeline runs
+/// across tiles with the workgroup's barriers in it), and the extra warp must fit: in the
+/// threads of a workgroup, and in the register file beside the computing threads.
+pub(super) fn producer_warp(
+    c: &KernelConfig,
+    p: &GemmProblem,
+    hw: &HwSpec,
+) -> Result<(), Violation> {
+    let rule = "producer-warp";
+    match c.pw {
+        0 => return Ok(()),
+        1 => {}
+        v => return fail(rule, format!("ProducerWarp is 0 or 1, not {v}")),
+    }
+    if !is_wgmma(c) {
+        return fail(
+            rule,
+            "ProducerWarp=1 feeds wgmma warpgroups through tensor maps: MI64x8x16 only".into(),
+        );
+    }
+    if c.gsu_algo == GsuAlgo::StreamK {
+        return fail(
+            rule,
+            "ProducerWarp=1 does not combine with stream-K (GlobalSplitUAlgorithm=2)".into(),
+        );
+    }
+    let threads = c.launch_threads(hw.wave_size);
+    if threads > hw.max_threads_per_workgroup {
+        return fail(
+            rule,
+            format!(
+                "{} computing threads plus the producer warp exceed {} per workgroup",
+                c.threads(hw.wave_size),
+                hw.max_threads_per_workgroup
+            ),
+        );
+    }
+    let budget = register_share(hw, threads);
+    let need = registers_estimate(c, p, hw);
+    if need > budget {
+        return fail(
+            rule,
+            format!(
+                "with the producer warp, {threads} threads get {budget} registers each; this config needs about {need}"
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// The `swap-ab` rule: only the warpgroup path computes the transposed tile (its tile
+/// granularity is checked with the rest of the `wgmma` rule).
+pub(super) fn swap_ab(c: &KernelConfig) -> Result<(), Violation> {
+    match c.sab {
+        0 => Ok(()),
+        1 if is_wgmma(c) => Ok(()),
+        1 => fail(
+            "swap-ab",
+            "SwapAB=1 transposes the warpgroup instruction's tile: MI64x8x16 only".into(),
+        ),
+        v => fail("swap-ab", format!("SwapAB is 0 or 1, not {v}")),
+    }
+}
+
+/// The `wgmma` rule: what the warpgroup path of the template supports.
+pub(super) fn wgmma(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
+    let rule = "wgmma";
+    if hw.vendor != crate::hw::Vendor::Nvidia {
+        return fail(
+            rule,
+            "the warpgroup instruction (MI64x8x16, MI64x8x32) exists on NVIDIA sm_90a only".into(),
+        );
+    }
+    // The instruction reads both operand tiles straight from LDS: K-major, or for 16-bit types
+    // M- or N-major (its transpose bits). 8-bit operands must be K-major (layout TN), as for
+    // cuBLASLt on Hopper.
+    if p.a_type.is_8bit() && (!p.trans_a.is_t() || p.trans_b.is_t()) {
+        return fail(
+            rule,
+            format!(
+                "the warpgroup instruction reads 8-bit operands K-major only: {} needs layout TN, not {}{}",
+                p.a_type,
+                p.trans_a.letter(),
+                p.trans_b.letter()
+            ),
+        );
+    }
+    if c.swizzle != 1 || c.lpa != 0 || c.lpb != 0 {
+        return fail(
+            rule,
+            "MI64x8x16 uses the 128-byte LDS swizzle: LdsSwizzle=1, LdsPadA=LdsPadB=0".into(),
+        );
+    }
+    // The tiles arrive through tensor maps (an operand they cannot read in place is packed
+    // first: packed_operands) in boxes of at most 256 rows, two at most per K slab.
+    let boxes_split = |rows: u32| rows <= MAX_WGMMA_TILE && k_major_box_rows(rows).is_some();
+    if !boxes_split(c.mt0) || !boxes_split(c.mt1) {
+        return fail(
+            rule,
+            format!(
+                "warpgroup tiles are at most {MAX_WGMMA_TILE} rows, filled by equal tensor-map boxes of at most {MAX_BOX_ROWS} rows of whole 8-row groups: MacroTile {}x{} is not",
+                c.mt0, c.mt1
+            ),
+        );
+    }
+    // Without fragments to prefetch, PrefetchLocalRead=1 keeps one stage multiplying in the
+    // tensor cores while the next is issued; that stage's slot is not reloaded meanwhile, so
+    // it needs a third stage.
+    if c.plr == 1 && c.pgr < 3 {
+        return fail(
+            rule,
+            format!("with MI64x8x16, PrefetchLocalRead=1 keeps a stage in the tensor cores and needs PrefetchGlobalRead >= 3 (got {})", c.pgr),
+        );
+    }
+    if !c.wg[0].is_multiple_of(WARPGROUP_WARPS) {
+        return fail(
+            rule,
+            format!(
+                "WavesM {} must be a multiple of 4: warps issue wgmma as warpgroups of 4 along M",
+                c.wg[0]
+            ),
+        );
+    }
+    let groups_m = c.wg[0] / WARPGROUP_WARPS;
+    if !c.mt0.is_multiple_of(groups_m) || !c.mt1.is_multiple_of(c.wg[1]) {
+        return fail(
+            rule,
+            format!(
+                "MacroTile {}x{} must divide evenly among {}x{} warpgroups",
+                c.mt0, c.mt1, groups_m, c.wg[1]
+            ),
+        );
+    }
+    let [rows, cols] = warpgroup_tile(c);
+    if c.sab != 0 {
+        // Swapped, the instruction's 64-row slices run along N and its N along M.
+        if !cols.is_multiple_of(64) || !rows.is_multiple_of(8) || rows > 256 {
+            return fail(
+                rule,
+                format!(
+                    "with SwapAB=1 the warpgroup tile {rows}x{cols} must have a multiple of 8 rows, at most 256, and a multiple of 64 columns"
+                ),
+            );
+        }
+    } else if !rows.is_multiple_of(64) || !cols.is_multiple_of(8) || cols > 256 {
+        return fail(
+            rule,
+            format!(
+                "warpgroup tile {rows}x{cols} must have a multiple of 64 rows and a multiple of 8 columns, at most 256"
+            ),
+        );
+    }
+    // One swizzle row is 128 bytes of K.
+    let per_row = 128 / p.a_type.bytes() as u32;
+    if !c.depth_u.is_multiple_of(per_row) {
+        return fail(
+            rule,
+            format!(
+                "DepthU {} must be a multiple of {per_row} (128 bytes of K per swizzled LDS row)",
+                c.depth_u
+            ),
+        );
+    }
+    Ok(())
+}
