@@ -8,10 +8,9 @@
 # Each dataset gets its provenance twice: in its header (`provenance`: date, command, version;
 # `device`: name, driver, compiler) and beside it in NAME.provenance.json (the GPU and driver
 # as nvidia-smi reports them, the date, the command, the gemmtune version and git commit, and
-# how long the sweep took). A dataset the current binary cannot run (no kernel for its types
-# or layout yet: fp8 today) is skipped with the reason; rerun the script once the kernels
-# exist. Each sweep is bounded by its --fix list (60 to 112 configs, about 860 in all) and by
-# MAX_CONFIGS,
+# how long the sweep took). A dataset the binary cannot run (no kernel for its types or
+# layout) is skipped with the reason; rerun the script once the kernels exist. Each sweep is
+# bounded by its --fix list (60 to 112 configs, about 1000 in all) and by MAX_CONFIGS,
 # so the hard set takes a few minutes on an H100.
 #
 # The AMD space is recorded in the simulator (`SETS=amd`, no GPU needed; committed as
@@ -101,15 +100,16 @@ if [ "$SETS" = seed ] || [ "$SETS" = all ]; then
 fi
 
 if [ "$SETS" = hard ] || [ "$SETS" = all ]; then
-  # Other layouts: the warp-level (mma.sync) path, padded and swizzled LDS. 91 configs each.
-  LAYOUT="--fix MT0=64,128,256 --fix MT1=64,128,256 --fix DepthU=64 --fix WG0=2,4 --fix WG1=2 --fix PGR=3,4 --fix PLR=1 --fix GSU=1"
+  # Other layouts: the warp-level (mma.sync) path with padded and swizzled LDS, and the
+  # warpgroup path where it takes the layout. About 90 configs each.
+  LAYOUT="--fix MT0=64,128,256 --fix MT1=64,128,256 --fix DepthU=64 --fix WG0=2,4 --fix WG1=2 --fix PGR=3,4 --fix PLR=1 --fix GSU=1 --fix GSUAlgo=1 --fix SAB=0"
   record nn_8192x1024x4096_bf16 "--m 8192 --n 1024 --k 4096 --transA N --transB N" "$LAYOUT"
   record nt_4096x2048x8192_bf16 "--m 4096 --n 2048 --k 8192 --transA N --transB T" "$LAYOUT"
   record tt_2048x8192x4096_bf16 "--m 2048 --n 8192 --k 4096 --transA T --transB T" "$LAYOUT"
-  # fp8 e4m3 in, bf16 out, TN: recorded once the fp8 kernels exist (only the tiles are fixed
-  # here, as the fp8 space's other domains are not known yet: MAX_CONFIGS bounds it).
+  # fp8 e4m3 in, bf16 out, TN, on the warpgroup path (one 128-byte swizzle row of K per
+  # stage). 96 configs.
   record tn_8192x8192x8192_f8 "--m 8192 --n 8192 --k 8192 --a_type f8_r --b_type f8_r" \
-    "--fix MT0=128,256 --fix MT1=128,256 --fix GSU=1"
+    "--fix MT0=128,256 --fix MT1=128,256 --fix DepthU=128 --fix WG0=4,8 --fix WG1=1,2 --fix PGR=3,4,6 --fix PLR=1 --fix GSU=1 --fix GSUAlgo=1 --fix PW=0,1 --fix SW=1"
   # N just past a tile multiple (260 = 256 + 4): N tiles of 96, 128 and 144 pad differently.
   # 74 configs.
   record tn_16032x260x16384_bf16 "--m 16032 --n 260 --k 16384" \

@@ -5,7 +5,8 @@
 //! - the problem: log2 of M, N, K and the batch, the layout, element sizes, arithmetic
 //!   intensity and where it sits against the GPU's ridge point;
 //! - the GPU: compute units, wave size, LDS per workgroup;
-//! - the config: every parameter (sizes as log2), and what they mean for this problem on this
+//! - the config: every parameter (sizes as log2; a parameter added to the space needs its
+//!   entry here), and what they mean for this problem on this
 //!   GPU: workgroups launched, waves of them over the compute units and how full the last
 //!   wave is, how much of the edge tiles is padding (N just past a tile multiple), K
 //!   iterations per split, workgroups that fit per compute unit by LDS and by registers,
@@ -21,7 +22,7 @@ use crate::problem::GemmProblem;
 use crate::space::{constraints, GsuAlgo, KernelConfig};
 
 /// The feature names, in vector order (for documentation and debugging).
-pub const NAMES: [&str; 46] = [
+pub const NAMES: [&str; 47] = [
     "log2_m",
     "log2_n",
     "log2_k",
@@ -56,6 +57,7 @@ pub const NAMES: [&str; 46] = [
     "stagger_u",
     "producer_warp",
     "swap_ab",
+    "persistent",
     "log2_workgroups",
     "log2_waves",
     "last_wave_fill",
@@ -116,10 +118,18 @@ pub fn features(
     let stream_k = c.gsu_algo == GsuAlgo::StreamK;
     let workgroups = if stream_k {
         c.gsu.max(1) as f64 * cus
+    } else if c.pk > 0 {
+        // One workgroup per compute unit walks the tiles.
+        (tiles * c.gsu.max(1) as f64).min(cus)
     } else {
         tiles * c.gsu.max(1) as f64
     };
-    let waves = workgroups / cus;
+    // Persistent workgroups walk the tiles: the tail is in the tiles per compute unit.
+    let waves = if c.pk > 0 {
+        tiles * c.gsu.max(1) as f64 / cus
+    } else {
+        workgroups / cus
+    };
     let splits = if stream_k {
         (workgroups / tiles).max(1.0)
     } else {
@@ -155,6 +165,7 @@ pub fn features(
         c.su as f32,
         c.pw as f32,
         c.sab as f32,
+        c.pk as f32,
         log2(workgroups),
         log2(waves),
         (waves / waves.ceil().max(1.0)) as f32,
@@ -193,5 +204,29 @@ mod tests {
         assert!((at("log2_workgroups", &f) - (252f32).log2()).abs() < 1e-5);
         assert!(at("last_wave_fill", &f) > 0.9);
         assert!(f.iter().all(|x| x.is_finite()), "{f:?}");
+    }
+
+    #[test]
+    fn every_parameter_is_seen() {
+        use crate::space::{ParamId, Space};
+        let hw = HwSpec::by_name("H200").unwrap();
+        let p = GemmProblem::new(4096, 512, 4096);
+        let space = Space::for_problem(&p, &hw);
+        let base = space.raw_default();
+        let part = problem_features(&p, &hw);
+        let f0 = features(&part, &p, &hw, &base);
+        for id in ParamId::ALL {
+            let d = space.domain(id);
+            let Some(&other) = d.values.iter().find(|v| **v != id.get(&base)) else {
+                continue;
+            };
+            let mut c = base;
+            id.set(&mut c, other);
+            // The split algorithm only shows with a split.
+            if id == ParamId::GlobalSplitUAlgorithm {
+                c.gsu = 2;
+            }
+            assert_ne!(features(&part, &p, &hw, &c), f0, "{id:?} leaves no trace");
+        }
     }
 }

@@ -18,7 +18,7 @@
 //!    can take a place; each config of the same tile family (tile, instruction, waves) already
 //!    picked adds [`FAMILY_PENALTY`], so one wrong guess about the structure does not take
 //!    the whole batch. The first batch also measures the space's default config, as the
-//!    pattern search does.
+//!    pattern search does, and the [`NEAR_DEFAULT`] neighbours of it the model ranks best.
 //!
 //! docs/search.md compares it with the other strategies on replayed sweeps, each judged on a
 //! sweep it did not learn from.
@@ -45,6 +45,10 @@ pub const PRIOR_TRUST: f64 = 4.0;
 /// an uncertain config predicted a little slower can take a place, not so much that the
 /// prior's best guesses lose theirs.
 pub const EXPLORATION: f64 = 0.5;
+/// Neighbours of the default config in the first batch: where the default is close to the
+/// best (a well-chosen start), the best is usually one step away, which the prior, learned on
+/// other shapes, may not rank first.
+pub const NEAR_DEFAULT: usize = 2;
 /// What each config of the same tile family already in the batch adds to a candidate's
 /// score (log time: 0.1 is 10% slower).
 pub const FAMILY_PENALTY: f64 = 0.1;
@@ -292,10 +296,18 @@ impl Strategy for ModelSearch {
             return self.pattern.propose(ctx);
         }
         let mut configs: Vec<KernelConfig> = Vec::with_capacity(n);
-        // The first batch also measures the default config, as the pattern search does.
+        // The first batch also measures the default config, as the pattern search does, and
+        // the neighbours of it the model ranks best.
         if ctx.history.is_empty() {
             if let Ok(d) = ctx.space.default_config() {
                 configs.push(d);
+                let near: HashSet<KernelConfig> = ctx.space.neighbors(&d).into_iter().collect();
+                let mut ranked: Vec<&(f64, f64, KernelConfig)> =
+                    scored.iter().filter(|s| near.contains(&s.2)).collect();
+                ranked.sort_by(|a, b| {
+                    (a.0 - EXPLORATION * a.1).total_cmp(&(b.0 - EXPLORATION * b.1))
+                });
+                configs.extend(ranked.into_iter().take(NEAR_DEFAULT).map(|s| s.2));
             }
         }
         let mut picks: HashMap<_, i32> = HashMap::new();
