@@ -68,7 +68,7 @@ fn bench_proposals(c: &mut Criterion) {
 fn bench_prompt(c: &mut Criterion) {
     let (space, history) = setup();
     c.bench_function("prompt_refinement_200_history", |b| {
-        b.iter(|| PromptBuilder::new(&space).refinement_batch(&history, &[], 15))
+        b.iter(|| PromptBuilder::new(&space).refinement_batch(&history, &[], 15, false))
     });
 }
 

@@ -492,3 +492,274 @@ fn a_bad_request_does_not_switch_json_mode_off() {
     assert!(reqs[2].body.get("response_format").is_some());
     assert!(reqs[3].body.get("response_format").is_none());
 }
+
+// ---- Constrained replies: the reply's JSON schema in each API's form ----
+
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "reasoning": {"type": "string", "maxLength": 160},
+            "config": {"type": "string", "enum": ["MT128x64x64_A", "MT64x64x64_B"]}
+        },
+        "required": ["reasoning", "config"],
+        "additionalProperties": false
+    })
+}
+
+fn schema_request() -> ChatRequest {
+    request().schema("kernel_edit", schema()).seed(7)
+}
+
+#[test]
+fn openai_sends_the_schema_as_strict_json_schema() {
+    let server = FakeServer::start(1, Box::new(|_, _| ok(openai_reply("{}"))));
+    let client = OpenAiClient::new(config(Provider::OpenAi, &server.url)).unwrap();
+    let reply = client.chat(&schema_request()).unwrap();
+    assert!(reply.notices.is_empty());
+    let body = &server.requests()[0].body;
+    let rf = &body["response_format"];
+    assert_eq!(rf["type"], "json_schema");
+    assert_eq!(rf["json_schema"]["name"], "kernel_edit");
+    assert_eq!(rf["json_schema"]["strict"], true);
+    let sent = &rf["json_schema"]["schema"];
+    assert_eq!(
+        sent["properties"]["config"],
+        schema()["properties"]["config"]
+    );
+    // Strict mode takes no string lengths; everything else goes as given.
+    assert_eq!(
+        sent["properties"]["reasoning"],
+        json!({"type": "string"}),
+        "{sent}"
+    );
+    assert_eq!(sent["additionalProperties"], false);
+    assert_eq!(body["seed"], 7);
+    assert!(body.get("json_schema").is_none());
+}
+
+#[test]
+fn llamacpp_sends_its_own_json_schema_field_and_reads_the_context_from_props() {
+    let server = FakeServer::start(
+        2,
+        Box::new(|_, req| {
+            if req.path == "/props" {
+                ok(json!({"default_generation_settings": {"n_ctx": 8192}, "total_slots": 1}))
+            } else {
+                ok(openai_reply("{}"))
+            }
+        }),
+    );
+    let client = connect(&config(Provider::LlamaCpp, &format!("{}/v1", server.url))).unwrap();
+    assert_eq!(client.context_tokens(), Some(8192));
+    assert_eq!(
+        client.context_tokens(),
+        Some(8192),
+        "asked once, remembered"
+    );
+    client.chat(&schema_request()).unwrap();
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(reqs[0].path, "/props");
+    let body = &reqs[1].body;
+    assert_eq!(reqs[1].path, "/v1/chat/completions");
+    assert_eq!(
+        body["json_schema"],
+        schema(),
+        "llama.cpp keeps the length limits"
+    );
+    assert!(body.get("response_format").is_none());
+    assert_eq!(client.endpoint().provider, "llamacpp");
+}
+
+#[test]
+fn openai_compatible_servers_say_their_context_through_props_or_models() {
+    // vLLM: no /props, a model list with max_model_len.
+    let server = FakeServer::start(
+        2,
+        Box::new(|_, req| match req.path.as_str() {
+            "/v1/models" => ok(json!({"object": "list", "data": [
+                {"id": "other", "max_model_len": 4096},
+                {"id": "test-model", "max_model_len": 32768}
+            ]})),
+            _ => status(404, "not found"),
+        }),
+    );
+    let client =
+        OpenAiClient::new(config(Provider::OpenAi, &format!("{}/v1", server.url))).unwrap();
+    assert_eq!(client.context_tokens(), Some(32768));
+    let paths: Vec<String> = server.requests().into_iter().map(|r| r.path).collect();
+    assert_eq!(paths, ["/props", "/v1/models"]);
+    // A server that says nothing: unknown, and the port assumes a size and says so once.
+    let server = FakeServer::start(
+        4,
+        Box::new(|_, req| match req.path.as_str() {
+            "/v1/chat/completions" => ok(openai_reply("{\"a\": 1}")),
+            _ => status(404, "not found"),
+        }),
+    );
+    let client = OpenAiClient::new(config(Provider::OpenAi, &server.url)).unwrap();
+    assert_eq!(client.context_tokens(), None);
+    let port = gemmtune::llm::port::ClientPort::new(client);
+    use gemmtune::search::LlmPort;
+    assert_eq!(
+        port.limits().context_tokens,
+        gemmtune::llm::port::ASSUMED_CONTEXT_TOKENS
+    );
+    let ask = gemmtune::search::LlmRequest {
+        system: "s".into(),
+        user: "u".into(),
+        ..Default::default()
+    };
+    let first = port.complete(&ask).unwrap();
+    assert!(
+        first.notices.iter().any(|n| n.contains("--llm-context")),
+        "{:?}",
+        first.notices
+    );
+    assert_eq!((first.input_tokens, first.output_tokens), (11, 7));
+    assert!(port.complete(&ask).unwrap().notices.is_empty(), "said once");
+    // --llm-context wins without asking anyone.
+    let server = FakeServer::start(1, Box::new(|_, _| status(500, "unused")));
+    let mut c = config(Provider::LlamaCpp, &server.url);
+    c.context_tokens = Some(4096);
+    assert_eq!(connect(&c).unwrap().context_tokens(), Some(4096));
+    assert_eq!(server.hits(), 0);
+}
+
+#[test]
+fn ollama_sends_the_schema_as_format_and_sizes_num_ctx_within_the_model() {
+    let server = FakeServer::start(
+        2,
+        Box::new(|_, req| {
+            if req.path == "/api/show" {
+                ok(
+                    json!({"parameters": "temperature 0.7", "model_info": {"general.architecture": "llama", "llama.context_length": 4096}}),
+                )
+            } else {
+                ok(json!({"message": {"role": "assistant", "content": "{}"}, "done": true}))
+            }
+        }),
+    );
+    let client = connect(&config(Provider::Ollama, &server.url)).unwrap();
+    assert_eq!(client.context_tokens(), Some(4096));
+    let long = ChatRequest::new("s", "x".repeat(20_000))
+        .max_tokens(64)
+        .schema("kernel_edit", schema())
+        .seed(3);
+    client.chat(&long).unwrap();
+    let reqs = server.requests();
+    assert_eq!(reqs[0].path, "/api/show");
+    assert_eq!(reqs[0].body["model"], "test-model");
+    let body = &reqs[1].body;
+    assert_eq!(body["format"], schema());
+    assert_eq!(body["options"]["seed"], 3);
+    assert_eq!(
+        body["options"]["num_ctx"], 4096,
+        "what the prompt needs, within the model's window"
+    );
+    // num_ctx from the model's parameters wins over its trained length.
+    let server = FakeServer::start(
+        1,
+        Box::new(|_, _| {
+            ok(
+                json!({"parameters": "num_ctx 16384\nstop \"x\"", "model_info": {"llama.context_length": 131072}}),
+            )
+        }),
+    );
+    let client = connect(&config(Provider::Ollama, &server.url)).unwrap();
+    assert_eq!(client.context_tokens(), Some(16384));
+}
+
+#[test]
+fn anthropic_constrains_the_reply_with_a_forced_tool() {
+    let server = FakeServer::start(
+        1,
+        Box::new(|_, _| {
+            ok(json!({
+                "type": "message", "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Let me pick."},
+                    {"type": "tool_use", "id": "t1", "name": "kernel_edit",
+                     "input": {"reasoning": "fits one wave", "config": "MT64x64x64_B"}}
+                ],
+                "usage": {"input_tokens": 40, "output_tokens": 12}
+            }))
+        }),
+    );
+    let client = connect(&with_key(config(Provider::Anthropic, &server.url))).unwrap();
+    let reply = client.chat(&schema_request()).unwrap();
+    let v: Value = serde_json::from_str(&reply.text).unwrap();
+    assert_eq!(v["config"], "MT64x64x64_B", "the tool's input is the reply");
+    let body = &server.requests()[0].body;
+    assert_eq!(body["tools"][0]["name"], "kernel_edit");
+    assert_eq!(body["tools"][0]["input_schema"], schema());
+    assert_eq!(
+        body["tool_choice"],
+        json!({"type": "tool", "name": "kernel_edit"})
+    );
+    assert_eq!(
+        body["system"], "You tune GEMM kernels.",
+        "the tool keeps the reply JSON; no instruction needed"
+    );
+    assert_eq!(
+        client.context_tokens(),
+        None,
+        "a proxy URL has no documented window"
+    );
+}
+
+/// Every transport: a server that refuses the schema (400) is asked again in plain JSON
+/// mode, the change is said once, and later requests go without the schema.
+#[test]
+fn a_refused_schema_falls_back_to_plain_json_once_on_every_transport() {
+    for provider in [
+        Provider::OpenAi,
+        Provider::LlamaCpp,
+        Provider::Ollama,
+        Provider::Anthropic,
+    ] {
+        let server = FakeServer::start(
+            3,
+            Box::new(move |_, req| {
+                let b = &req.body;
+                let constrained = b["response_format"]["type"] == "json_schema"
+                    || b.get("json_schema").is_some()
+                    || b["format"].is_object()
+                    || b.get("tools").is_some();
+                if constrained {
+                    status(400, r#"{"error": "unknown field"}"#)
+                } else if provider == Provider::Ollama {
+                    ok(json!({"message": {"content": "{\"x\": 1}"}}))
+                } else if provider == Provider::Anthropic {
+                    ok(json!({"content": [{"type": "text", "text": "{\"x\": 1}"}]}))
+                } else {
+                    ok(openai_reply("{\"x\": 1}"))
+                }
+            }),
+        );
+        let client = connect(&with_key(config(provider, &server.url))).unwrap();
+        let first = client.chat(&schema_request()).unwrap();
+        assert_eq!(first.text, "{\"x\": 1}", "{provider}");
+        assert_eq!(first.notices.len(), 1, "{provider}: {:?}", first.notices);
+        assert!(
+            first.notices[0].contains("refused a JSON schema"),
+            "{provider}: {:?}",
+            first.notices
+        );
+        let second = client.chat(&schema_request()).unwrap();
+        assert!(second.notices.is_empty(), "{provider}: said once");
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), 3, "{provider}: refused, plain, plain");
+        let plain = &reqs[2].body;
+        match provider {
+            Provider::OpenAi | Provider::LlamaCpp => {
+                assert_eq!(plain["response_format"], json!({"type": "json_object"}))
+            }
+            Provider::Ollama => assert_eq!(plain["format"], "json"),
+            Provider::Anthropic => {
+                assert!(plain["system"].as_str().unwrap().contains("JSON only"))
+            }
+        }
+    }
+}

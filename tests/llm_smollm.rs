@@ -12,6 +12,7 @@ use gemmtune::llm::*;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::sync::{mpsc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -293,15 +294,32 @@ fn tune_completes_with_smollm2_and_keeps_the_key_out_of_saved_prompts() {
     assert!(o.status.success(), "tune failed: {stderr}");
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
-    assert_eq!(r["strategy"], "llm");
+    assert_eq!(r["strategy_requested"], "llm", "{r}\n{stderr}");
+    // The run is named after the LLM only where a config came from it; when every round
+    // fell back, it is named after the pattern search that proposed them all.
+    let from_llm = r["llm"]["from_llm"].as_u64().unwrap();
+    let fell_back = r["llm"]["fallback_rounds"].as_u64().unwrap();
+    if from_llm == 0 {
+        assert_eq!(r["strategy"], "pattern", "{r}");
+        assert_eq!(fell_back, r["llm"]["rounds"].as_u64().unwrap(), "{r}");
+    } else {
+        assert_eq!(r["strategy"], "llm", "{r}");
+    }
     assert!(r["winner"].is_string(), "{r}");
     assert!(r["evaluations"].as_u64().unwrap() >= 1, "{r}");
     // Every round either used the model's valid configs or fell back with a warning.
     let audit = std::fs::read_dir(out.join("llm")).unwrap().count();
     assert!(audit >= 2, "prompts and replies are saved ({audit} files)");
     eprintln!(
-        "smollm2 tune: {} evaluations, {} invalid suggestions, warnings {}",
-        r["evaluations"], r["invalid_suggestions"], r["warnings"]
+        "smollm2 tune: {} evaluations, {} invalid suggestions, llm {}, warnings {}",
+        r["evaluations"], r["invalid_suggestions"], r["llm"], r["warnings"]
+    );
+    // Every request fitted the server's 8k context: none was refused for its size.
+    assert!(r["llm"]["requests"].as_u64().unwrap() >= 1, "{r}");
+    let warnings = r["warnings"].to_string();
+    assert!(
+        !warnings.contains("status 400") && !warnings.contains("context"),
+        "{warnings}"
     );
     fn scan(dir: &std::path::Path) -> bool {
         std::fs::read_dir(dir).unwrap().flatten().any(|e| {
@@ -315,4 +333,118 @@ fn tune_completes_with_smollm2_and_keeps_the_key_out_of_saved_prompts() {
     }
     assert!(!scan(&out), "the key leaked into the run directory");
     assert!(!stderr.contains(PLANTED_KEY));
+}
+
+/// With the reply schema listing the untried valid kernel names (a space small enough to
+/// list), the 135M model's suggestions are valid configs: at least 95% of them, measured over
+/// every round of an `llm` search on the sim device. This checks validity only; what the
+/// suggestions are worth is measured on replay datasets (docs/search.md).
+#[test]
+fn smollm2_suggestions_under_the_schema_are_valid_configs() {
+    use gemmtune::compile::sim::SimCompiler;
+    use gemmtune::device::sim::SimDevice;
+    use gemmtune::device::{DeviceSelection, TimingOptions};
+    use gemmtune::hw::HwSpec;
+    use gemmtune::problem::GemmProblem;
+    use gemmtune::search::driver::{run_search, NoKnownResults, SearchOptions};
+    use gemmtune::search::strategies::{self, StrategyOptions};
+    use gemmtune::search::{DeviceEvaluator, LlmAccount, LlmPort};
+    use gemmtune::space::Space;
+
+    let _turn = one_server_at_a_time();
+    let tmp = tempfile::tempdir().unwrap();
+    let (server, url) = match start_server(tmp.path()) {
+        Ok(Some(s)) => s,
+        Ok(None) => return,
+        Err(e) => panic!("{e}"),
+    };
+    if let Err(e) = wait_healthy(&url, &server) {
+        panic!("{e}");
+    }
+    let config = LlmConfig::from_options(&LlmOptions {
+        url: Some(format!("{url}/v1")),
+        model: Some("smollm2-135m".into()),
+        timeout_s: Some(600.0),
+        retries: Some(1),
+        max_tokens: Some(900),
+        // A smaller context than the server's keeps the prompts short (and the test quick):
+        // the prompts step down to less detail to fit.
+        context_tokens: Some(4096),
+        ..LlmOptions::default()
+    })
+    .unwrap();
+    let port: Arc<dyn LlmPort> = Arc::new(gemmtune::llm::port::ClientPort::new(
+        connect(&config).unwrap(),
+    ));
+
+    let hw = HwSpec::by_name("H200").unwrap();
+    let problem = GemmProblem::new(2048, 256, 4096);
+    let mut space = Space::for_problem(&problem, &hw);
+    for (p, v) in [
+        ("MI", "16x8x16"),
+        ("MT0", "64,128,256"),
+        ("MT1", "64,128"),
+        ("DepthU", "32,64"),
+        ("WG0", "1,2"),
+        ("WG1", "1,2"),
+        ("PGR", "2,3"),
+        ("PLR", "1"),
+        ("LPA", "8"),
+        ("LPB", "8"),
+        ("SW", "0"),
+        ("GSU", "1,2"),
+        ("GSUAlgo", "1"),
+        ("WGM", "8"),
+        ("GRVW", "8"),
+        ("SVW", "4"),
+        ("SU", "0"),
+        ("PW", "0"),
+        ("SAB", "0"),
+    ] {
+        space.fix(p, v).unwrap();
+    }
+    let mut device = SimDevice::new(&DeviceSelection {
+        hw_spec: Some(hw.clone()),
+        ..Default::default()
+    })
+    .unwrap();
+    let compiler = SimCompiler { plants: vec![] };
+    let mut evaluator =
+        DeviceEvaluator::new(&mut device, &compiler, &problem, TimingOptions::default()).unwrap();
+    let options = StrategyOptions {
+        initial_batch: 6,
+        refinement_batch: 6,
+        ..StrategyOptions::default()
+    };
+    let mut strategy = strategies::build("llm", &options, Some(port)).unwrap();
+    let opts = SearchOptions {
+        batch_size: 6,
+        max_rounds: Some(3),
+        patience: None,
+        retime_top: 0,
+        seed: 11,
+        ..SearchOptions::budget_only(100)
+    };
+    let found = run_search(
+        &space,
+        strategy.as_mut(),
+        &mut evaluator,
+        &NoKnownResults,
+        &opts,
+        &mut (),
+    )
+    .unwrap_or_else(|e| panic!("search failed: {e}\n{}", server.log_tail()));
+    drop(server);
+    let account = LlmAccount::of(&found.llm_rounds).expect("the model was asked");
+    eprintln!("smollm2 under the schema: {}", account.describe());
+    assert_eq!(account.requests, 3, "{:?}", found.warnings);
+    // The schema asks for up to six per round; a small model often writes fewer.
+    assert!(
+        account.suggested >= account.requests,
+        "too few suggestions to measure: {}",
+        account.describe()
+    );
+    let rate = account.valid_rate().unwrap();
+    assert!(rate >= 0.95, "valid rate {rate:.2}: {}", account.describe());
+    assert!(account.from_llm > 0, "{}", account.describe());
 }

@@ -541,3 +541,90 @@ fn concurrent_writers_on_separate_connections() {
         EACH * WRITERS / 2
     );
 }
+
+#[test]
+fn llm_rounds_and_the_corpus_read_back() {
+    use gemmtune::store::LlmRoundRow;
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("r.sqlite")).unwrap();
+    let run = new_run(&mut store);
+    let p = GemmProblem::new(16032, 109, 16384);
+    let rounds = vec![
+        LlmRoundRow {
+            round: 0,
+            requests: 1,
+            suggested: 8,
+            valid: 8,
+            from_llm: 6,
+            filled: 2,
+            fell_back: false,
+            input_tokens: 3100,
+            output_tokens: 700,
+            wall_s: 12.5,
+        },
+        LlmRoundRow {
+            round: 1,
+            requests: 1,
+            filled: 8,
+            fell_back: true,
+            wall_s: 30.0,
+            ..Default::default()
+        },
+    ];
+    store
+        .record_llm_rounds(Some(run), &p.key(), "smollm2", &rounds)
+        .unwrap();
+    assert_eq!(store.llm_rounds(Some(run)).unwrap(), rounds);
+    assert_eq!(store.llm_rounds(Some(run + 1)).unwrap(), vec![]);
+
+    // The corpus: each config's latest measurement of each problem and device, failures as
+    // `None`, vendor baselines left out.
+    let q = GemmProblem::new(4096, 4096, 4096);
+    let a = "MT128x112x64_MI16x8x16_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU1_WGM8_GRVW8_SVW4_SU0";
+    let b = "MT64x112x64_MI16x8x16_WG2x2_PGR3_PLR1_LPA8_LPB8_SW0_GSU1_WGM8_GRVW8_SVW4_SU0";
+    let extra = MeasurementExtra::default();
+    store
+        .record(Some(run), &key(&p, a), &p, &timed(&[20.0]), &extra)
+        .unwrap();
+    store
+        .record(Some(run), &key(&p, a), &p, &timed(&[10.0]), &extra)
+        .unwrap();
+    store
+        .record(
+            Some(run),
+            &key(&p, b),
+            &p,
+            &Outcome::CompileFailed {
+                stderr: "too many registers".into(),
+            },
+            &extra,
+        )
+        .unwrap();
+    store
+        .record(Some(run), &key(&q, a), &q, &timed(&[300.0]), &extra)
+        .unwrap();
+    store
+        .record(
+            Some(run),
+            &key(&q, &MeasurementKey::vendor_config("cublaslt")),
+            &q,
+            &timed(&[250.0]),
+            &extra,
+        )
+        .unwrap();
+    let mut rows = store.corpus().unwrap();
+    rows.sort_by(|x, y| (x.problem.m, &x.config_name).cmp(&(y.problem.m, &y.config_name)));
+    let got: Vec<(i64, &str, Option<f64>)> = rows
+        .iter()
+        .map(|r| (r.problem.m, r.config_name.as_str(), r.median_us))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (4096, a, Some(300.0)),
+            (16032, a, Some(10.0)),
+            (16032, b, None)
+        ]
+    );
+    assert!(rows.iter().all(|r| r.device_name == "NVIDIA H200"));
+}

@@ -143,13 +143,31 @@ fn garbage_llm_replies_fall_back_and_error_mode_fails() {
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = result(&out);
-    assert_eq!(r["strategy"], "llm");
+    // Every round fell back, so the summary does not call it an LLM search.
+    assert_eq!(r["strategy"], "pattern", "{r}");
+    assert_eq!(r["strategy_requested"], "llm");
+    let llm = &r["llm"];
+    assert_eq!(llm["from_llm"], 0, "{llm}");
+    assert!(llm["rounds"].as_u64().unwrap() >= 1);
+    assert_eq!(llm["fallback_rounds"], llm["rounds"], "{llm}");
+    assert_eq!(llm["input_tokens"], 10 * llm["requests"].as_u64().unwrap());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(!text.contains("strategy llm"), "{text}");
+    assert!(text.contains("strategy pattern ("), "{text}");
     assert!(
         r["winner"].is_string(),
         "the fallback still finds a winner: {r}"
     );
     let warnings = r["warnings"].to_string();
-    assert!(warnings.contains("fall"), "{warnings}");
+    assert!(
+        warnings.contains("the pattern search proposes"),
+        "{warnings}"
+    );
+    // The same figures are in the database, one row per round.
+    let db = gemmtune::store::Store::open(home.path().join("gemmtune/results.sqlite")).unwrap();
+    let rows = db.llm_rounds(None).unwrap();
+    assert_eq!(rows.len() as u64, llm["rounds"].as_u64().unwrap());
+    assert!(rows.iter().all(|r| r.fell_back && r.from_llm == 0));
     assert!(server.hits() >= 1);
     // Prompts were saved for audit, without the key.
     assert!(out.join("llm").exists());
@@ -297,4 +315,114 @@ fn replay_of_another_problem_is_a_usage_error_up_front() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("was recorded for 4096x4096x4096"), "{err}");
     assert!(!err.contains("round"), "{err}");
+}
+
+/// `sweep` records its provenance in the header; `eval-strategies` compares strategies on
+/// several datasets (learners leave-one-shape-out) and writes the markdown page with the
+/// command that made it.
+#[test]
+fn sweeps_carry_provenance_and_eval_strategies_writes_the_comparison() {
+    let home = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    for (m, n) in [(2048, 256), (4096, 128), (1024, 512)] {
+        let path = home.path().join(format!("s{m}x{n}.jsonl"));
+        let (ms, ns) = (m.to_string(), n.to_string());
+        let o = gemmtune(
+            &[
+                "sweep",
+                "--backend",
+                "sim",
+                "-q",
+                "--m",
+                &ms,
+                "--n",
+                &ns,
+                "--k",
+                "4096",
+                "--fix",
+                "MI=16x8x16",
+                "--fix",
+                "MT0=64,128",
+                "--fix",
+                "MT1=64,128",
+                "--fix",
+                "DepthU=64",
+                "--fix",
+                "PGR=2,3",
+                "--fix",
+                "SW=0",
+                "--out",
+                path.to_str().unwrap(),
+            ],
+            home.path(),
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        paths.push(path);
+    }
+    let header: Value = {
+        let text = std::fs::read_to_string(&paths[0]).unwrap();
+        let d = gemmtune::device::replay::Dataset::parse(&text, "s").unwrap();
+        serde_json::to_value(&d.header).unwrap()
+    };
+    let prov = &header["provenance"];
+    assert!(
+        prov["command"]
+            .as_str()
+            .unwrap()
+            .contains("sweep --backend sim"),
+        "{prov}"
+    );
+    assert!(prov["recorded_at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(header["device"]["name"], "sim:H200");
+
+    let md = home.path().join("search.md");
+    let mut args: Vec<&str> = vec!["eval-strategies"];
+    args.extend(paths.iter().map(|p| p.to_str().unwrap()));
+    args.extend([
+        "--seeds",
+        "3",
+        "--strategies",
+        "default,pattern",
+        "--budgets",
+        "16",
+        "--markdown",
+        md.to_str().unwrap(),
+        "--json",
+    ]);
+    let o = gemmtune(&args, home.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r.as_array().unwrap().len(), 3);
+    for d in r.as_array().unwrap() {
+        assert_eq!(d["learned_from_shapes"], 2, "leave one shape out: {d}");
+        assert_eq!(d["strategies"][0]["strategy"], "default");
+        assert_eq!(
+            d["strategies"][0]["evals_to_2pct"]
+                .as_array()
+                .unwrap()
+                .len(),
+            3
+        );
+    }
+    let page = std::fs::read_to_string(&md).unwrap();
+    assert!(page.contains("gemmtune eval-strategies "), "{page}");
+    assert!(page.contains(
+        "| dataset | device | recorded | configs | default vs best | default | pattern |"
+    ));
+    assert!(page.contains("| s2048x256 | sim:H200 |"), "{page}");
+    // One dataset alone: no corpus, and the default is the pattern search.
+    let o = gemmtune(
+        &[
+            "eval-strategies",
+            paths[0].to_str().unwrap(),
+            "--seeds",
+            "2",
+            "--strategies",
+            "default",
+            "--json",
+        ],
+        home.path(),
+    );
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r[0]["learned_from_shapes"], 0);
 }

@@ -359,13 +359,18 @@ pub struct SweepArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct EvalArgs {
-    /// A dataset written by `gemmtune sweep`.
-    #[arg(value_name = "DATASET")]
-    pub dataset: PathBuf,
+    /// Datasets written by `gemmtune sweep`. With several, strategies that learn across
+    /// shapes (model, default) are evaluated leave-one-shape-out: on each dataset they learn
+    /// from the others.
+    #[arg(value_name = "DATASET", required = true, num_args = 1..)]
+    pub datasets: Vec<PathBuf>,
     /// Strategies to compare (default: every strategy that needs no LLM, plus the LLM ones
     /// when an LLM is configured).
     #[arg(long, value_delimiter = ',')]
     pub strategies: Vec<String>,
+    /// Also write the comparison as a markdown page (docs/search.md).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
     /// Runs (seeds) per strategy.
     #[arg(long, default_value_t = 20)]
     pub seeds: u64,

@@ -1,6 +1,8 @@
-//! `gemmtune eval-strategies DATASET`: runs each strategy many times (seeds) on a recorded
-//! sweep through the replay backend and reports how fast each gets within 2% of the sweep's
-//! best, and the best each reaches at fixed budgets.
+//! `gemmtune eval-strategies DATASET...`: runs each strategy many times (seeds) on recorded
+//! sweeps through the replay backend and reports how fast each gets within 2% of a sweep's
+//! best, the best each reaches at fixed budgets, and what an LLM contributed. Strategies that
+//! learn across shapes are judged leave-one-shape-out: on each sweep they learn from the
+//! other sweeps only. `--markdown` writes the summary table with the command that made it.
 
 use anyhow::{Context, Result};
 use std::sync::Arc;
@@ -12,15 +14,26 @@ use super::UsageError;
 use crate::device::replay::Dataset;
 use crate::llm::port::{cli_client, ClientPort};
 use crate::report::plot::{line_plot_svg, Series};
-use crate::search::eval::{eval_strategies, Contender, EvalSettings};
+use crate::report::search_eval::{render_markdown, render_summary, render_text};
+use crate::search::eval::{eval_datasets, EvalSettings};
 use crate::search::llm_port::SharedLlm;
 use crate::search::strategies::{self, StrategyOptions};
 
 const LLM_STRATEGIES: [&str; 3] = ["llm", "llm-iterative", "autonomous"];
 
 pub fn run(g: &GlobalOpts, a: &EvalArgs) -> Result<()> {
-    let data = Dataset::load(&a.dataset)
-        .with_context(|| format!("cannot load dataset {}", a.dataset.display()))?;
+    let mut datasets = Vec::new();
+    for path in &a.datasets {
+        let data = Dataset::load(path)
+            .with_context(|| format!("cannot load dataset {}", path.display()))?;
+        let label = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| path.display().to_string());
+        datasets.push((label, data));
+    }
+    // Replies are cached, and each request carries a seed drawn from the search's seed, so
+    // every seed gets (and caches) replies of its own.
     let llm: Option<SharedLlm> = if a.llm.is_set() {
         let config = super::search_args::llm_config(&a.llm)?;
         let cache = dirs::cache_dir()
@@ -43,7 +56,6 @@ pub fn run(g: &GlobalOpts, a: &EvalArgs) -> Result<()> {
         a.strategies.clone()
     };
     let known = strategies::names();
-    let mut contenders = Vec::new();
     for n in &names {
         if !known.contains(&n.as_str()) {
             return Err(UsageError(format!(
@@ -55,31 +67,35 @@ pub fn run(g: &GlobalOpts, a: &EvalArgs) -> Result<()> {
         if LLM_STRATEGIES.contains(&n.as_str()) && llm.is_none() {
             return Err(UsageError(format!("strategy `{n}` needs --llm-url/--llm-model")).into());
         }
-        let name = n.clone();
-        let llm = llm.clone();
-        contenders.push(Contender::new(n, move || {
-            strategies::build(&name, &StrategyOptions::default(), llm.clone())
-        }));
     }
     let seeds: Vec<u64> = (1..=a.seeds.max(1)).collect();
     note(
         g,
         &format!(
-            "gemmtune: {} strategies x {} seeds on {} recorded configs of {}",
-            contenders.len(),
+            "gemmtune: {} strategies x {} seeds on {} dataset(s) ({} recorded configs)",
+            names.len(),
             seeds.len(),
-            data.len(),
-            data.header.problem.label()
+            datasets.len(),
+            datasets.iter().map(|(_, d)| d.len()).sum::<usize>()
         ),
     );
     let settings = EvalSettings {
         batch_size: a.batch_size.max(1),
         ..EvalSettings::default()
     };
-    let report = eval_strategies(&data, &contenders, &seeds, &a.budgets, &settings)?;
+    let evals = eval_datasets(
+        &datasets,
+        &names,
+        &StrategyOptions::default(),
+        llm,
+        &seeds,
+        &a.budgets,
+        &settings,
+    )?;
 
-    if let Some(path) = &a.plot {
-        let series: Vec<Series> = report
+    if let (Some(path), Some(first)) = (&a.plot, evals.first()) {
+        let series: Vec<Series> = first
+            .report
             .results
             .iter()
             .map(|r| Series {
@@ -92,21 +108,31 @@ pub fn run(g: &GlobalOpts, a: &EvalArgs) -> Result<()> {
             })
             .collect();
         let svg = line_plot_svg(
-            &format!("{}: median best vs budget", data.header.problem.label()),
+            &format!("{}: median best vs budget", first.label),
             "evaluations",
             "best median (us)",
             &series,
-            Some(("sweep best", report.best_us)),
+            Some(("sweep best", first.report.best_us)),
         );
         std::fs::write(path, svg).with_context(|| format!("cannot write {}", path.display()))?;
     }
+    if let Some(path) = &a.markdown {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        let command = format!("gemmtune {}", args.join(" "));
+        let page = render_markdown(&evals, &command, seeds.len(), settings.tolerance);
+        std::fs::write(path, page).with_context(|| format!("cannot write {}", path.display()))?;
+    }
 
     if let Some(path) = &g.csv {
-        // One row per strategy and budget: the median best reached there.
+        // One row per dataset, strategy and budget: the median best reached there.
         let mut rows = Vec::new();
-        for r in &report.results {
+        for (d, r) in evals
+            .iter()
+            .flat_map(|d| d.report.results.iter().map(move |r| (d, r)))
+        {
             for (budget, us) in &r.best_at_budget {
                 rows.push(vec![
+                    d.label.clone(),
                     r.strategy.clone(),
                     budget.to_string(),
                     num(*us),
@@ -124,6 +150,7 @@ pub fn run(g: &GlobalOpts, a: &EvalArgs) -> Result<()> {
         write_table(
             path,
             &[
+                "dataset",
                 "strategy",
                 "budget",
                 "median_best_us",
@@ -136,57 +163,54 @@ pub fn run(g: &GlobalOpts, a: &EvalArgs) -> Result<()> {
         )?;
     }
     if g.json {
-        let rows: Vec<serde_json::Value> = report
-            .results
+        let docs: Vec<serde_json::Value> = evals
             .iter()
-            .map(|r| {
+            .map(|d| {
+                let rows: Vec<serde_json::Value> = d
+                    .report
+                    .results
+                    .iter()
+                    .map(|r| {
+                        serde_json::json!({
+                            "strategy": r.strategy,
+                            "median_evals_to_2pct": r.median_evals_to_target,
+                            "evals_to_2pct": r.evals_to_target,
+                            "best_at_budget": r.best_at_budget,
+                            "invalid_suggestions": r.invalid_suggestions,
+                            "llm": r.llm.as_ref().map(|l| serde_json::json!({
+                                "valid_rate": l.valid_rate(),
+                                "fallback_rounds": l.fallback_rounds,
+                                "rounds": l.rounds,
+                                "input_tokens": l.input_tokens,
+                                "output_tokens": l.output_tokens,
+                                "wall_per_round_s": l.wall_per_round_s(),
+                            })),
+                        })
+                    })
+                    .collect();
                 serde_json::json!({
-                    "strategy": r.strategy,
-                    "median_evals_to_2pct": r.median_evals_to_target,
-                    "evals_to_2pct": r.evals_to_target,
-                    "best_at_budget": r.best_at_budget,
-                    "invalid_suggestions": r.invalid_suggestions,
+                    "dataset": d.label,
+                    "device": d.device,
+                    "recorded": d.recorded,
+                    "configs": d.dataset_configs,
+                    "best_config": d.report.best_config.name(),
+                    "best_us": d.report.best_us,
+                    "default_config": d.default_config.map(|c| c.name()),
+                    "default_us": d.default_us,
+                    "learned_from_shapes": d.corpus_shapes,
+                    "strategies": rows,
                 })
             })
             .collect();
-        let doc = serde_json::json!({
-            "dataset": a.dataset,
-            "best_config": report.best_config.name(),
-            "best_us": report.best_us,
-            "strategies": rows,
-        });
-        return print(&format!("{}\n", serde_json::to_string_pretty(&doc)?));
+        return print(&format!("{}\n", serde_json::to_string_pretty(&docs)?));
     }
-    let mut out = format!(
-        "sweep best: {} {:.1} us ({} configs)\n{:<15} {:>16}",
-        report.best_config,
-        report.best_us,
-        data.len(),
-        "strategy",
-        "evals to 2%"
-    );
-    for b in &a.budgets {
-        out.push_str(&format!(" {:>10}", format!("best@{b}")));
+    let mut out = String::new();
+    for d in &evals {
+        out.push_str(&render_text(d, &a.budgets));
+        out.push('\n');
     }
-    out.push_str(&format!(" {:>8}\n", "invalid"));
-    for r in &report.results {
-        let reached = r.evals_to_target.iter().filter(|e| e.is_some()).count();
-        let med = r
-            .median_evals_to_target
-            .map(|m| format!("{m:.0}"))
-            .unwrap_or_else(|| "never".into());
-        out.push_str(&format!(
-            "{:<15} {:>16}",
-            r.strategy,
-            format!("{med} ({reached}/{})", r.evals_to_target.len())
-        ));
-        for (_, us) in &r.best_at_budget {
-            out.push_str(&format!(
-                " {:>10}",
-                us.map(|u| format!("{u:.1}")).unwrap_or_else(|| "-".into())
-            ));
-        }
-        out.push_str(&format!(" {:>8}\n", r.invalid_suggestions));
+    if evals.len() > 1 {
+        out.push_str(&render_summary(&evals));
     }
     print(&out)
 }

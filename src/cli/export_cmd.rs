@@ -88,11 +88,12 @@ fn advice(store: &Store, s: &Solution, llm: Option<&SharedLlm>) -> Result<String
         user,
         temperature: 0.3,
         json: false,
+        ..LlmRequest::default()
     });
     Ok(match reply {
         Ok(words) => format!(
             "{}\n\n_Written by {} from the measured facts below._\n\n---\n\n{}",
-            words.trim(),
+            words.text.trim(),
             llm.model(),
             text.replacen("# Why", "## Measured facts: why", 1)
         ),

@@ -2,17 +2,22 @@
 //! and the driver's options, and connecting the LLM (cached replies, audited prompts).
 
 use anyhow::Result;
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use super::args::SearchArgs;
 use super::UsageError;
+use crate::hw::HwSpec;
 use crate::llm::config::{LlmConfig, LlmOptions};
 use crate::llm::port::{cli_client, ClientPort};
+use crate::search::corpus::{Corpus, ShapeRecords};
 use crate::search::driver::SearchOptions;
 use crate::search::llm_port::SharedLlm;
 use crate::search::strategies::{self, AutonomousOptions, FallbackMode, StrategyOptions};
 use crate::search::{Strategy, StrategyError};
+use crate::space::KernelConfig;
+use crate::store::Store;
 
 /// The LLM client stack for the given options (responses cached, prompts audited under
 /// `audit_dir`), or `None` when no LLM is configured.
@@ -35,6 +40,42 @@ pub fn llm_config(opts: &LlmOptions) -> Result<LlmConfig> {
     LlmConfig::from_options(opts).map_err(|e| UsageError(e.to_string()).into())
 }
 
+/// What the results database at `path` knows across shapes, for the model-based search:
+/// `None` when the file does not exist or holds no usable measurement (rows of devices no
+/// built-in spec describes, or of configs this build cannot read, are skipped).
+pub fn corpus_from_db(path: &Path) -> Result<Option<Arc<Corpus>>> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let store = Store::open(path)?;
+    let mut specs: HashMap<String, Option<Arc<HwSpec>>> = HashMap::new();
+    let mut shapes: HashMap<(String, String), ShapeRecords> = HashMap::new();
+    for row in store.corpus()? {
+        let Some(hw) = specs
+            .entry(row.device_name.clone())
+            .or_insert_with_key(|d| HwSpec::for_device_name(d).map(Arc::new))
+            .clone()
+        else {
+            continue;
+        };
+        let Ok(config) = KernelConfig::parse(&row.config_name) else {
+            continue;
+        };
+        shapes
+            .entry((row.problem.key(), row.device_name.clone()))
+            .or_insert_with(|| ShapeRecords {
+                problem: row.problem.clone(),
+                hw,
+                device: row.device_name.clone(),
+                configs: Vec::new(),
+            })
+            .configs
+            .push((config, row.median_us));
+    }
+    let corpus = Corpus::new(shapes.into_values().collect());
+    Ok((!corpus.is_empty()).then(|| Arc::new(corpus)))
+}
+
 /// Strategies that move one small step per round need more rounds than the default five.
 pub fn default_rounds(strategy: &str) -> Option<usize> {
     match strategy {
@@ -44,11 +85,12 @@ pub fn default_rounds(strategy: &str) -> Option<usize> {
 }
 
 impl SearchArgs {
-    /// The strategy named by `--strategy`, or the default for whether an LLM is configured.
-    pub fn strategy_name(&self, llm_configured: bool) -> String {
+    /// The strategy named by `--strategy`, or the default for whether an LLM is configured
+    /// and whether there are measurements to learn from.
+    pub fn strategy_name(&self, llm_configured: bool, has_corpus: bool) -> String {
         self.strategy
             .clone()
-            .unwrap_or_else(|| strategies::default_name(llm_configured).to_string())
+            .unwrap_or_else(|| strategies::default_name(llm_configured, has_corpus).to_string())
     }
 
     pub fn strategy_options(&self) -> StrategyOptions {
@@ -96,8 +138,13 @@ impl SearchArgs {
     }
 
     /// Builds the named strategy; a strategy that needs an LLM without one is a usage error.
-    pub fn build_strategy(&self, name: &str, llm: Option<SharedLlm>) -> Result<Box<dyn Strategy>> {
-        match strategies::build(name, &self.strategy_options(), llm) {
+    pub fn build_strategy(
+        &self,
+        name: &str,
+        options: &StrategyOptions,
+        llm: Option<SharedLlm>,
+    ) -> Result<Box<dyn Strategy>> {
+        match strategies::build(name, options, llm) {
             Ok(s) => Ok(s),
             Err(e @ StrategyError::NeedsLlm(_)) => Err(UsageError(format!(
                 "{e}: configure one with --llm-url/--llm-model (and --llm-provider), or pick another --strategy ({})",

@@ -11,15 +11,34 @@ use super::bench_cmd::{problem_from_args, timing_from_args};
 use super::csv_out::{num, write_table};
 use super::output::{finish_store, note, open_device, open_store, print, selection};
 use super::progress::Bars;
-use super::search_args::llm_port;
+use super::search_args::{corpus_from_db, llm_port};
 use super::UsageError;
 use crate::bench::session::{BenchRow, BenchSession};
 use crate::compile::{cache::CompileCache, compiler_for};
 use crate::measure::stats::Stats;
 use crate::report::plot::{line_plot_svg, Series};
 use crate::search::driver::{run_search, NoKnownResults, SearchResult};
+use crate::search::llm_account::LlmAccount;
 use crate::search::progress::Event;
+use crate::search::strategies;
 use crate::space::Space;
+use crate::store::LlmRoundRow;
+
+/// A round's record as the database stores it.
+fn llm_round_row(r: &crate::search::LlmRound) -> LlmRoundRow {
+    LlmRoundRow {
+        round: r.round,
+        requests: r.requests,
+        suggested: r.suggested,
+        valid: r.valid,
+        from_llm: r.from_llm,
+        filled: r.filled,
+        fell_back: r.fell_back,
+        input_tokens: r.input_tokens,
+        output_tokens: r.output_tokens,
+        wall_s: r.wall_s,
+    }
+}
 
 fn run_dir(a: &TuneArgs) -> PathBuf {
     a.out.clone().unwrap_or_else(|| {
@@ -43,8 +62,21 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
         .with_context(|| format!("cannot create run directory {}", dir.display()))?;
 
     let llm = llm_port(&a.search.llm, &dir.join("llm"))?;
-    let name = a.search.strategy_name(llm.is_some());
-    let mut strategy = a.search.build_strategy(&name, llm)?;
+    let model = llm.as_ref().map(|l| l.model());
+    // Every measurement in the database teaches the model-based search.
+    let db_path = match &g.db {
+        Some(p) => p.clone(),
+        None => crate::store::Store::default_path()?,
+    };
+    let mut strategy_options = a.search.strategy_options();
+    strategy_options.corpus = corpus_from_db(&db_path)?;
+    let name = a
+        .search
+        .strategy_name(llm.is_some(), strategy_options.has_corpus());
+    // Built once now so that a bad name or a missing LLM is a usage error up front; again
+    // below, once the device is known.
+    a.search
+        .build_strategy(&name, &strategy_options, llm.clone())?;
 
     let sel = selection(g)?;
     // A recorded sweep serves one problem: another one is a usage error now, not a failure
@@ -68,6 +100,18 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
     };
     let mut device = open_device(g, &sel)?;
     let info = device.info().clone();
+    strategy_options.device = info.name.clone();
+    let mut strategy = a.search.build_strategy(&name, &strategy_options, llm)?;
+    if let Some(c) = &strategy_options.corpus {
+        note(
+            g,
+            &format!(
+                "gemmtune: the database holds {} measurements of {} shapes to learn from",
+                c.measurements(),
+                c.shapes().len()
+            ),
+        );
+    }
     let hw = device.hw_spec().clone();
     let compiler = compiler_for(&info, &sel.sim_plants)?;
     let cache = CompileCache::new(
@@ -167,7 +211,33 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
         Ok((found, vendor_rounds))
     })();
     evaluated.finish_and_clear();
+    // What the LLM contributed goes in the database beside the run's measurements; a run
+    // that cannot store it does not end as if it had.
+    let result = result.and_then(|(found, vendor)| {
+        if !found.llm_rounds.is_empty() {
+            let rows: Vec<LlmRoundRow> = found.llm_rounds.iter().map(llm_round_row).collect();
+            db.store.record_llm_rounds(
+                db.run_id,
+                &problem.key(),
+                model.as_deref().unwrap_or("unknown"),
+                &rows,
+            )?;
+        }
+        Ok((found, vendor))
+    });
     let (found, vendor_rounds) = finish_store(&mut db, result)?;
+    let account = LlmAccount::of(&found.llm_rounds);
+    // Never name the LLM for a search it contributed nothing to.
+    let (effective, shown) = match &account {
+        Some(a) if a.contributed_nothing() => {
+            let filler = strategies::filler_name(&strategy_options);
+            (
+                filler.to_string(),
+                format!("{filler} (`{name}` asked, but no config came from the LLM: every round fell back)"),
+            )
+        }
+        _ => (name.clone(), name.clone()),
+    };
     let vendor_round_medians: Vec<f64> = vendor_rounds
         .iter()
         .filter(|v| v.is_ok())
@@ -198,7 +268,9 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
         "problem": problem,
         "problem_label": problem.label(),
         "device": info,
-        "strategy": name,
+        "strategy": effective,
+        "strategy_requested": name,
+        "llm": account.as_ref().map(|a| a.to_json(&found.llm_rounds)),
         "winner": winner.map(|w| w.config.name()),
         "winner_median_us": winner.map(|w| w.median_us),
         // The winner's re-timing run verified it again against the reference.
@@ -314,12 +386,15 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
         None => out.push_str("winner: none (no config passed verification)\n"),
     }
     out.push_str(&format!(
-        "strategy {name}: {} evaluations ({} reused from the database), {} rounds, stopped: {}\n",
+        "strategy {shown}: {} evaluations ({} reused from the database), {} rounds, stopped: {}\n",
         found.evaluations,
         found.reused,
         found.rounds,
         found.stop.describe()
     ));
+    if let Some(a) = &account {
+        out.push_str(&format!("{}\n", a.describe()));
+    }
     out.push_str(&format!(
         "time: {:.1} s total = LLM {:.1} s + compile {:.1} s + benchmark {:.1} s (+ other)\n",
         found.time.total.as_secs_f64(),

@@ -8,11 +8,12 @@ use super::args::{GlobalOpts, TuneLogArgs};
 use super::bench_cmd::timing_from_args;
 use super::output::{note, print, selection};
 use super::progress::Bars;
-use super::search_args::llm_port;
+use super::search_args::{corpus_from_db, llm_port};
 use super::UsageError;
 use crate::compile::cache::CompileCache;
 use crate::store::Store;
 use crate::workload::context::OpenSpec;
+use crate::workload::manifest::Manifest;
 use crate::workload::pipeline::TuneSettings;
 use crate::workload::selection::{Criteria, WorkloadGemm};
 use crate::workload::table::{render_results, render_selection};
@@ -71,10 +72,6 @@ pub fn run(g: &GlobalOpts, a: &TuneLogArgs) -> Result<()> {
         .into());
     }
     let llm = llm_port(&a.search.llm, &a.out.join("llm"))?;
-    let name = a.search.strategy_name(llm.is_some());
-    // Build it once here so that a bad name or a missing LLM is a usage error up front.
-    a.search.build_strategy(&name, llm.clone())?;
-    let strategy_options = a.search.strategy_options();
     let devices = if a.devices.is_empty() {
         vec![g.device]
     } else {
@@ -84,6 +81,19 @@ pub fn run(g: &GlobalOpts, a: &TuneLogArgs) -> Result<()> {
         Some(p) => p.clone(),
         None => a.out.join(crate::workload::merge::DB_FILE),
     };
+    let mut strategy_options = a.search.strategy_options();
+    strategy_options.corpus = corpus_from_db(&db_path)?;
+    // A resumed run goes on with the strategy it started with (the database it learns from
+    // has grown since, which would otherwise change the default).
+    let name = match (&a.search.strategy, Manifest::load(&a.out)) {
+        (None, Ok(m)) => m.strategy,
+        _ => a
+            .search
+            .strategy_name(llm.is_some(), strategy_options.has_corpus()),
+    };
+    // Build it once here so that a bad name or a missing LLM is a usage error up front.
+    a.search
+        .build_strategy(&name, &strategy_options, llm.clone())?;
     if g.db.is_some() {
         // Surface a bad --db before the devices start.
         Store::open(&db_path)?;

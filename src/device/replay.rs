@@ -10,6 +10,8 @@
 //! Two file forms are read: one JSON document (`{"format": "gemmtune-sweep", ...,
 //! "records": [...]}`), or JSON lines: a header line followed by one record per line, which
 //! is what [`SweepWriter`] appends while a sweep runs, so a crashed sweep keeps its data.
+//! The header says where the sweep was recorded (the device with its driver and compiler)
+//! and, from sweeps that record it, when and by which command ([`Provenance`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufWriter, Write};
@@ -64,6 +66,63 @@ pub struct SweepHeader {
     /// The vendor library's outcome on the same problem, when it was measured.
     #[serde(default)]
     pub vendor: Option<Outcome>,
+    /// When and how it was recorded (absent from sweeps recorded before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+}
+
+/// When and how a sweep was recorded; the device, its driver and compiler are in the header's
+/// `device`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// UTC time the sweep started, `YYYY-MM-DDTHH:MM:SSZ`.
+    pub recorded_at: String,
+    /// The command line that recorded it.
+    pub command: String,
+    /// The gemmtune version that recorded it.
+    pub gemmtune: String,
+}
+
+impl Provenance {
+    /// This process, now.
+    pub fn now() -> Self {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        Provenance {
+            recorded_at: utc(secs),
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+            gemmtune: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+
+    /// The date part of `recorded_at`.
+    pub fn date(&self) -> &str {
+        self.recorded_at.split('T').next().unwrap_or("")
+    }
+}
+
+/// Unix seconds as `YYYY-MM-DDTHH:MM:SSZ` (the proleptic Gregorian calendar, from the
+/// days-to-civil algorithm of Howard Hinnant's date library).
+fn utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
 }
 
 impl SweepHeader {
@@ -80,6 +139,7 @@ impl SweepHeader {
             device,
             hw,
             vendor,
+            provenance: None,
         }
     }
 }
@@ -406,5 +466,17 @@ impl Device for ReplayDevice {
                 message: "the recorded sweep has no vendor baseline".into(),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(utc(1_772_625_845), "2026-03-04T12:04:05Z");
     }
 }

@@ -189,4 +189,12 @@ impl<C: LlmClient> LlmClient for AuditedClient<C> {
     fn endpoint(&self) -> Endpoint {
         self.inner.endpoint()
     }
+
+    fn context_tokens(&self) -> Option<u32> {
+        self.inner.context_tokens()
+    }
+
+    fn default_max_tokens(&self) -> u32 {
+        self.inner.default_max_tokens()
+    }
 }

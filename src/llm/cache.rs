@@ -86,6 +86,7 @@ impl ResponseCache {
             request: request.clone(),
             reply: ChatReply {
                 from_cache: false,
+                notices: Vec::new(),
                 ..reply.clone()
             },
         };
@@ -132,5 +133,13 @@ impl<C: LlmClient> LlmClient for CachedClient<C> {
 
     fn endpoint(&self) -> Endpoint {
         self.inner.endpoint()
+    }
+
+    fn context_tokens(&self) -> Option<u32> {
+        self.inner.context_tokens()
+    }
+
+    fn default_max_tokens(&self) -> u32 {
+        self.inner.default_max_tokens()
     }
 }

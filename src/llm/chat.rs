@@ -1,10 +1,11 @@
 //! The provider-neutral conversation types and the [`LlmClient`] trait.
 //!
 //! A caller builds a [`ChatRequest`] (system prompt, alternating user/assistant messages,
-//! sampling settings, whether a JSON reply is wanted) and hands it to any [`LlmClient`]: a
-//! transport (`openai`, `ollama`, `anthropic`) or a wrapper around one (`CachedClient`,
-//! `AuditedClient`). Each transport translates the request into its API's body and the
-//! answer back into a [`ChatReply`].
+//! sampling settings, whether a JSON reply is wanted and the [`JsonSchema`] it must follow)
+//! and hands it to any [`LlmClient`]: a transport (`openai`, `llamacpp`, `ollama`,
+//! `anthropic`) or a wrapper around one (`CachedClient`, `AuditedClient`). Each transport
+//! translates the request into its API's body (the schema into its API's form of constrained
+//! output) and the answer back into a [`ChatReply`].
 
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -59,6 +60,23 @@ pub struct ChatRequest {
     /// Ask for a JSON reply through the API's JSON mode where it has one. The reply text
     /// should still go through [`extract`](super::extract): not every server honours it.
     pub json: bool,
+    /// The JSON schema the reply must follow, where the API can constrain its output to one
+    /// (implies `json`). A server that refuses it gets plain JSON mode instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<JsonSchema>,
+    /// Sampling seed, where the API takes one. Part of the cache key, so two searches with
+    /// different seeds get (and cache) their own replies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
+/// A named JSON schema for a constrained reply (`response_format.json_schema` in OpenAI's
+/// terms, an input schema of a forced tool in Anthropic's).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonSchema {
+    /// `[a-zA-Z0-9_-]`, at most 64 characters (OpenAI's and Anthropic's rule for names).
+    pub name: String,
+    pub schema: serde_json::Value,
 }
 
 impl ChatRequest {
@@ -85,6 +103,31 @@ impl ChatRequest {
         self.json = on;
         self
     }
+
+    /// Asks for a reply that follows `schema` (and for JSON).
+    pub fn schema(mut self, name: impl Into<String>, schema: serde_json::Value) -> Self {
+        self.json = true;
+        self.schema = Some(JsonSchema {
+            name: name.into(),
+            schema,
+        });
+        self
+    }
+
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Characters of every message (system prompt included): what a token estimate counts.
+    pub fn prompt_chars(&self) -> usize {
+        self.system.as_ref().map_or(0, |s| s.chars().count())
+            + self
+                .messages
+                .iter()
+                .map(|m| m.content.chars().count())
+                .sum::<usize>()
+    }
 }
 
 /// Token counts, when the server reports them.
@@ -105,6 +148,10 @@ pub struct ChatReply {
     /// True when the reply came from the response cache rather than the server.
     #[serde(default)]
     pub from_cache: bool,
+    /// Things the caller should tell the user once, e.g. that the server refused the JSON
+    /// schema and later replies are unconstrained. Never cached.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
 }
 
 /// Which model at which address a client talks to: part of the cache key and the audit log.
@@ -123,6 +170,7 @@ impl ChatReply {
             usage,
             latency: started.elapsed(),
             from_cache: false,
+            notices: Vec::new(),
         }
     }
 }
@@ -144,6 +192,17 @@ pub trait LlmClient: Send + Sync {
 
     /// The endpoint this client ends up talking to.
     fn endpoint(&self) -> Endpoint;
+
+    /// The model's context window in tokens (prompt and reply together), as configured or
+    /// as the server says (see [`super::context`]); `None` when nobody can tell.
+    fn context_tokens(&self) -> Option<u32> {
+        None
+    }
+
+    /// The reply length asked for when a request leaves it open.
+    fn default_max_tokens(&self) -> u32 {
+        2048
+    }
 }
 
 impl<T: LlmClient + ?Sized> LlmClient for Box<T> {
@@ -154,6 +213,14 @@ impl<T: LlmClient + ?Sized> LlmClient for Box<T> {
     fn endpoint(&self) -> Endpoint {
         (**self).endpoint()
     }
+
+    fn context_tokens(&self) -> Option<u32> {
+        (**self).context_tokens()
+    }
+
+    fn default_max_tokens(&self) -> u32 {
+        (**self).default_max_tokens()
+    }
 }
 
 impl<T: LlmClient + ?Sized> LlmClient for std::sync::Arc<T> {
@@ -163,6 +230,14 @@ impl<T: LlmClient + ?Sized> LlmClient for std::sync::Arc<T> {
 
     fn endpoint(&self) -> Endpoint {
         (**self).endpoint()
+    }
+
+    fn context_tokens(&self) -> Option<u32> {
+        (**self).context_tokens()
+    }
+
+    fn default_max_tokens(&self) -> u32 {
+        (**self).default_max_tokens()
     }
 }
 

@@ -20,6 +20,9 @@ use super::secret::{Redactor, Secret};
 pub enum Provider {
     /// `/v1/chat/completions`: OpenAI, vLLM, llama.cpp server, OpenRouter, LM Studio, ...
     OpenAi,
+    /// llama.cpp's server: the OpenAI wire format with llama.cpp's own `json_schema` field and
+    /// its `/props` (context size).
+    LlamaCpp,
     /// Ollama's native `/api/chat`.
     Ollama,
     /// Anthropic's `/v1/messages`.
@@ -30,6 +33,7 @@ impl Provider {
     pub fn name(self) -> &'static str {
         match self {
             Provider::OpenAi => "openai",
+            Provider::LlamaCpp => "llamacpp",
             Provider::Ollama => "ollama",
             Provider::Anthropic => "anthropic",
         }
@@ -39,6 +43,7 @@ impl Provider {
     pub fn default_url(self) -> &'static str {
         match self {
             Provider::OpenAi => "https://api.openai.com/v1",
+            Provider::LlamaCpp => "http://127.0.0.1:8080",
             Provider::Ollama => "http://127.0.0.1:11434",
             Provider::Anthropic => "https://api.anthropic.com",
         }
@@ -70,13 +75,12 @@ impl FromStr for Provider {
 
     fn from_str(s: &str) -> Result<Self, LlmError> {
         match s.trim().to_ascii_lowercase().as_str() {
-            "openai" | "openai-compatible" | "vllm" | "llamacpp" | "llama.cpp" | "openrouter" => {
-                Ok(Provider::OpenAi)
-            }
+            "openai" | "openai-compatible" | "vllm" | "openrouter" => Ok(Provider::OpenAi),
+            "llamacpp" | "llama.cpp" | "llama-server" => Ok(Provider::LlamaCpp),
             "ollama" => Ok(Provider::Ollama),
             "anthropic" | "claude" => Ok(Provider::Anthropic),
             other => Err(LlmError::Config(format!(
-                "unknown LLM provider {other:?} (expected openai, ollama or anthropic)"
+                "unknown LLM provider {other:?} (expected openai, llamacpp, ollama or anthropic)"
             ))),
         }
     }
@@ -86,8 +90,8 @@ impl FromStr for Provider {
 /// `#[command(flatten)] llm: LlmOptions`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct LlmOptions {
-    /// API format: openai (also vLLM, llama.cpp, OpenRouter), ollama or anthropic.
-    /// Guessed from --llm-url when left out.
+    /// API format: openai (also vLLM, OpenRouter, LM Studio), llamacpp, ollama or anthropic.
+    /// Guessed from --llm-url when left out (anything else is taken to speak openai).
     #[arg(long = "llm-provider", value_name = "NAME")]
     pub provider: Option<String>,
     /// Base URL of the LLM server, e.g. http://127.0.0.1:8080/v1.
@@ -109,9 +113,14 @@ pub struct LlmOptions {
     /// Retries on rate limits, server errors and broken connections.
     #[arg(long = "llm-retries", value_name = "N")]
     pub retries: Option<u32>,
-    /// Longest reply, in tokens (default 2048).
+    /// Longest reply, in tokens (default 2048; lowered where the prompt leaves less room in
+    /// the context).
     #[arg(long = "llm-max-tokens", value_name = "N")]
     pub max_tokens: Option<u32>,
+    /// The model's context window in tokens (prompt plus reply). Default: what the server
+    /// says (llama.cpp, vLLM, Ollama), the documented window of the hosted APIs, else 8192.
+    #[arg(long = "llm-context", value_name = "TOKENS")]
+    pub context_tokens: Option<u32>,
 }
 
 impl LlmOptions {
@@ -137,6 +146,8 @@ pub struct LlmConfig {
     pub retry: RetryPolicy,
     /// `max_tokens` when the request leaves it open (Anthropic requires one).
     pub default_max_tokens: u32,
+    /// The context window given with `--llm-context`; `None` asks the server.
+    pub context_tokens: Option<u32>,
     /// Sent as `anthropic-version`.
     pub anthropic_version: String,
 }
@@ -157,6 +168,7 @@ impl LlmConfig {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             retry: RetryPolicy::default(),
             default_max_tokens: 2048,
+            context_tokens: None,
             anthropic_version: "2023-06-01".to_string(),
         }
     }
@@ -202,6 +214,14 @@ impl LlmConfig {
                 ));
             }
             cfg.default_max_tokens = n;
+        }
+        if let Some(n) = opts.context_tokens {
+            if n < 512 {
+                return Err(LlmError::Config(format!(
+                    "--llm-context {n} is too small: the prompts need at least 512 tokens"
+                )));
+            }
+            cfg.context_tokens = Some(n);
         }
         if let Some(t) = opts.timeout_s {
             cfg.timeout = seconds("--llm-timeout", t)?;
@@ -286,7 +306,7 @@ fn resolve_key(
             &["OPENROUTER_API_KEY", "OPENAI_API_KEY"]
         }
         Provider::OpenAi if host == "api.openai.com" => &["OPENAI_API_KEY"],
-        Provider::OpenAi | Provider::Ollama => &[],
+        Provider::OpenAi | Provider::LlamaCpp | Provider::Ollama => &[],
     };
     if candidates.is_empty() {
         return Ok((None, None));

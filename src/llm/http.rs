@@ -23,6 +23,8 @@ use super::secret::{Redactor, Secret};
 const MAX_BODY_BYTES: u64 = 16 << 20;
 /// How much of a body an error message quotes.
 const EXCERPT_CHARS: usize = 400;
+/// Time limit of a probe of the server's properties (its context size).
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 #[derive(Debug)]
 pub struct HttpTransport {
@@ -89,15 +91,49 @@ impl HttpTransport {
         }
     }
 
+    /// One GET of a small JSON document (a server's properties), no retries, with a short
+    /// time limit: what it answers is a convenience, never worth a long wait.
+    pub fn get_json_once(&self, url: &str, headers: &HeaderMap) -> Result<Value, LlmError> {
+        self.read_json(
+            url,
+            self.client
+                .get(url)
+                .headers(headers.clone())
+                .timeout(PROBE_TIMEOUT.min(self.timeout)),
+        )
+    }
+
+    /// One POST without retries and with the short probe time limit.
+    pub fn post_json_once(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: &Value,
+    ) -> Result<Value, LlmError> {
+        self.read_json(
+            url,
+            self.client
+                .post(url)
+                .headers(headers.clone())
+                .json(body)
+                .timeout(PROBE_TIMEOUT.min(self.timeout)),
+        )
+    }
+
     fn attempt(&self, url: &str, headers: &HeaderMap, body: &Value) -> Result<Value, LlmError> {
+        self.read_json(
+            url,
+            self.client.post(url).headers(headers.clone()).json(body),
+        )
+    }
+
+    fn read_json(
+        &self,
+        url: &str,
+        request: reqwest::blocking::RequestBuilder,
+    ) -> Result<Value, LlmError> {
         let started = Instant::now();
-        let resp = self
-            .client
-            .post(url)
-            .headers(headers.clone())
-            .json(body)
-            .send()
-            .map_err(|e| self.reqwest_error(url, e))?;
+        let resp = request.send().map_err(|e| self.reqwest_error(url, e))?;
         let status = resp.status();
         let retry_after = resp
             .headers()
@@ -209,9 +245,36 @@ pub fn endpoint_url(base: &str, full_suffix: &str, after_v1: &str) -> String {
     }
 }
 
+/// The server's root for endpoints outside the API's path (`/props`, `/api/show`): the base
+/// URL without a trailing API path (`/v1/chat/completions`, `/v1`, `/api/chat`).
+pub fn server_root(base: &str) -> String {
+    let mut root = base.trim().trim_end_matches('/').to_string();
+    for suffix in ["/chat/completions", "/api/chat", "/messages", "/v1"] {
+        if let Some(r) = root.strip_suffix(suffix) {
+            root = r.trim_end_matches('/').to_string();
+        }
+    }
+    root
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn server_roots() {
+        for base in [
+            "http://h:1",
+            "http://h:1/",
+            "http://h:1/v1",
+            "http://h:1/v1/chat/completions",
+            "http://h:1/api/chat",
+            "http://h:1/v1/messages",
+        ] {
+            assert_eq!(server_root(base), "http://h:1", "{base}");
+        }
+        assert_eq!(server_root("http://h/proxy/v1"), "http://h/proxy");
+    }
 
     #[test]
     fn endpoint_urls() {

@@ -2,8 +2,12 @@
 //! JSON extraction.
 //!
 //! Flow: the CLI's `--llm-*` options become an [`LlmConfig`] (key read from the environment
-//! into a [`Secret`]); [`connect`] picks the transport for the provider ([`OpenAiClient`],
-//! [`OllamaClient`], [`AnthropicClient`], all on the shared retrying [`http`] layer); callers
+//! into a [`Secret`]); [`connect`] picks the transport for the provider ([`OpenAiClient`] for
+//! OpenAI-compatible servers and llama.cpp, [`OllamaClient`], [`AnthropicClient`], all on the
+//! shared retrying [`http`] layer). A request's JSON schema becomes each API's form of
+//! constrained output, stepping down to plain JSON where a server refuses it
+//! ([`output_mode`]); each transport can say how large the model's context is
+//! ([`context`]); callers
 //! stack wrappers on it — [`CachedClient`] so a repeated prompt costs nothing, and
 //! [`AuditedClient`] so every prompt and reply of a run is on disk — and send
 //! [`ChatRequest`]s through the [`LlmClient`] trait. Replies are text; [`extract`] finds the
@@ -28,11 +32,13 @@ pub mod audit;
 pub mod cache;
 pub mod chat;
 pub mod config;
+pub mod context;
 pub mod error;
 pub mod extract;
 pub mod http;
 pub mod ollama;
 pub mod openai;
+pub mod output_mode;
 pub mod port;
 pub mod retry;
 pub mod secret;
@@ -40,18 +46,19 @@ pub mod secret;
 pub use anthropic::AnthropicClient;
 pub use audit::{AuditLog, AuditedClient};
 pub use cache::{CachedClient, ResponseCache};
-pub use chat::{ChatMessage, ChatReply, ChatRequest, Endpoint, LlmClient, Role, Usage};
+pub use chat::{ChatMessage, ChatReply, ChatRequest, Endpoint, JsonSchema, LlmClient, Role, Usage};
 pub use config::{LlmConfig, LlmOptions, Provider};
 pub use error::LlmError;
 pub use ollama::OllamaClient;
 pub use openai::OpenAiClient;
+pub use output_mode::OutputMode;
 pub use retry::RetryPolicy;
 pub use secret::{Redactor, Secret};
 
 /// The transport for `config.provider`.
 pub fn connect(config: &LlmConfig) -> Result<Box<dyn LlmClient>, LlmError> {
     Ok(match config.provider {
-        Provider::OpenAi => Box::new(OpenAiClient::new(config.clone())?),
+        Provider::OpenAi | Provider::LlamaCpp => Box::new(OpenAiClient::new(config.clone())?),
         Provider::Ollama => Box::new(OllamaClient::new(config.clone())?),
         Provider::Anthropic => Box::new(AnthropicClient::new(config.clone())?),
     })

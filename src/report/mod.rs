@@ -9,6 +9,7 @@ pub mod advice;
 mod csv;
 mod hipblaslt_csv;
 pub mod plot;
+pub mod search_eval;
 mod table;
 pub mod tensile;
 

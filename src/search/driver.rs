@@ -22,7 +22,7 @@ pub use super::progress::StopReason;
 use super::progress::{Event, Progress};
 use super::retiming::retime_leaders;
 pub use super::retiming::Retimed;
-use super::strategy::{ProposeCtx, Rejected, Strategy};
+use super::strategy::{LlmRound, ProposeCtx, Rejected, Strategy};
 use super::SearchError;
 use crate::device::Outcome;
 use crate::space::{KernelConfig, Space};
@@ -163,6 +163,8 @@ pub struct SearchResult {
     pub stop: StopReason,
     pub warnings: Vec<String>,
     pub history: History,
+    /// What an LLM contributed, round by round (LLM-driven strategies only).
+    pub llm_rounds: Vec<LlmRound>,
 }
 
 const INVALID_EXAMPLES: usize = 20;
@@ -183,6 +185,7 @@ pub fn run_search(
     let mut trace = Vec::new();
     let mut warnings = Vec::new();
     let mut invalid_examples = Vec::new();
+    let mut llm_rounds = Vec::new();
     let (mut evaluations, mut reused, mut invalid, mut duplicates) =
         (0usize, 0usize, 0usize, 0usize);
     let (mut round, mut stale, mut empty_rounds) = (0usize, 0usize, 0usize);
@@ -217,6 +220,9 @@ pub fn run_search(
                 })?
         };
         time.llm += proposal.llm_time;
+        if let Some(l) = &proposal.llm {
+            llm_rounds.push(LlmRound { round, ..l.clone() });
+        }
         time.strategy += t.elapsed().saturating_sub(proposal.llm_time);
         for w in &proposal.warnings {
             progress.event(&Event::Warning(w.clone()));
@@ -393,6 +399,7 @@ pub fn run_search(
         stop,
         warnings,
         history,
+        llm_rounds,
     })
 }
 

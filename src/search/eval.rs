@@ -4,19 +4,26 @@
 //! run once per seed against a [`ReplayDevice`] serving that sweep, with only the evaluation
 //! budget as a stop rule, and judged on the sweep's own medians (not on the noisy resamples
 //! it saw): how many evaluations it needed to come within `tolerance` (2%) of the sweep's
-//! best, and how good its best was after fixed budgets (25, 50, 100, 200 evaluations).
-//! [`record_sweep`] measures a list of configs into a dataset (the `sweep` command, and the
-//! synthetic sim datasets the tests use).
+//! best, and how good its best was after fixed budgets (25, 50, 100, 200 evaluations), and
+//! for LLM-driven strategies what the model contributed ([`LlmAccount`], over all seeds).
+//! [`eval_datasets`] does it for several sweeps at once, leave-one-shape-out: a strategy that
+//! learns across shapes is given every other sweep as its corpus, never the one it is judged
+//! on. [`record_sweep`] measures a list of configs into a dataset (the `sweep` command, and
+//! the synthetic sim datasets the tests use).
+
+use std::sync::Arc;
 
 use crate::compile::sim::SimCompiler;
 use crate::compile::Compiler;
-use crate::device::replay::{Dataset, ReplayDevice, SweepHeader, SweepWriter};
+use crate::device::replay::{Dataset, Provenance, ReplayDevice, SweepHeader, SweepWriter};
 use crate::device::sim::SimDevice;
 use crate::device::{Device, DeviceSelection, TimingOptions};
 use crate::space::{KernelConfig, Space};
 
+use super::corpus::{Corpus, ShapeRecords};
 use super::driver::{run_search, NoKnownResults, SearchOptions, SearchResult};
 use super::evaluator::{DeviceEvaluator, Evaluator};
+use super::llm_account::LlmAccount;
 use super::llm_port::SharedLlm;
 use super::strategies::{self, StrategyOptions};
 use super::strategy::{Strategy, StrategyError};
@@ -82,6 +89,8 @@ pub struct StrategyEval {
     pub best_at_budget: Vec<(usize, Option<f64>)>,
     /// Invalid suggestions over all runs.
     pub invalid_suggestions: usize,
+    /// What an LLM contributed, over all runs (LLM-driven strategies only).
+    pub llm: Option<LlmAccount>,
 }
 
 /// The evaluation of every contender on one sweep.
@@ -92,7 +101,10 @@ pub struct EvalReport {
     pub results: Vec<StrategyEval>,
 }
 
-/// The space a sweep covers: the full space narrowed to the values the sweep recorded.
+/// The space a sweep covers: the full space narrowed to the values the sweep recorded, and
+/// to the configs it recorded (its parameters' values do not combine freely: a sweep's LDS
+/// layouts come in pairs of padding and swizzle), so a strategy never spends an evaluation
+/// on a config the sweep cannot answer.
 pub fn space_for_dataset(dataset: &Dataset) -> Space {
     let mut space = Space::for_problem(&dataset.header.problem, &dataset.header.hw);
     for d in space.domains.iter_mut() {
@@ -101,6 +113,9 @@ pub fn space_for_dataset(dataset: &Dataset) -> Space {
         seen.dedup();
         d.restrict(&seen);
     }
+    space.only = Some(Arc::new(
+        dataset.records().map(|(c, _)| c.canonical()).collect(),
+    ));
     space
 }
 
@@ -123,9 +138,11 @@ pub fn eval_strategies(
         let mut evals_to_target = Vec::new();
         let mut per_budget: Vec<Vec<Option<f64>>> = vec![Vec::new(); budgets.len()];
         let mut invalid = 0;
+        let mut accounts = Vec::new();
         for &seed in seeds {
             let run = run_once(dataset, &space, contender, seed, max_budget, settings)?;
             invalid += run.invalid_suggestions;
+            accounts.extend(LlmAccount::of(&run.llm_rounds));
             // Judge on the sweep's medians, in the order the strategy measured configs.
             let truth: Vec<Option<f64>> = run
                 .history
@@ -157,6 +174,7 @@ pub fn eval_strategies(
                 .zip(per_budget.iter().map(|v| median_of(v)))
                 .collect(),
             invalid_suggestions: invalid,
+            llm: LlmAccount::sum(&accounts),
         });
     }
     Ok(EvalReport {
@@ -201,6 +219,74 @@ fn run_once(
     )
 }
 
+/// One sweep's evaluation among several.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DatasetEval {
+    /// How the sweep is named in reports (its file name).
+    pub label: String,
+    /// The device it was recorded on (`sim:...` for the analytic model).
+    pub device: String,
+    /// When it was recorded (the date), if the sweep says.
+    pub recorded: Option<String>,
+    pub dataset_configs: usize,
+    /// The space's default config, and its recorded median when the sweep has it: how far
+    /// from the best a search that measured only the default would be.
+    pub default_config: Option<KernelConfig>,
+    pub default_us: Option<f64>,
+    /// Shapes the learners were given (every other sweep's).
+    pub corpus_shapes: usize,
+    pub report: EvalReport,
+}
+
+/// Evaluates `names` (registry names) on every sweep of `datasets` (label, sweep). A
+/// strategy that learns across shapes gets every other sweep as its corpus except those of
+/// the same problem: leave-one-shape-out.
+pub fn eval_datasets(
+    datasets: &[(String, Dataset)],
+    names: &[String],
+    options: &StrategyOptions,
+    llm: Option<SharedLlm>,
+    seeds: &[u64],
+    budgets: &[usize],
+    settings: &EvalSettings,
+) -> Result<Vec<DatasetEval>, SearchError> {
+    let all = Corpus::new(
+        datasets
+            .iter()
+            .map(|(_, d)| ShapeRecords::from_dataset(d))
+            .collect(),
+    );
+    let mut out = Vec::new();
+    for (label, dataset) in datasets {
+        let corpus = Arc::new(all.without(&dataset.header.problem));
+        let mut opts = options.clone();
+        opts.corpus = Some(Arc::clone(&corpus));
+        opts.device = dataset.header.device.name.clone();
+        let contenders: Vec<Contender> = names
+            .iter()
+            .map(|n| Contender::registry(n, opts.clone(), llm.clone()))
+            .collect();
+        let report = eval_strategies(dataset, &contenders, seeds, budgets, settings)?;
+        let default_config = space_for_dataset(dataset).default_config().ok();
+        let default_us = default_config.and_then(|c| dataset.median_us(&c));
+        out.push(DatasetEval {
+            label: label.clone(),
+            device: dataset.header.device.name.clone(),
+            recorded: dataset
+                .header
+                .provenance
+                .as_ref()
+                .map(|p| p.date().to_string()),
+            dataset_configs: dataset.len(),
+            default_config,
+            default_us,
+            corpus_shapes: corpus.shapes().len(),
+            report,
+        });
+    }
+    Ok(out)
+}
+
 /// Median of values where `None` counts as larger than everything; `None` if the median
 /// itself falls on an unreached run.
 fn median_of(values: &[Option<f64>]) -> Option<f64> {
@@ -233,12 +319,13 @@ pub fn record_sweep(
 ) -> Result<Dataset, SearchError> {
     device.set_problem(&space.problem, timing)?;
     let vendor = device.run_vendor(timing);
-    let header = SweepHeader::new(
+    let mut header = SweepHeader::new(
         space.problem.clone(),
         device.info().clone(),
         device.hw_spec().clone(),
         Some(vendor),
     );
+    header.provenance = Some(Provenance::now());
     let mut writer = out
         .map(|path| SweepWriter::create(path, &header))
         .transpose()?;

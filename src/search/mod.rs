@@ -7,18 +7,28 @@
 //! [`Evaluator`] (compile + verify + time), appends the results to the history, checks the
 //! budget and convergence, and finally re-times the best few so the winner is never one lucky
 //! sample. LLM-driven strategies talk to a model only through the small [`llm_port`] trait;
-//! their prompts are built in [`prompt`] and their replies parsed in [`reply`].
-//! [`eval`] replays recorded sweeps to compare strategies offline.
+//! their prompts are built in [`prompt`] (sized to the model's context), their replies
+//! constrained by a schema from [`reply_schema`] and parsed in [`reply`], and what the model
+//! contributed is totalled in [`llm_account`].
+//! The model-based strategy learns across shapes: [`corpus`] holds what other shapes' measurements
+//! teach, [`features`] describes a (problem, GPU, config) as numbers and [`forest`] is the
+//! regressor that learns from them. [`eval`] replays recorded sweeps to compare strategies
+//! offline (leaving each sweep's shape out of what a learner is given).
 
+pub mod corpus;
 pub mod driver;
 pub mod eval;
 pub mod evaluator;
+pub mod features;
+pub mod forest;
 pub mod history;
+pub mod llm_account;
 pub mod llm_port;
 pub mod observations;
 pub mod progress;
 pub mod prompt;
 pub mod reply;
+pub mod reply_schema;
 pub mod retiming;
 pub mod strategies;
 pub mod strategy;
@@ -28,9 +38,10 @@ pub use driver::{
 };
 pub use evaluator::{DeviceEvaluator, EvalResult, Evaluator};
 pub use history::{Evaluation, History};
-pub use llm_port::{LlmError, LlmPort, LlmRequest, ScriptedLlm};
+pub use llm_account::LlmAccount;
+pub use llm_port::{LlmError, LlmLimits, LlmPort, LlmReply, LlmRequest, ScriptedLlm};
 pub use progress::{Event, Progress};
-pub use strategy::{Proposal, ProposeCtx, Rejected, Strategy, StrategyError};
+pub use strategy::{LlmRound, Proposal, ProposeCtx, Rejected, Strategy, StrategyError};
 
 use thiserror::Error;
 

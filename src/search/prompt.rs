@@ -6,20 +6,112 @@
 //! JSON with its constraints, and — once there are results — the ranked history, the
 //! failures with their reasons, rejected suggestions, and observations computed from the
 //! data. Each strategy then adds its own question (a batch, one edit, a plan, ...).
+//!
+//! A prompt must leave room for the reply in the model's context. With a [`PromptBudget`]
+//! the builder tries the [`DETAIL`] levels in turn, from everything down to the essentials,
+//! and sends the first that fits the budget: fewer history rows (the rest summarised in one
+//! line: how many, and the range of their times), failures as counts per status, compact
+//! JSON. Tables are shortened by whole rows, never cut in the middle.
 
 use serde_json::{json, Map, Value};
 
 use super::history::History;
-use super::llm_port::LlmRequest;
+use super::llm_port::{LlmLimits, LlmRequest};
 use super::observations;
 use super::strategy::Rejected;
 use crate::measure::stats::Rates;
 use crate::space::{KernelConfig, ParamId, Space};
 
-/// Rows of the ranked history table sent to the model.
+/// Rows of the ranked history table sent to the model (at full detail).
 pub const HISTORY_ROWS: usize = 30;
-/// Failed configs listed with their reasons.
+/// Failed configs listed with their reasons (at full detail).
 pub const FAILURE_ROWS: usize = 12;
+
+/// How much of each section a prompt carries.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Detail {
+    pub history_rows: usize,
+    pub failure_rows: usize,
+    pub rejected_rows: usize,
+    pub observation_lines: usize,
+    /// Parameter descriptions in the terminology (names and abbreviations only without).
+    pub descriptions: bool,
+    /// The space JSON indented, with each parameter's description.
+    pub pretty_space: bool,
+}
+
+/// The detail levels a prompt steps down through until it fits, most first.
+pub const DETAIL: [Detail; 5] = [
+    Detail {
+        history_rows: HISTORY_ROWS,
+        failure_rows: FAILURE_ROWS,
+        rejected_rows: FAILURE_ROWS,
+        observation_lines: 8,
+        descriptions: true,
+        pretty_space: true,
+    },
+    Detail {
+        history_rows: 20,
+        failure_rows: 8,
+        rejected_rows: 8,
+        observation_lines: 6,
+        descriptions: true,
+        pretty_space: false,
+    },
+    Detail {
+        history_rows: 12,
+        failure_rows: 4,
+        rejected_rows: 4,
+        observation_lines: 4,
+        descriptions: true,
+        pretty_space: false,
+    },
+    Detail {
+        history_rows: 6,
+        failure_rows: 0,
+        rejected_rows: 2,
+        observation_lines: 3,
+        descriptions: false,
+        pretty_space: false,
+    },
+    Detail {
+        history_rows: 3,
+        failure_rows: 0,
+        rejected_rows: 0,
+        observation_lines: 2,
+        descriptions: false,
+        pretty_space: false,
+    },
+];
+
+/// Tokens a prompt may take, and how to count them before sending.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PromptBudget {
+    pub prompt_tokens: usize,
+    pub chars_per_token: f64,
+}
+
+impl PromptBudget {
+    /// What is left of the context for the prompt once `reply_tokens` are set aside, less a
+    /// margin for the chat template and the estimate's error (64 tokens and 4%).
+    pub fn for_reply(limits: &LlmLimits, reply_tokens: u32) -> Self {
+        let context = limits.context_tokens as usize;
+        let margin = 64 + context / 25;
+        PromptBudget {
+            prompt_tokens: context.saturating_sub(reply_tokens as usize + margin),
+            chars_per_token: limits.chars_per_token.max(0.5),
+        }
+    }
+
+    /// Estimated tokens of a text.
+    pub fn tokens(&self, text: &str) -> usize {
+        (text.chars().count() as f64 / self.chars_per_token).ceil() as usize
+    }
+
+    pub fn fits(&self, system: &str, user: &str) -> bool {
+        self.tokens(system) + self.tokens(user) <= self.prompt_tokens
+    }
+}
 
 const SYSTEM: &str = "You are an expert GPU performance engineer tuning a parameterised GEMM \
 kernel (Tensile-style parameters) for one exact problem on one GPU. You reason about tiles, \
@@ -30,6 +122,8 @@ Every config you suggest must satisfy the listed constraints. Answer with JSON o
 pub struct PromptBuilder<'a> {
     pub space: &'a Space,
     pub temperature: f32,
+    /// The most the prompt may take; `None` sends everything.
+    pub budget: Option<PromptBudget>,
 }
 
 impl<'a> PromptBuilder<'a> {
@@ -37,6 +131,7 @@ impl<'a> PromptBuilder<'a> {
         PromptBuilder {
             space,
             temperature: 0.7,
+            budget: None,
         }
     }
 
@@ -46,13 +141,41 @@ impl<'a> PromptBuilder<'a> {
             user,
             temperature: self.temperature,
             json: true,
+            ..LlmRequest::default()
         }
+    }
+
+    /// The user message at the most detail that fits the budget (the least detail when none
+    /// does: the server then says the prompt is too long, and the round falls back).
+    fn fitted(&self, build: impl Fn(&Detail) -> String) -> String {
+        let Some(budget) = &self.budget else {
+            return build(&DETAIL[0]);
+        };
+        let mut text = String::new();
+        for d in &DETAIL {
+            text = build(d);
+            if budget.fits(SYSTEM, &text) {
+                break;
+            }
+        }
+        text
     }
 
     /// Parameter names, abbreviations and meanings.
     pub fn terminology(&self) -> String {
+        self.terminology_at(&DETAIL[0])
+    }
+
+    fn terminology_at(&self, d: &Detail) -> String {
         let mut s = String::from("TERMINOLOGY:\n");
-        for p in ParamId::ALL {
+        if !d.descriptions {
+            let names: Vec<String> = ParamId::ALL
+                .iter()
+                .map(|p| format!("{} ({})", p.name(), p.short()))
+                .collect();
+            s.push_str(&format!("- parameters: {}\n", names.join(", ")));
+        }
+        for p in ParamId::ALL.iter().filter(|_| d.descriptions) {
             s.push_str(&format!(
                 "- {} ({}): {}\n",
                 p.name(),
@@ -167,22 +290,27 @@ impl<'a> PromptBuilder<'a> {
 
     /// The space as JSON: per parameter its meaning, allowed values and default.
     pub fn space_json(&self) -> Value {
+        self.space_json_at(true)
+    }
+
+    fn space_json_at(&self, descriptions: bool) -> Value {
         let mut params = Map::new();
         for d in &self.space.domains {
-            params.insert(
-                d.id.name().to_string(),
-                json!({
-                    "short": d.id.short(),
-                    "description": d.id.description(),
-                    "values": d.values.iter().map(|v| value_json(d.id, *v)).collect::<Vec<_>>(),
-                    "default": value_json(d.id, d.default),
-                }),
-            );
+            let mut p = json!({
+                "short": d.id.short(),
+                "values": d.values.iter().map(|v| value_json(d.id, *v)).collect::<Vec<_>>(),
+                "default": value_json(d.id, d.default),
+            });
+            if descriptions {
+                p["description"] = json!(d.id.description());
+            }
+            params.insert(d.id.name().to_string(), p);
         }
         json!({ "parameters": params, "constraints": self.constraints() })
     }
 
-    /// Ranked table of timed configs (top rows only) plus counts.
+    /// Ranked table of timed configs (top rows only) plus counts; the rows left out are
+    /// summarised in one line.
     pub fn history_table(&self, history: &History, rows: usize) -> String {
         let ranked = history.ranked();
         let mut s = format!(
@@ -204,20 +332,33 @@ impl<'a> PromptBuilder<'a> {
             ));
         }
         if ranked.len() > rows {
+            let hidden = &ranked[rows..];
+            let us = |e: &&crate::search::history::Evaluation| e.median_us.unwrap_or(f64::NAN);
             s.push_str(&format!(
-                "({} slower configs not shown)\n",
-                ranked.len() - rows
+                "({} slower configs not shown, {:.2}-{:.2} us)\n",
+                hidden.len(),
+                hidden.first().map(us).unwrap_or(f64::NAN),
+                hidden.last().map(us).unwrap_or(f64::NAN),
             ));
         }
         s
     }
 
+    /// Failed configs: the count per status, then the latest `rows` with their reasons.
     pub fn failures(&self, history: &History, rows: usize) -> String {
         let fails = history.failures();
         if fails.is_empty() {
             return String::new();
         }
-        let mut s = format!("FAILED CONFIGS ({}):\n", fails.len());
+        let mut by_status: Vec<(&str, usize)> = Vec::new();
+        for e in &fails {
+            match by_status.iter_mut().find(|(s, _)| *s == e.outcome.status()) {
+                Some((_, n)) => *n += 1,
+                None => by_status.push((e.outcome.status(), 1)),
+            }
+        }
+        let counts: Vec<String> = by_status.iter().map(|(s, n)| format!("{n} {s}")).collect();
+        let mut s = format!("FAILED CONFIGS ({}: {}):\n", fails.len(), counts.join(", "));
         for e in fails.iter().rev().take(rows) {
             s.push_str(&format!(
                 "- {}: {} ({})\n",
@@ -233,6 +374,12 @@ impl<'a> PromptBuilder<'a> {
         if rejected.is_empty() {
             return String::new();
         }
+        if rows == 0 {
+            return format!(
+                "{} OF YOUR EARLIER SUGGESTIONS BROKE THE RULES (not run).\n",
+                rejected.len()
+            );
+        }
         let mut s = "YOUR EARLIER SUGGESTIONS THAT BROKE THE RULES (not run):\n".to_string();
         for r in rejected.iter().rev().take(rows) {
             s.push_str(&format!("- {}: {}\n", r.suggestion, r.reason));
@@ -241,7 +388,11 @@ impl<'a> PromptBuilder<'a> {
     }
 
     pub fn observations(&self, history: &History) -> String {
-        let lines = observations::summarize(history, 8);
+        self.observations_at(history, DETAIL[0].observation_lines)
+    }
+
+    fn observations_at(&self, history: &History, lines: usize) -> String {
+        let lines = observations::summarize(history, lines);
         if lines.is_empty() {
             return String::new();
         }
@@ -266,37 +417,53 @@ impl<'a> PromptBuilder<'a> {
 
     /// Hardware, problem, terminology and space: the part every request shares.
     pub fn context(&self) -> String {
+        self.context_at(&DETAIL[0])
+    }
+
+    fn context_at(&self, d: &Detail) -> String {
+        let space = if d.pretty_space {
+            serde_json::to_string_pretty(&self.space_json_at(true))
+        } else {
+            serde_json::to_string(&self.space_json_at(false))
+        };
         format!(
             "{}\n{}\n{}\nCONFIG SPACE:\n{}\n",
             self.hardware(),
             self.problem(),
-            self.terminology(),
-            serde_json::to_string_pretty(&self.space_json()).unwrap_or_default()
+            self.terminology_at(d),
+            space.unwrap_or_default()
         )
     }
 
     /// Results so far: table, failures, rejected suggestions, observations, best.
     pub fn results(&self, history: &History, rejected: &[Rejected]) -> String {
+        self.results_at(history, rejected, &DETAIL[0])
+    }
+
+    fn results_at(&self, history: &History, rejected: &[Rejected], d: &Detail) -> String {
         format!(
             "{}\n{}{}{}\n{}",
-            self.history_table(history, HISTORY_ROWS),
-            self.failures(history, FAILURE_ROWS),
-            self.rejected(rejected, FAILURE_ROWS),
-            self.observations(history),
+            self.history_table(history, d.history_rows),
+            self.failures(history, d.failure_rows),
+            self.rejected(rejected, d.rejected_rows),
+            self.observations_at(history, d.observation_lines),
             self.best_line(history)
         )
     }
 
-    /// Round 1 of the batch strategy: diverse configs with reasoning.
-    pub fn initial_batch(&self, n: usize) -> LlmRequest {
-        self.request(format!(
-            "{}\nGenerate {n} diverse configurations to benchmark. Include conservative configs (safe, \
-             close to the defaults), aggressive configs (push tile size, pipelining and vector widths to \
-             the limits the constraints allow) and exploratory configs (unusual combinations, e.g. split-K \
-             for small M*N). Give every parameter of each config.\n\n{}",
-            self.context(),
-            BATCH_FORMAT
-        ))
+    /// Round 1 of the batch strategy: diverse configs with reasoning. `names`: configs are
+    /// written as kernel names (the reply schema lists the valid ones).
+    pub fn initial_batch(&self, n: usize, names: bool) -> LlmRequest {
+        let format = if names { NAMES_FORMAT } else { BATCH_FORMAT };
+        self.request(self.fitted(|d| {
+            format!(
+                "{}\nGenerate {n} diverse configurations to benchmark. Include conservative configs (safe, \
+                 close to the defaults), aggressive configs (push tile size, pipelining and vector widths to \
+                 the limits the constraints allow) and exploratory configs (unusual combinations, e.g. split-K \
+                 for small M*N). Give every parameter of each config.\n\n{format}",
+                self.context_at(d),
+            )
+        }))
     }
 
     /// Rounds 2+ of the batch strategy: learn from the history.
@@ -305,15 +472,22 @@ impl<'a> PromptBuilder<'a> {
         history: &History,
         rejected: &[Rejected],
         n: usize,
+        names: bool,
     ) -> LlmRequest {
-        self.request(format!(
-            "{}\n{}\nGenerate {n} NEW configurations (not in the history) that might beat the best. \
-             Exploit: variations of the top 3. Explore: regions the history has not covered. Escape: if the \
-             last rounds did not improve, try radically different configs.\n\n{}",
-            self.context(),
-            self.results(history, rejected),
+        let format = if names {
+            REFINE_NAMES_FORMAT
+        } else {
             REFINE_FORMAT
-        ))
+        };
+        self.request(self.fitted(|d| {
+            format!(
+                "{}\n{}\nGenerate {n} NEW configurations (not in the history) that might beat the best. \
+                 Exploit: variations of the top 3. Explore: regions the history has not covered. Escape: if the \
+                 last rounds did not improve, try radically different configs.\n\n{format}",
+                self.context_at(d),
+                self.results_at(history, rejected, d),
+            )
+        }))
     }
 
     /// One edit of the best config (iterative strategy).
@@ -335,49 +509,63 @@ impl<'a> PromptBuilder<'a> {
                 )
             })
             .unwrap_or_default();
-        self.request(format!(
-            "{}\n{}{}\nPropose ONE modified configuration of the best config that you expect to be faster. \
-             Change one to three parameters and explain why.\n\nReturn JSON: {{\"reasoning\": \"...\", \"config\": {{\"<Parameter>\": <value>, ...}}}}",
-            self.context(),
-            self.results(history, rejected),
-            last
-        ))
+        self.request(self.fitted(|d| {
+            format!(
+                "{}\n{}{}\nPropose ONE modified configuration of the best config that you expect to be faster. \
+                 Change one to three parameters and explain why.\n\nReturn JSON: {{\"reasoning\": \"...\", \"config\": {{\"<Parameter>\": <value>, ...}}}}",
+                self.context_at(d),
+                self.results_at(history, rejected, d),
+                last
+            )
+        }))
+    }
+
+    /// A question about the results so far, at the detail that fits: the context, the
+    /// results, then `ask` (which ends with the reply format).
+    fn about_results(&self, history: &History, ask: &str) -> LlmRequest {
+        self.request(self.fitted(|d| {
+            format!(
+                "{}\n{}\n{ask}",
+                self.context_at(d),
+                self.results_at(history, &[], d),
+            )
+        }))
     }
 
     /// Autonomous strategy: a plan of parameter changes.
     pub fn plan(&self, history: &History) -> LlmRequest {
-        self.request(format!(
-            "{}\n{}\nPlan the tuning of this kernel as an ordered list of steps. Each step changes one or a \
-             few parameters of the best config to values worth measuring. Steps that are not parameter \
-             changes (profiling, rewriting code, compiler flags) cannot be executed.\n\n{}",
-            self.context(),
-            self.results(history, &[]),
-            STEPS_FORMAT
-        ))
+        self.about_results(
+            history,
+            &format!(
+                "Plan the tuning of this kernel as an ordered list of steps. Each step changes one or a \
+                 few parameters of the best config to values worth measuring. Steps that are not parameter \
+                 changes (profiling, rewriting code, compiler flags) cannot be executed.\n\n{STEPS_FORMAT}"
+            ),
+        )
     }
 
     /// Autonomous strategy: split a step into smaller ones.
     pub fn breakdown(&self, history: &History, step: &str) -> LlmRequest {
-        self.request(format!(
-            "{}\n{}\nThe next tuning step is:\n{step}\nIf it changes several parameters at once or tries many \
-             values, split it into smaller steps that can be measured one after another; otherwise return \
-             it unchanged as a single step.\n\n{}",
-            self.context(),
-            self.results(history, &[]),
-            STEPS_FORMAT
-        ))
+        self.about_results(
+            history,
+            &format!(
+                "The next tuning step is:\n{step}\nIf it changes several parameters at once or tries many \
+                 values, split it into smaller steps that can be measured one after another; otherwise return \
+                 it unchanged as a single step.\n\n{STEPS_FORMAT}"
+            ),
+        )
     }
 
     /// Autonomous strategy: new steps after the plan ran out (empty list = done).
     pub fn replan(&self, history: &History, done: &[String]) -> LlmRequest {
         let done_list = done.iter().map(|d| format!("- {d}\n")).collect::<String>();
-        self.request(format!(
-            "{}\n{}\nSTEPS ALREADY EXECUTED:\n{done_list}\nDecide whether more tuning steps are worth trying. \
-             Return new steps, or an empty list if the kernel is tuned.\n\n{}",
-            self.context(),
-            self.results(history, &[]),
-            STEPS_FORMAT
-        ))
+        self.about_results(
+            history,
+            &format!(
+                "STEPS ALREADY EXECUTED:\n{done_list}\nDecide whether more tuning steps are worth trying. \
+                 Return new steps, or an empty list if the kernel is tuned.\n\n{STEPS_FORMAT}"
+            ),
+        )
     }
 
     /// Explicit strategy: is this step worth running from the current best?
@@ -387,16 +575,21 @@ impl<'a> PromptBuilder<'a> {
             .map(|p| p.name())
             .collect::<Vec<_>>()
             .join(", ");
-        self.request(format!(
-            "{}\n{}\nThe next tuning step is `{step}`: sweep {names} from the best config. Is it likely to \
-             improve performance for this problem on this GPU?\n\nReturn JSON: {{\"run\": true|false, \"reason\": \"...\"}}",
-            self.context(),
-            self.results(history, &[]),
-        ))
+        self.about_results(
+            history,
+            &format!(
+                "The next tuning step is `{step}`: sweep {names} from the best config. Is it likely to \
+                 improve performance for this problem on this GPU?\n\nReturn JSON: {{\"run\": true|false, \"reason\": \"...\"}}"
+            ),
+        )
     }
 }
 
 const BATCH_FORMAT: &str = "Return JSON:\n{\"configs\": [{\"reasoning\": \"why this config\", \"config\": {\"MacroTile0\": 128, \"MacroTile1\": 64, \"DepthU\": 64, \"MatrixInstruction\": \"16x8x16\", ...every parameter...}}, ...]}";
+
+const NAMES_FORMAT: &str = "Return JSON:\n{\"configs\": [{\"reasoning\": \"why this config\", \"config\": \"<kernel name, e.g. MT128x64x64_MI16x8x16_WG2x2_...>\"}, ...]}\nEach config is a full kernel name.";
+
+const REFINE_NAMES_FORMAT: &str = "Return JSON:\n{\"analysis\": \"what the results show\", \"strategy\": \"your plan for this round\", \"configs\": [{\"reasoning\": \"why\", \"config\": \"<kernel name>\"}, ...]}\nEach config is a full kernel name not yet in the history.";
 
 const REFINE_FORMAT: &str = "Return JSON:\n{\"analysis\": \"what the results show\", \"strategy\": \"your plan for this round\", \"configs\": [{\"reasoning\": \"why\", \"config\": {\"<Parameter>\": <value>, ...}}, ...]}\nParameters you leave out keep the best config's value.";
 
@@ -455,7 +648,7 @@ mod tests {
             suggestion: "MT48x...".into(),
             reason: "tile-granularity: nope".into(),
         }];
-        let req = PromptBuilder::new(&space).refinement_batch(&h, &rejected, 15);
+        let req = PromptBuilder::new(&space).refinement_batch(&h, &rejected, 15, false);
         let u = &req.user;
         for needle in [
             "HARDWARE:",
@@ -468,8 +661,8 @@ mod tests {
             "\"constraints\"",
             "\"LdsPadA\"",
             "| 1 | ",
-            "(9 slower configs not shown)",
-            "FAILED CONFIGS (1)",
+            "(9 slower configs not shown, ",
+            "FAILED CONFIGS (1: 1 ",
             "out of registers",
             "BROKE THE RULES",
             "tile-granularity: nope",
@@ -489,5 +682,50 @@ mod tests {
         )
         .unwrap();
         assert_eq!(back, best);
+    }
+
+    #[test]
+    fn a_budget_shortens_tables_by_whole_rows_until_the_prompt_fits() {
+        let space = Space::for_problem(
+            &GemmProblem::new(16032, 109, 16384),
+            &HwSpec::by_name("H200").unwrap(),
+        );
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let mut h = History::new();
+        for i in 0..200 {
+            h.push(0, space.sample(&mut rng).unwrap(), timed(50.0 + i as f64));
+        }
+        let full = PromptBuilder::new(&space).refinement_batch(&h, &[], 15, false);
+        let limits = LlmLimits {
+            context_tokens: 8192,
+            max_reply_tokens: 2048,
+            chars_per_token: 2.5,
+        };
+        let budget = PromptBudget::for_reply(&limits, 2048);
+        assert!(
+            !budget.fits(&full.system, &full.user),
+            "the test needs a prompt too long"
+        );
+        let mut pb = PromptBuilder::new(&space);
+        pb.budget = Some(budget);
+        let fitted = pb.refinement_batch(&h, &[], 15, false);
+        assert!(budget.fits(&fitted.system, &fitted.user));
+        // Every table row that is there is whole, and the rest is summarised.
+        let rows: Vec<&str> = fitted
+            .user
+            .lines()
+            .filter(|l| l.starts_with("| "))
+            .collect();
+        assert!(rows.len() > 3 && rows.len() < 32, "{}", rows.len());
+        for r in rows.iter().skip(1) {
+            assert_eq!(r.matches(" | ").count(), 4, "{r}");
+        }
+        let shown = rows.len() - 1;
+        assert!(fitted
+            .user
+            .contains(&format!("({} slower configs not shown, ", 200 - shown)));
+        assert!(fitted.user.contains("BEST SO FAR"));
+        // Without a budget nothing is left out but what the full detail leaves out.
+        assert!(full.user.contains("(170 slower configs not shown, "));
     }
 }

@@ -3,12 +3,14 @@
 //! Each round the driver builds a [`ProposeCtx`] (space, history, batch size, remaining
 //! budget, a seeded RNG) and calls [`Strategy::propose`]; the strategy answers with a
 //! [`Proposal`]: configs to evaluate, suggestions it could not turn into valid configs
-//! ([`Rejected`], counted as invalid by the driver), warnings, and the time spent waiting on
-//! an LLM. The driver still validates and deduplicates everything it receives.
+//! ([`Rejected`], counted as invalid by the driver), warnings, the time spent waiting on an
+//! LLM, and for LLM-driven strategies what the model contributed ([`LlmRound`]). The driver
+//! still validates and deduplicates everything it receives.
 
 use std::time::Duration;
 
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::history::History;
@@ -52,6 +54,44 @@ pub struct Rejected {
     pub reason: String,
 }
 
+/// What an LLM contributed to one round: the numbers behind the run's honest accounting
+/// ([`super::llm_account`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LlmRound {
+    /// The search round (set by the driver).
+    pub round: usize,
+    /// Requests sent to the model this round.
+    pub requests: usize,
+    /// Configs the model suggested; of them, valid configs of the space.
+    pub suggested: usize,
+    pub valid: usize,
+    /// Configs of the batch that came from the model, and from the strategy filling in.
+    pub from_llm: usize,
+    pub filled: usize,
+    /// The model contributed no config: another strategy proposed the round.
+    pub fell_back: bool,
+    /// Tokens the endpoint counted (0 for cached replies).
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Wall time waiting on the model, in seconds.
+    pub wall_s: f64,
+}
+
+impl LlmRound {
+    /// A round the fallback strategy proposed after the model failed (`waited`: the time the
+    /// failed attempt took; `rejected`: its invalid suggestions; `configs`: the batch).
+    pub fn fell_back(waited: Duration, rejected: usize, configs: usize) -> Self {
+        LlmRound {
+            requests: 1,
+            suggested: rejected,
+            filled: configs,
+            fell_back: true,
+            wall_s: waited.as_secs_f64(),
+            ..Default::default()
+        }
+    }
+}
+
 /// One round's answer.
 #[derive(Debug, Clone, Default)]
 pub struct Proposal {
@@ -66,6 +106,8 @@ pub struct Proposal {
     pub llm_time: Duration,
     /// The strategy has nothing more to propose (exhaustive done, all steps run).
     pub exhausted: bool,
+    /// What an LLM contributed (LLM-driven strategies only).
+    pub llm: Option<LlmRound>,
 }
 
 impl Proposal {

@@ -42,6 +42,10 @@ pub struct Space {
     pub problem: GemmProblem,
     #[serde(skip)]
     pub hw: HwSpec,
+    /// When set, only these configs are valid: a recorded sweep replayed, whose configs are
+    /// not every combination of its parameters' values (its LDS layouts come in pairs).
+    #[serde(skip)]
+    pub only: Option<std::sync::Arc<std::collections::HashSet<KernelConfig>>>,
 }
 
 impl Space {
@@ -126,6 +130,7 @@ impl Space {
             domains,
             problem: problem.clone(),
             hw: hw.clone(),
+            only: None,
         };
         if wgmma {
             space.prefer_wgmma();
@@ -513,7 +518,18 @@ impl Space {
                 });
             }
         }
-        constraints::check(c, &self.problem, &self.hw)
+        constraints::check(c, &self.problem, &self.hw)?;
+        self.check_recorded(c)
+    }
+
+    fn check_recorded(&self, c: &KernelConfig) -> Result<(), Violation> {
+        match &self.only {
+            Some(only) if !only.contains(&c.canonical()) => Err(Violation {
+                rule: "recorded",
+                message: format!("{} is not in the recorded sweep", c.name()),
+            }),
+            _ => Ok(()),
+        }
     }
 
     pub fn is_valid(&self, c: &KernelConfig) -> bool {
@@ -550,6 +566,8 @@ impl Space {
         match self.check(c) {
             Ok(()) => usize::MAX,
             Err(v) if v.rule == "domain" => 0,
+            // Past every constraint rule, only not recorded.
+            Err(v) if v.rule == "recorded" => 1 + constraints::RULE_ORDER.len(),
             Err(v) => {
                 1 + constraints::RULE_ORDER
                     .iter()
@@ -623,7 +641,11 @@ impl Space {
         if size > limit {
             return Err(SpaceError::TooLarge { size, limit });
         }
-        Ok(super::enumerate::valid_configs(&self.view()))
+        // A replayed space holds only what was recorded; the constraints cannot know that.
+        Ok(super::enumerate::valid_configs(&self.view())
+            .into_iter()
+            .filter(|c| self.check_recorded(c).is_ok())
+            .collect())
     }
 
     /// A uniformly random valid config (rejection sampling, repaired after many misses).

@@ -8,15 +8,21 @@
 //! with the queries in `queries.rs`.
 //!
 //! Files: [`schema`] (versioned migrations), `handle.rs` (opening, checks and writes),
-//! `queries.rs` (reads), [`records`] (row types), `outcome_json.rs` (lossless outcome JSON).
+//! `queries.rs` (reads), [`records`] (row types), `outcome_json.rs` (lossless outcome JSON),
+//! [`llm_rounds`] (what an LLM contributed to each search round), [`corpus`] (every kernel
+//! measurement across problems, for the model-based search).
 
+pub mod corpus;
 mod handle;
+pub mod llm_rounds;
 mod outcome_json;
 mod queries;
 pub mod records;
 pub mod schema;
 
+pub use corpus::CorpusRow;
 pub use handle::Store;
+pub use llm_rounds::LlmRoundRow;
 pub use records::{
     MeasurementExtra, MeasurementKey, NewRun, RunRecord, RunStatus, StoredMeasurement,
     VENDOR_PREFIX,

@@ -81,6 +81,30 @@ CREATE INDEX measurements_by_speed
 CREATE INDEX measurements_by_run ON measurements(run_id);
 "#,
     },
+    Migration {
+        version: 3,
+        description: "what an LLM contributed to each search round (llm_rounds)",
+        sql: r#"
+CREATE TABLE llm_rounds (
+    id             INTEGER PRIMARY KEY,
+    run_id         INTEGER REFERENCES runs(id),
+    problem_key    TEXT NOT NULL,
+    model          TEXT NOT NULL,
+    round          INTEGER NOT NULL,
+    requests       INTEGER NOT NULL,
+    suggested      INTEGER NOT NULL,       -- configs the model suggested
+    valid          INTEGER NOT NULL,       -- of them valid configs of the space
+    from_llm       INTEGER NOT NULL,       -- configs of the batch from the model
+    filled         INTEGER NOT NULL,       -- configs of the batch from the strategy filling in
+    fell_back      INTEGER NOT NULL,       -- 1: the model contributed nothing this round
+    input_tokens   INTEGER NOT NULL,
+    output_tokens  INTEGER NOT NULL,
+    wall_s         REAL NOT NULL,          -- time waiting on the model
+    recorded_at    INTEGER NOT NULL        -- unix milliseconds
+);
+CREATE INDEX llm_rounds_by_run ON llm_rounds(run_id);
+"#,
+    },
 ];
 
 /// The tables a database of schema `version` has (every version so far adds to version 1's).
@@ -143,10 +167,12 @@ mod tests {
             .query_row("PRAGMA application_id", [], |r| r.get(0))
             .unwrap();
         assert_eq!(app as u32, APPLICATION_ID);
-        // v2's columns exist.
+        // v2's columns and v3's table exist.
         conn.execute_batch(
             "SELECT compile_ms, registers, spill_bytes, shared_bytes FROM measurements",
         )
         .unwrap();
+        conn.execute_batch("SELECT fell_back, input_tokens, wall_s FROM llm_rounds")
+            .unwrap();
     }
 }

@@ -29,7 +29,16 @@ pub fn fingerprint(settings: &TuneSettings, device_name: &str, problem_key: &str
         problem_key.to_string(),
         device_name.to_string(),
         settings.strategy.clone(),
-        format!("{:?}", settings.strategy_options),
+        // What the database held to learn from is data, not a setting (and the device is
+        // named above).
+        format!(
+            "{:?}",
+            crate::search::strategies::StrategyOptions {
+                corpus: None,
+                device: String::new(),
+                ..settings.strategy_options.clone()
+            }
+        ),
         serde_json::to_string(&settings.search).unwrap_or_default(),
         serde_json::to_string(&settings.timing).unwrap_or_default(),
     ] {

@@ -174,7 +174,10 @@ pub fn run(o: &TuneLogOptions, notes: &dyn Notes) -> Result<TuneLogOutcome, Work
         timeable.len()
     ));
     let t0 = Instant::now();
-    let settings = Arc::new(o.settings.clone());
+    let mut settings = o.settings.clone();
+    // The model-based search weighs what this device measured most.
+    settings.strategy_options.device = info.name.clone();
+    let settings = Arc::new(settings);
     let s = Arc::clone(&settings);
     let step = o.progress.clone().unwrap_or_else(|| Arc::new(|_| {}));
     step(Step::Baselines(timeable.len()));

@@ -6,7 +6,8 @@
 //! smaller ones, at most `max_breakdowns` times) -> execute (the step's changes applied to
 //! the current best become configs) -> when the plan runs out, optional replanning (at most
 //! `max_replanning` times; an empty plan ends the search). Breakdown and replanning can be
-//! switched off.
+//! switched off. Every request carries the steps' reply schema (each parameter's domain)
+//! and is sized to the model's context; each round reports what the model contributed.
 
 use std::collections::VecDeque;
 
@@ -14,9 +15,10 @@ use serde_json::Value;
 
 use super::sweep;
 use crate::search::llm_port::{timed_complete, LlmRequest, SharedLlm};
-use crate::search::prompt::PromptBuilder;
+use crate::search::prompt::{PromptBudget, PromptBuilder};
 use crate::search::reply::extract_json;
-use crate::search::strategy::{Proposal, ProposeCtx, Rejected, Strategy, StrategyError};
+use crate::search::reply_schema;
+use crate::search::strategy::{LlmRound, Proposal, ProposeCtx, Rejected, Strategy, StrategyError};
 use crate::space::{KernelConfig, ParamId, Space};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -137,6 +139,8 @@ fn validate_step(item: &Value, space: &Space) -> Result<PlanStep, String> {
             continue;
         };
         let list = match v {
+            // An empty list leaves the parameter as it is (the reply schema lists them all).
+            Value::Array(a) if a.is_empty() => continue,
             Value::Array(a) => a,
             other => vec![other],
         };
@@ -200,17 +204,46 @@ impl Autonomous {
         &self.done
     }
 
+    /// Sends a planning request (with the steps' schema and a reply limit) and reads the
+    /// steps; the round's accounting in `p.llm` counts it.
     fn ask(
         &self,
-        req: &LlmRequest,
+        req: LlmRequest,
         space: &Space,
         p: &mut Proposal,
     ) -> Result<Vec<PlanStep>, StrategyError> {
-        let (reply, t) = timed_complete(self.llm.as_ref(), req);
+        let mut req = req;
+        req.schema = Some(reply_schema::steps(space));
+        req.max_tokens = Some(self.reply_tokens());
+        let (reply, t) = timed_complete(self.llm.as_ref(), &req);
         p.llm_time += t;
-        let (steps, rejected) = parse_steps(&reply?, space);
+        let round = p.llm.get_or_insert_with(LlmRound::default);
+        round.requests += 1;
+        round.wall_s += t.as_secs_f64();
+        let reply = reply?;
+        round.input_tokens += reply.input_tokens;
+        round.output_tokens += reply.output_tokens;
+        p.warnings.extend(reply.notices);
+        let (steps, rejected) = parse_steps(&reply.text, space);
+        round.suggested += steps.len() + rejected.len();
+        round.valid += steps.len();
         p.rejected.extend(rejected);
         Ok(steps)
+    }
+
+    /// The reply limit of a planning request: what the user allows, at most half the context.
+    fn reply_tokens(&self) -> u32 {
+        let l = self.llm.limits();
+        l.max_reply_tokens.min(l.context_tokens / 2).max(1)
+    }
+
+    fn prompts<'s>(&self, space: &'s Space) -> PromptBuilder<'s> {
+        let mut pb = PromptBuilder::new(space);
+        pb.budget = Some(PromptBudget::for_reply(
+            &self.llm.limits(),
+            self.reply_tokens(),
+        ));
+        pb
     }
 }
 
@@ -228,11 +261,13 @@ impl Strategy for Autonomous {
             if !self.pending.is_empty() {
                 let take = n.min(self.pending.len());
                 p.configs = self.pending.drain(..take).collect();
+                // Every config executes a step of the model's plan.
+                p.llm.get_or_insert_with(LlmRound::default).from_llm = p.configs.len();
                 return Ok(p);
             }
-            let pb = PromptBuilder::new(ctx.space);
+            let pb = self.prompts(ctx.space);
             if !self.planned {
-                let steps = self.ask(&pb.plan(ctx.history), ctx.space, &mut p)?;
+                let steps = self.ask(pb.plan(ctx.history), ctx.space, &mut p)?;
                 if steps.is_empty() {
                     return Err(StrategyError::NoValidSuggestion {
                         rejected: std::mem::take(&mut p.rejected),
@@ -250,7 +285,7 @@ impl Strategy for Autonomous {
                 {
                     self.breakdowns += 1;
                     match self.ask(
-                        &pb.breakdown(ctx.history, &step.summary()),
+                        pb.breakdown(ctx.history, &step.summary()),
                         ctx.space,
                         &mut p,
                     ) {
@@ -288,7 +323,7 @@ impl Strategy for Autonomous {
                 return Ok(p);
             }
             self.replans += 1;
-            match self.ask(&pb.replan(ctx.history, &self.done), ctx.space, &mut p) {
+            match self.ask(pb.replan(ctx.history, &self.done), ctx.space, &mut p) {
                 Ok(steps) if steps.is_empty() => {
                     p.notes
                         .push("replanning: the LLM proposes no further steps".into());

@@ -27,9 +27,10 @@ use serde::Deserialize;
 
 use super::sweep;
 use crate::search::llm_port::{timed_complete, SharedLlm};
-use crate::search::prompt::PromptBuilder;
+use crate::search::prompt::{PromptBudget, PromptBuilder};
 use crate::search::reply::extract_json;
-use crate::search::strategy::{Proposal, ProposeCtx, Strategy, StrategyError};
+use crate::search::reply_schema;
+use crate::search::strategy::{LlmRound, Proposal, ProposeCtx, Strategy, StrategyError};
 use crate::space::{KernelConfig, ParamId};
 
 /// One tuning step.
@@ -227,11 +228,26 @@ impl Explicit {
         p: &mut Proposal,
     ) -> Option<String> {
         let llm = self.llm.as_ref()?;
-        let req = PromptBuilder::new(ctx.space).step_worth(ctx.history, &step.id, &step.params);
+        let limits = llm.limits();
+        let reply_tokens = limits.max_reply_tokens.min(256);
+        let mut pb = PromptBuilder::new(ctx.space);
+        pb.budget = Some(PromptBudget::for_reply(&limits, reply_tokens));
+        let mut req = pb.step_worth(ctx.history, &step.id, &step.params);
+        req.schema = Some(reply_schema::verdict());
+        req.max_tokens = Some(reply_tokens);
         let (reply, t) = timed_complete(llm.as_ref(), &req);
         p.llm_time += t;
+        // The model judges steps here; the configs are the step's, so none counts as its.
+        let round = p.llm.get_or_insert_with(LlmRound::default);
+        round.requests += 1;
+        round.wall_s += t.as_secs_f64();
         let text = match reply {
-            Ok(t) => t,
+            Ok(r) => {
+                round.input_tokens += r.input_tokens;
+                round.output_tokens += r.output_tokens;
+                p.warnings.extend(r.notices);
+                r.text
+            }
             Err(e) => {
                 p.warnings.push(format!(
                     "step `{}`: {e}; running it without the LLM's opinion",

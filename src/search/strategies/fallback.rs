@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use super::pattern::PatternSearch;
 use super::random::RandomSearch;
-use crate::search::strategy::{Proposal, ProposeCtx, Strategy, StrategyError};
+use crate::search::strategy::{LlmRound, Proposal, ProposeCtx, Strategy, StrategyError};
 
 /// What to do when the LLM fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,6 +139,11 @@ impl Strategy for Fallback {
             p.rejected.extend(rejected.iter().cloned());
         }
         p.llm_time += waited;
+        p.llm = Some(LlmRound::fell_back(
+            waited,
+            p.rejected.len(),
+            p.configs.len(),
+        ));
         let what = excerpt(&err.to_string());
         p.warnings.push(if self.gave_up() {
             format!(

@@ -2,22 +2,29 @@
 //!
 //! Adding a strategy is one file here plus one line in [`REGISTRY`]. LLM-driven strategies
 //! are wrapped in the explicit [`fallback::Fallback`] so an unreachable or confused model
-//! hands its round to `random` or `pattern` (or ends the search with `--fallback error`).
+//! hands its round to `random` or `pattern` (or ends the search with `--fallback error`);
+//! `llm` and `llm-iterative` sit inside [`filled::Filled`] as well, which starts them from
+//! the pattern search's first proposals and fills what the model leaves out of a batch, so
+//! the model can only add to a search (with `--fallback error` the model runs alone).
 
 pub mod autonomous;
 pub mod exhaustive;
 pub mod explicit;
 pub mod fallback;
+pub mod filled;
 pub mod genetic;
 pub mod llm_batch;
 pub mod llm_iterative;
+pub mod model;
 pub mod pattern;
 pub mod random;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use rand::seq::SliceRandom;
 
+use super::corpus::Corpus;
 use super::llm_port::SharedLlm;
 use super::strategy::{ProposeCtx, Strategy, StrategyError};
 use crate::space::{KernelConfig, ParamId};
@@ -26,9 +33,11 @@ pub use autonomous::{Autonomous, AutonomousOptions};
 pub use exhaustive::Exhaustive;
 pub use explicit::{Explicit, TuningStep};
 pub use fallback::{Fallback, FallbackMode};
+pub use filled::{Filled, Lead};
 pub use genetic::Genetic;
 pub use llm_batch::LlmBatch;
 pub use llm_iterative::LlmIterative;
+pub use model::{ModelOptions, ModelSearch};
 pub use pattern::PatternSearch;
 pub use random::RandomSearch;
 
@@ -47,6 +56,19 @@ pub struct StrategyOptions {
     pub population: usize,
     pub mutation_rate: f64,
     pub exhaustive_limit: u128,
+    /// Measurements of other shapes (the results database, or other recorded sweeps): the
+    /// model-based search learns from them, and the default strategy uses it when there are
+    /// any.
+    pub corpus: Option<Arc<Corpus>>,
+    /// The device the search runs on, as the corpus names devices.
+    pub device: String,
+}
+
+impl StrategyOptions {
+    /// Whether there are measurements to learn from.
+    pub fn has_corpus(&self) -> bool {
+        self.corpus.as_ref().is_some_and(|c| !c.is_empty())
+    }
 }
 
 impl Default for StrategyOptions {
@@ -62,6 +84,8 @@ impl Default for StrategyOptions {
             population: 16,
             mutation_rate: 0.15,
             exhaustive_limit: 2_000_000,
+            corpus: None,
+            device: String::new(),
         }
     }
 }
@@ -77,6 +101,16 @@ pub const REGISTRY: &[(&str, &str, Builder)] = &[
         "pattern",
         "neighbourhood search from the best, restarts when stuck",
         |_, _| Ok(Box::new(PatternSearch::default())),
+    ),
+    (
+        "model",
+        "a forest learned from every measurement of other shapes picks likely winners",
+        |o, _| Ok(Box::new(ModelSearch::new(o.corpus.clone(), &o.device))),
+    ),
+    (
+        "default",
+        "model with measurements of other shapes, pattern without; an LLM's picks filled by it",
+        build_default,
     ),
     (
         "genetic",
@@ -146,6 +180,45 @@ fn build_autonomous(
     )))
 }
 
+/// What fills in for the model, and how many of its first proposals lead the first batch:
+/// the model-based search's best guesses (half the batch) when there are measurements to
+/// learn from, else the pattern search's default config and split start, or (`--fallback
+/// random`) random configs with no lead.
+fn filler(o: &StrategyOptions) -> (Box<dyn Strategy>, Lead) {
+    match filler_name(o) {
+        "random" => (Box::new(RandomSearch), Lead::First(0)),
+        "model" => (
+            Box::new(ModelSearch::new(o.corpus.clone(), &o.device)),
+            Lead::Half,
+        ),
+        _ => (Box::new(PatternSearch::default()), Lead::Starts),
+    }
+}
+
+/// The strategy that proposes for an LLM-driven one when the model contributes nothing.
+pub fn filler_name(o: &StrategyOptions) -> &'static str {
+    match o.fallback {
+        FallbackMode::Random => "random",
+        _ if o.has_corpus() => "model",
+        _ => "pattern",
+    }
+}
+
+/// `inner` inside [`Filled`] (unless the model runs alone) inside [`Fallback`].
+fn guarded(
+    o: &StrategyOptions,
+    inner: Box<dyn Strategy>,
+    batch: Option<usize>,
+) -> Box<dyn Strategy> {
+    if o.fallback == FallbackMode::Error {
+        return Box::new(Fallback::new(inner, o.fallback));
+    }
+    let (fill, lead) = filler(o);
+    let mut filled = Filled::new(inner, fill, lead);
+    filled.batch = batch;
+    Box::new(Fallback::new(Box::new(filled), o.fallback))
+}
+
 fn build_llm(
     o: &StrategyOptions,
     llm: Option<SharedLlm>,
@@ -155,7 +228,8 @@ fn build_llm(
     s.initial_batch = o.initial_batch.max(1);
     s.refinement_batch = o.refinement_batch.max(1);
     s.temperature = o.temperature;
-    Ok(Box::new(Fallback::new(Box::new(s), o.fallback)))
+    s.require_valid = o.fallback == FallbackMode::Error;
+    Ok(guarded(o, Box::new(s), None))
 }
 
 fn build_llm_iterative(
@@ -165,7 +239,8 @@ fn build_llm_iterative(
     let llm = llm.ok_or(StrategyError::NeedsLlm("llm-iterative"))?;
     let mut s = LlmIterative::new(llm);
     s.temperature = o.temperature;
-    Ok(Box::new(Fallback::new(Box::new(s), o.fallback)))
+    s.require_valid = o.fallback == FallbackMode::Error;
+    Ok(guarded(o, Box::new(s), Some(1)))
 }
 
 /// Every registered name.
@@ -173,13 +248,22 @@ pub fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|(n, _, _)| *n).collect()
 }
 
-/// The strategy used when none is named: `llm` with an endpoint, `pattern` without.
-pub fn default_name(llm_configured: bool) -> &'static str {
-    if llm_configured {
-        "llm"
-    } else {
-        "pattern"
+/// The strategy used when none is named: `llm` with an endpoint (filled by the model-based
+/// search when there are measurements to learn from), else `model` with measurements and
+/// `pattern` without.
+pub fn default_name(llm_configured: bool, has_corpus: bool) -> &'static str {
+    match (llm_configured, has_corpus) {
+        (true, _) => "llm",
+        (false, true) => "model",
+        (false, false) => "pattern",
     }
+}
+
+fn build_default(
+    o: &StrategyOptions,
+    llm: Option<SharedLlm>,
+) -> Result<Box<dyn Strategy>, StrategyError> {
+    build(default_name(llm.is_some(), o.has_corpus()), o, llm)
 }
 
 /// Builds a strategy by registry name.

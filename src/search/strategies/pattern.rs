@@ -39,7 +39,7 @@ impl Default for PatternSearch {
 
 /// Valid configs reached from `c` by moving one parameter to any value of its domain, or by
 /// such a move plus one adjacent step of another parameter that makes it valid.
-fn wide_neighbors(space: &Space, c: &KernelConfig) -> Vec<KernelConfig> {
+pub(crate) fn wide_neighbors(space: &Space, c: &KernelConfig) -> Vec<KernelConfig> {
     let mut out = Vec::new();
     for d in &space.domains {
         let v0 = d.id.get(c);

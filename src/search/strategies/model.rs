@@ -1,0 +1,362 @@
+//! `model`: a surrogate model of kernel time, learned across shapes, proposes each batch.
+//!
+//! Per search:
+//! 1. Candidates: every valid config when the space is small enough to list, otherwise the
+//!    default, the split start, the best configs of the most similar shapes the database
+//!    knows ([`Corpus::transfers`], repaired into this space) and random valid configs; each
+//!    round adds the neighbourhoods of the best configs measured so far.
+//! 2. The prior: a random forest grown on every other shape's measurements, weighted towards
+//!    shapes like this one ([`Corpus::prior`]). It predicts the log of a config's time over
+//!    its shape's best, with an uncertainty (the trees' spread).
+//! 3. This shape's measurements correct it: how far the prior's ranking holds on them (a
+//!    slope of the measured times on its predictions, shrunk towards trusting it) scales the
+//!    prior, and a small forest learns what that leaves unexplained. Without a prior it
+//!    learns the times themselves, and until there are [`MIN_LOCAL`] of them the pattern
+//!    search proposes.
+//! 4. The batch: the candidates of lowest confidence bound (predicted log time less
+//!    [`EXPLORATION`] deviations), so a config predicted a little slower but much less certain
+//!    can take a place; each config of the same tile family (tile, instruction, waves) already
+//!    picked adds [`FAMILY_PENALTY`], so one wrong guess about the structure does not take
+//!    the whole batch. The first batch also measures the space's default config, as the
+//!    pattern search does, and the [`NEAR_DEFAULT`] neighbours of it the model ranks best.
+//!
+//! docs/search.md compares it with the other strategies on replayed sweeps, each judged on a
+//! sweep it did not learn from.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::pattern::{wide_neighbors, PatternSearch};
+use super::random::RandomSearch;
+use crate::search::corpus::{Corpus, FAILURE_PENALTY};
+use crate::search::features::{self, COUNT};
+use crate::search::forest::{Forest, ForestOptions, Rows};
+use crate::search::strategy::{Proposal, ProposeCtx, Strategy, StrategyError};
+use crate::space::KernelConfig;
+
+/// Timed configs of this shape needed before a model without a prior is trusted.
+pub const MIN_LOCAL: usize = 8;
+/// How many of this shape's measurements the prior's ranking is worth (see [`prior_slope`]).
+pub const PRIOR_TRUST: f64 = 4.0;
+/// How many deviations of doubt lower a candidate's score (the confidence bound): enough that
+/// an uncertain config predicted a little slower can take a place, not so much that the
+/// prior's best guesses lose theirs.
+pub const EXPLORATION: f64 = 0.5;
+/// Neighbours of the default config in the first batch: where the default is close to the
+/// best (a well-chosen start), the best is usually one step away, which the prior, learned on
+/// other shapes, may not rank first.
+pub const NEAR_DEFAULT: usize = 2;
+/// What each config of the same tile family already in the batch adds to a candidate's
+/// score (log time: 0.1 is 10% slower).
+pub const FAMILY_PENALTY: f64 = 0.1;
+
+/// How the model-based search gathers and weighs candidates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelOptions {
+    /// Spaces of at most this many points (valid or not) are listed whole.
+    pub enumerate_max: u128,
+    /// Random valid configs drawn for a space too large to list.
+    pub random_candidates: usize,
+    /// The most similar shapes whose best configs are candidates, and how many of each.
+    pub transfer_shapes: usize,
+    pub transfer_per_shape: usize,
+    /// Measured configs whose neighbourhoods join the candidates each round.
+    pub neighbourhoods: usize,
+}
+
+impl Default for ModelOptions {
+    fn default() -> Self {
+        ModelOptions {
+            enumerate_max: 300_000,
+            random_candidates: 600,
+            transfer_shapes: 12,
+            transfer_per_shape: 4,
+            neighbourhoods: 4,
+        }
+    }
+}
+
+/// A candidate config with its features and the prior's prediction.
+struct Candidate {
+    config: KernelConfig,
+    x: [f32; COUNT],
+    prior: (f64, f64),
+}
+
+pub struct ModelSearch {
+    corpus: Option<Arc<Corpus>>,
+    /// The device the search runs on (shapes measured on it count most).
+    device: String,
+    pub options: ModelOptions,
+    prior: Option<Arc<Forest>>,
+    candidates: Vec<Candidate>,
+    known: HashSet<KernelConfig>,
+    /// Features of measured configs (they may not be candidates).
+    measured: HashMap<KernelConfig, [f32; COUNT]>,
+    started: bool,
+    /// Proposes while there is nothing to learn from.
+    pattern: PatternSearch,
+}
+
+impl ModelSearch {
+    pub fn new(corpus: Option<Arc<Corpus>>, device: impl Into<String>) -> Self {
+        ModelSearch {
+            corpus: corpus.filter(|c| !c.is_empty()),
+            device: device.into(),
+            options: ModelOptions::default(),
+            prior: None,
+            candidates: Vec::new(),
+            known: HashSet::new(),
+            measured: HashMap::new(),
+            started: false,
+            pattern: PatternSearch::default(),
+        }
+    }
+
+    fn add(&mut self, ctx: &ProposeCtx<'_>, c: KernelConfig) {
+        let c = c.canonical();
+        if !self.known.insert(c) {
+            return;
+        }
+        let part = features::problem_features(&ctx.space.problem, &ctx.space.hw);
+        let x = features::features(&part, &ctx.space.problem, &ctx.space.hw, &c);
+        let prior = self.prior.as_ref().map_or((0.0, 0.0), |f| f.predict(&x));
+        self.candidates.push(Candidate {
+            config: c,
+            x,
+            prior,
+        });
+    }
+
+    /// The first round's candidates (and the prior, grown or taken from the corpus).
+    fn start(&mut self, ctx: &mut ProposeCtx<'_>) {
+        self.started = true;
+        let space = ctx.space;
+        if let Some(corpus) = &self.corpus {
+            self.prior = corpus.prior(&space.problem, &space.hw, &self.device);
+        }
+        let mut initial: Vec<KernelConfig> = Vec::new();
+        if space.size() <= self.options.enumerate_max {
+            initial.extend(
+                space
+                    .enumerate(self.options.enumerate_max)
+                    .unwrap_or_default(),
+            );
+        } else {
+            initial.extend(space.default_config().ok());
+            initial.extend(space.split_start());
+            if let Some(corpus) = &self.corpus {
+                for c in corpus.transfers(
+                    &space.problem,
+                    &space.hw,
+                    &self.device,
+                    self.options.transfer_shapes,
+                    self.options.transfer_per_shape,
+                ) {
+                    let c = c.canonical();
+                    if space.is_valid(&c) {
+                        initial.push(c);
+                    } else if let Some(r) = space.repair(&c) {
+                        initial.push(r);
+                    }
+                }
+            }
+            initial.extend(RandomSearch::sample_fresh(
+                ctx,
+                self.options.random_candidates,
+            ));
+        }
+        for c in initial {
+            self.add(ctx, c);
+        }
+    }
+
+    /// The model of this shape's measurements: of their residual from the prior, or (without
+    /// a prior) of their log time over the best. `None` before anything is timed.
+    fn local(&mut self, ctx: &mut ProposeCtx<'_>) -> Option<Local> {
+        let timed: Vec<(KernelConfig, f64)> = ctx
+            .history
+            .iter()
+            .filter_map(|e| e.median_us.map(|m| (e.config, m)))
+            .collect();
+        let best = timed.iter().map(|(_, m)| *m).fold(f64::INFINITY, f64::min);
+        if !best.is_finite() {
+            return None;
+        }
+        let slowest = timed.iter().map(|(_, m)| *m).fold(best, f64::max);
+        let fail_y = (slowest / best).ln() + FAILURE_PENALTY;
+        let part = features::problem_features(&ctx.space.problem, &ctx.space.hw);
+        let mut points = Vec::new();
+        for e in ctx.history.iter() {
+            let x = *self.measured.entry(e.config).or_insert_with(|| {
+                features::features(&part, &ctx.space.problem, &ctx.space.hw, &e.config)
+            });
+            let y = e.median_us.map(|m| (m / best).ln()).unwrap_or(fail_y);
+            let prior = self.prior.as_ref().map_or(0.0, |f| f.predict(&x).0);
+            points.push((x, y, prior));
+        }
+        let slope = if self.prior.is_some() {
+            prior_slope(&points)
+        } else {
+            0.0
+        };
+        let mut rows = Rows::new(COUNT);
+        for (x, y, prior) in &points {
+            rows.push(x, y - slope * prior, 1.0);
+        }
+        let opts = ForestOptions {
+            trees: 24,
+            max_depth: 8,
+            min_leaf: 1.0,
+            feature_fraction: 0.6,
+            bins: 32,
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(ctx.rng.gen());
+        Some(Local {
+            slope,
+            forest: Forest::fit(&rows, &opts, &mut rng)?,
+        })
+    }
+}
+
+/// What this shape's measurements say: how far the prior's ranking holds here (`slope`: 1
+/// where its predictions track the measured times, 0 where they do not), and a forest of
+/// what it leaves unexplained.
+struct Local {
+    slope: f64,
+    forest: Forest,
+}
+
+/// The least-squares slope of the measured log times on the prior's predictions, shrunk
+/// towards 1 (trust) with the weight of [`PRIOR_TRUST`] points and kept in [0, 1]: a prior
+/// learned on other shapes, or another GPU, may rank this one's configs badly, and then this
+/// shape's own measurements take over.
+fn prior_slope(points: &[([f32; COUNT], f64, f64)]) -> f64 {
+    let n = points.len() as f64;
+    let mp = points.iter().map(|p| p.2).sum::<f64>() / n;
+    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let cov: f64 = points.iter().map(|p| (p.2 - mp) * (p.1 - my)).sum();
+    let var: f64 = points.iter().map(|p| (p.2 - mp).powi(2)).sum();
+    let fitted = if var > 1e-12 { cov / var } else { 1.0 };
+    ((n * fitted + PRIOR_TRUST) / (n + PRIOR_TRUST)).clamp(0.0, 1.0)
+}
+
+/// The tile structure a config shares with its close relatives.
+fn family(c: &KernelConfig) -> (u32, u32, [u32; 3], [u32; 2]) {
+    (c.mt0, c.mt1, c.mi, c.wg)
+}
+
+impl Strategy for ModelSearch {
+    fn name(&self) -> &str {
+        "model"
+    }
+
+    fn propose(&mut self, ctx: &mut ProposeCtx<'_>) -> Result<Proposal, StrategyError> {
+        let n = ctx.want(ctx.batch);
+        if !self.started {
+            self.start(ctx);
+        }
+        let timed = ctx.history.ranked();
+        if self.prior.is_none() && timed.len() < MIN_LOCAL {
+            return self.pattern.propose(ctx);
+        }
+        // The neighbourhoods of the best so far join the candidates.
+        let tops: Vec<KernelConfig> = timed
+            .iter()
+            .take(self.options.neighbourhoods)
+            .map(|e| e.config)
+            .collect();
+        for (i, c) in tops.iter().enumerate() {
+            let mut around = ctx.space.neighbors(c);
+            if i == 0 {
+                around.extend(wide_neighbors(ctx.space, c));
+            }
+            for nb in around {
+                self.add(ctx, nb);
+            }
+        }
+        let local = self.local(ctx);
+        let scored: Vec<(f64, f64, KernelConfig)> = self
+            .candidates
+            .iter()
+            .filter(|c| !ctx.history.contains(&c.config))
+            .map(|c| {
+                let (slope, (lm, ls)) = local
+                    .as_ref()
+                    .map_or((1.0, (0.0, 0.0)), |l| (l.slope, l.forest.predict(&c.x)));
+                let (pm, ps) = c.prior;
+                let ps = slope * ps;
+                (slope * pm + lm, (ps * ps + ls * ls).sqrt(), c.config)
+            })
+            .collect();
+        if scored.is_empty() {
+            return self.pattern.propose(ctx);
+        }
+        let mut configs: Vec<KernelConfig> = Vec::with_capacity(n);
+        // The first batch also measures the default config, as the pattern search does, and
+        // the neighbours of it the model ranks best.
+        if ctx.history.is_empty() {
+            if let Ok(d) = ctx.space.default_config() {
+                configs.push(d);
+                let near: HashSet<KernelConfig> = ctx.space.neighbors(&d).into_iter().collect();
+                let mut ranked: Vec<&(f64, f64, KernelConfig)> =
+                    scored.iter().filter(|s| near.contains(&s.2)).collect();
+                ranked.sort_by(|a, b| {
+                    (a.0 - EXPLORATION * a.1).total_cmp(&(b.0 - EXPLORATION * b.1))
+                });
+                configs.extend(ranked.into_iter().take(NEAR_DEFAULT).map(|s| s.2));
+            }
+        }
+        let mut picks: HashMap<_, i32> = HashMap::new();
+        for c in &configs {
+            *picks.entry(family(c)).or_default() += 1;
+        }
+        // Greedy: the lowest confidence bound, raised per config of the same family already
+        // picked.
+        while configs.len() < n {
+            let next = scored
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, _, c))| !configs.contains(c))
+                .map(|(i, (mu, sigma, c))| {
+                    let k = picks.get(&family(c)).copied().unwrap_or(0) as f64;
+                    (mu - EXPLORATION * sigma + FAMILY_PENALTY * k, i)
+                })
+                .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            let Some((_, i)) = next else { break };
+            let c = scored[i].2;
+            *picks.entry(family(&c)).or_default() += 1;
+            configs.push(c);
+        }
+        Ok(Proposal::of(configs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prior_is_trusted_as_far_as_this_shape_bears_it_out() {
+        let x = [0f32; COUNT];
+        let tracks: Vec<_> = (0..8)
+            .map(|i| (x, i as f64 * 0.1, i as f64 * 0.1))
+            .collect();
+        assert!((prior_slope(&tracks) - 1.0).abs() < 1e-9);
+        // Times that ignore the prior: trust shrinks towards none as measurements add up.
+        let flat = |n: usize| -> Vec<_> {
+            (0..n)
+                .map(|i| (x, if i % 2 == 0 { 0.2 } else { 0.0 }, (i / 2) as f64 * 0.1))
+                .collect()
+        };
+        let few = prior_slope(&flat(4));
+        let many = prior_slope(&flat(40));
+        assert!(many < few && many < 0.2, "{few} {many}");
+        // Opposite rankings: no trust at all, never a negative one.
+        let inverted: Vec<_> = (0..8).map(|i| (x, -(i as f64), i as f64)).collect();
+        assert_eq!(prior_slope(&inverted), 0.0);
+    }
+}
