@@ -23,6 +23,7 @@
 #        ONLY    space-separated dataset names to record (default: the whole set)
 #        BACKEND cuda (default), or sim with HW_SPEC=hw_specs/....toml for a simulated preview
 #        MAX_CONFIGS  cap per dataset (default 256; half ranked by the model, half random)
+#        GIT_COMMIT   the commit to record where the tree has no .git (default: git rev-parse HEAD)
 set -uo pipefail
 BIN="${1:-target/release/gemmtune}"
 OUT="${2:-datasets}"
@@ -47,7 +48,7 @@ provenance() {
     gpu="simulated $(basename "${HW_SPEC:-h200}" .toml)"; driver="sim"
   fi
   python3 - "$OUT/$name.provenance.json" "$name" "$gpu" "$driver" "$cuda" "$secs" \
-    "$("$BIN" --version 2>/dev/null)" "$(git rev-parse HEAD 2>/dev/null || echo unknown)" "$@" <<'PY'
+    "$("$BIN" --version 2>/dev/null)" "${GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}" "$@" <<'PY'
 import json, sys, datetime
 path, name, gpu, driver, cuda, secs, version, commit, *command = sys.argv[1:]
 json.dump({
