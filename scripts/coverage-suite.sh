@@ -13,15 +13,17 @@ BIN=$1
 OUT=$2
 SHAPES=${3:-"$(dirname "$0")/coverage-shapes.txt"}
 mkdir -p "$OUT"
+# Leading and trailing blanks off (sources may hold quotes, which xargs would refuse).
+trim() { sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' <<<"$1"; }
 i=0
 floors=()
 while IFS='|' read -r cat flags fshape src; do
-  cat=$(echo "$cat" | xargs)
+  cat=$(trim "$cat")
   [[ -z "$cat" || "$cat" == \#* ]] && continue
   [[ -n "${ONLY:-}" && "$cat" != "$ONLY" ]] && continue
   i=$((i + 1))
-  echo "$cat|$(echo "$fshape" | xargs)|$(echo "$src" | xargs)" >"$OUT/$i.meta"
-  floors+=("$(echo "$fshape" | xargs)")
+  echo "$cat|$(trim "$fshape")|$(trim "$src")" >"$OUT/$i.meta"
+  floors+=("$(trim "$fshape")")
   # shellcheck disable=SC2086
   timeout "${TLIM:-90}" "$BIN" tune $flags --max-evals "${EVALS:-80}" --json --db "$OUT/tune.sqlite" \
     --out "$OUT/run$i" >"$OUT/$i.json" 2>"$OUT/$i.log" || echo "case $i ($flags) failed: $(tail -n 2 "$OUT/$i.log")" >&2

@@ -1118,6 +1118,28 @@ fn a_new_shape_starts_from_what_similar_shapes_taught() {
     assert_eq!(first.len(), 8);
     assert_eq!(first[0], space.default_config().unwrap());
     assert!(first.iter().all(|c| space.is_valid(c)));
+    // The structural starts the pattern search measures first are measured here too.
+    for c in space.extra_starts().iter().take(7) {
+        assert!(first.contains(c), "{} not in the first batch", c.name());
+    }
+    // A large space, where the model cannot list every config: the same holds.
+    let wide = Space::for_problem(&GemmProblem::new(16032, 260, 16384), &space.hw);
+    let starts = wide.extra_starts();
+    assert!(!starts.is_empty());
+    let mut strategy = strategies::build("model", &opts, None).unwrap();
+    let history = gemmtune::search::History::new();
+    let mut ctx = gemmtune::search::ProposeCtx {
+        space: &wide,
+        history: &history,
+        batch: 8,
+        remaining: 100,
+        round: 0,
+        rng: &mut rng,
+    };
+    let first = strategy.propose(&mut ctx).unwrap().configs;
+    for c in starts.iter().take(7) {
+        assert!(first.contains(c), "{} not in the first batch", c.name());
+    }
 }
 
 #[test]

@@ -423,7 +423,8 @@ impl Space {
         Some(space.raw_default())
     }
 
-    /// Every start besides the default the first batch of a search should measure.
+    /// Every start besides the default the first batch of a search should measure (valid in
+    /// this space: a replayed sweep's space holds only what was recorded).
     pub fn extra_starts(&self) -> Vec<KernelConfig> {
         let mut out: Vec<KernelConfig> = Vec::new();
         for c in self
@@ -433,7 +434,7 @@ impl Space {
             .chain(self.wide_n_starts())
             .chain(self.persistent_start())
         {
-            if !out.contains(&c) && Some(c) != self.default_config().ok() {
+            if !out.contains(&c) && Some(c) != self.default_config().ok() && self.is_valid(&c) {
                 out.push(c);
             }
         }

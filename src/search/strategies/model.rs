@@ -2,7 +2,8 @@
 //!
 //! Per search:
 //! 1. Candidates: every valid config when the space is small enough to list, otherwise the
-//!    default, the split start, the best configs of the most similar shapes the database
+//!    default, the structural starts ([`crate::space::Space::extra_starts`]), the best
+//!    configs of the most similar shapes the database
 //!    knows ([`Corpus::transfers`], repaired into this space) and random valid configs; each
 //!    round adds the neighbourhoods of the best configs measured so far.
 //! 2. The prior: a random forest grown on every other shape's measurements, weighted towards
@@ -17,8 +18,9 @@
 //!    [`EXPLORATION`] deviations), so a config predicted a little slower but much less certain
 //!    can take a place; each config of the same tile family (tile, instruction, waves) already
 //!    picked adds [`FAMILY_PENALTY`], so one wrong guess about the structure does not take
-//!    the whole batch. The first batch also measures the space's default config, as the
-//!    pattern search does, and the [`NEAR_DEFAULT`] neighbours of it the model ranks best.
+//!    the whole batch. The first batch also measures the space's default config and its
+//!    structural starts, as the pattern search does, and the [`NEAR_DEFAULT`] neighbours of
+//!    the default the model ranks best.
 //!
 //! docs/search.md compares it with the other strategies on replayed sweeps, each judged on a
 //! sweep it did not learn from.
@@ -147,7 +149,7 @@ impl ModelSearch {
             );
         } else {
             initial.extend(space.default_config().ok());
-            initial.extend(space.split_start());
+            initial.extend(space.extra_starts());
             if let Some(corpus) = &self.corpus {
                 for c in corpus.transfers(
                     &space.problem,
@@ -296,14 +298,24 @@ impl Strategy for ModelSearch {
             return self.pattern.propose(ctx);
         }
         let mut configs: Vec<KernelConfig> = Vec::with_capacity(n);
-        // The first batch also measures the default config, as the pattern search does, and
-        // the neighbours of it the model ranks best.
+        // The first batch also measures the default config and the structural starts (split
+        // and stream-K, wide N, persistent), as the pattern search does: the prior, learned
+        // on other shapes, may never rank a schedule this shape needs and they do not have.
+        // Then the neighbours of the default the model ranks best.
         if ctx.history.is_empty() {
             if let Ok(d) = ctx.space.default_config() {
                 configs.push(d);
+                configs.extend(
+                    ctx.space
+                        .extra_starts()
+                        .into_iter()
+                        .take(n.saturating_sub(1)),
+                );
                 let near: HashSet<KernelConfig> = ctx.space.neighbors(&d).into_iter().collect();
-                let mut ranked: Vec<&(f64, f64, KernelConfig)> =
-                    scored.iter().filter(|s| near.contains(&s.2)).collect();
+                let mut ranked: Vec<&(f64, f64, KernelConfig)> = scored
+                    .iter()
+                    .filter(|s| near.contains(&s.2) && !configs.contains(&s.2))
+                    .collect();
                 ranked.sort_by(|a, b| {
                     (a.0 - EXPLORATION * a.1).total_cmp(&(b.0 - EXPLORATION * b.1))
                 });
