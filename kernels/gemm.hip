@@ -19,6 +19,10 @@
 //                                    iterations evenly
 //                  GtPersistentScheduler  one workgroup per compute unit walking many
 //                                    tiles, its producer warp loading ahead across them
+//                  GtGemvRows        rows of A by K splits (the GEMV path, N <= 8: its own
+//                                    mainloops, dot products straight from global memory
+//                                    with FMAs, mainloop/gt_gemv.h, or on the matrix cores,
+//                                    mainloop/gt_gemv_mma.h)
 //   (a packer    loader/gt_pack_kernel.h: an operand the tensor maps cannot read in place is
 //                copied K-major into the workspace by <name>_pack_a / _pack_b first)
 //   an epilogue  epilogue/   the accumulators staged through LDS, then D with alpha/beta
@@ -42,12 +46,14 @@
 #include "mainloop/gt_warp_mma.h"
 #include "mainloop/gt_fma.h"
 #include "mainloop/gt_mainloop_lds.h"
+#include "mainloop/gt_gemv.h"
 #if !GT_VENDOR_AMD
 #include "atom/gt_sm90.h"
 #include "loader/gt_tma_loader.h"
 #include "mainloop/gt_wgmma.h"
 #include "mainloop/gt_mainloop_wgmma.h"
 #include "mainloop/gt_mainloop_wgmma_ws.h"
+#include "mainloop/gt_gemv_mma.h"
 #endif
 #include "epilogue/gt_epilogue.h"
 #include "epilogue/gt_fixup.h"
@@ -55,6 +61,7 @@
 #include "scheduler/gt_tile_map.h"
 #include "scheduler/gt_data_parallel.h"
 #include "scheduler/gt_stream_k.h"
+#include "scheduler/gt_gemv_rows.h"
 #if !GT_VENDOR_AMD
 #include "epilogue/gt_epilogue_tma.h"
 #include "scheduler/gt_persistent.h"
@@ -76,7 +83,9 @@ template <class Cfg> struct GtCompose {
     typedef GtEpilogue<Cfg, Mainloop> Epilogue;
     typedef typename GtPick<Cfg::STREAM_K, GtStreamKScheduler<Cfg, Mainloop, Epilogue>,
                             GtDataParallel<Cfg, Mainloop, Epilogue>>::type TileScheduler;
-    typedef typename GtPick<Cfg::PERSISTENT, PersistentScheduler, TileScheduler>::type Scheduler;
+    typedef typename GtPick<Cfg::PERSISTENT, PersistentScheduler, TileScheduler>::type TiledScheduler;
+    // The GEMV path is a mainloop and schedule of its own: no tiles, no LDS operands.
+    typedef typename GtPick<Cfg::GEMV, GtGemvRows<Cfg>, TiledScheduler>::type Scheduler;
 };
 typedef GtCompose<GtCfg> GtKernel;
 

@@ -34,6 +34,10 @@
 #ifndef GT_PERSISTENT
 #define GT_PERSISTENT 0
 #endif
+// The GEMV path (mainloop/gt_gemv.h, scheduler/gt_gemv_rows.h) for N up to 8.
+#ifndef GT_GEMV
+#define GT_GEMV 0
+#endif
 #ifndef GT_PACK_A
 #define GT_PACK_A 0
 #endif
@@ -86,6 +90,8 @@ struct GtCfg {
     static constexpr int GSU = GT_GSU, WGM = GT_WGM, SU = GT_SU;
     static constexpr bool STREAM_K = GT_STREAM_K;
     static constexpr bool PERSISTENT = GT_PERSISTENT;
+    // Gemv: dot products of A's rows with N <= 8 columns, A straight from global memory.
+    static constexpr bool GEMV = GT_GEMV;
     static constexpr bool GSU_ATOMIC = GT_GSU_ATOMIC;
     // The split partials are summed in the main kernel by the last split of each tile to
     // finish (GSU<n>K) instead of by the reduction kernel.

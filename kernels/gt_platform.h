@@ -129,15 +129,19 @@ struct __align__(1) gt_fp8_e5m2 { unsigned char bits; };
 // The value of an 8-bit float with EB exponent and MB mantissa bits. OCP e4m3 keeps its top
 // code for NaN; OCP e5m2 has infinities and NaNs in its top exponent; FNUZ has neither (its
 // bias is one more) and 0x80 is NaN.
+// Exponent and mantissa are moved into f32's fields as they are: an f32 of exponent e - 127
+// (a denormal when e = 0) that one multiply by 2^(127 - BIAS) turns into the 8-bit value,
+// subnormals included. A few integer operations per element, so the GEMV path streams 8-bit
+// A at the memory's rate.
 template <int EB, int MB> GT_DEVICE float gt_fp8_decode(unsigned bits) {
     constexpr int BIAS = (1 << (EB - 1)) - 1 + GT_FP8_FNUZ;
     const unsigned e = (bits >> MB) & ((1u << EB) - 1), m = bits & ((1u << MB) - 1);
-    const float sign = (bits & 0x80u) ? -1.0f : 1.0f;
+    const float mag = __uint_as_float((bits & 0x7fu) << (23 - MB)) * __uint_as_float(unsigned(254 - BIAS) << 23);
+    const float v = (bits & 0x80u) ? -mag : mag;
     if (GT_FP8_FNUZ && bits == 0x80u) return __int_as_float(0x7fc00000);
     if (!GT_FP8_FNUZ && EB == 4 && e == 15 && m == 7) return __int_as_float(0x7fc00000);
-    if (!GT_FP8_FNUZ && EB == 5 && e == 31) return m ? __int_as_float(0x7fc00000) : sign * __int_as_float(0x7f800000);
-    if (e == 0) return sign * ldexpf(float(m), 1 - BIAS - MB);
-    return sign * ldexpf(float(m | (1u << MB)), int(e) - BIAS - MB);
+    if (!GT_FP8_FNUZ && EB == 5 && e == 31) return m ? __int_as_float(0x7fc00000) : (bits & 0x80u) ? -__int_as_float(0x7f800000) : __int_as_float(0x7f800000);
+    return v;
 }
 
 // f32 -> 8-bit float, rounded to nearest even and saturated to the largest finite value (what
@@ -196,6 +200,7 @@ template <class T> GT_DEVICE T gt_zero() { return T(); }
 
 // ---- vector types for memory operations of 2, 4, 8 and 16 bytes ----------------------------
 template <int BYTES> struct GtVec;
+template <> struct GtVec<1> { typedef unsigned char type; };
 template <> struct GtVec<2> { typedef gt_u16 type; };
 template <> struct GtVec<4> { typedef gt_u32 type; };
 template <> struct GtVec<8> { struct __align__(8) type { gt_u32 x, y; }; };
@@ -203,6 +208,33 @@ template <> struct GtVec<16> { struct __align__(16) type { gt_u32 x, y, z, w; };
 
 template <int BYTES> GT_DEVICE typename GtVec<BYTES>::type gt_vec_zero() {
     return gt_zero<typename GtVec<BYTES>::type>();
+}
+
+// ---- lane exchange and read-once loads (the GEMV mainloop) ----------------------------------
+// `v` of the lane whose index differs from this lane's in the bits of `mask` (a butterfly
+// step of a sum across the wave).
+GT_DEVICE float gt_shfl_xor(float v, int mask) {
+#if GT_VENDOR_AMD
+    return __shfl_xor(v, mask);
+#else
+    return __shfl_xor_sync(0xffffffffu, v, mask);
+#endif
+}
+
+// A BYTES-wide load of data read once (a GEMV's A): on NVIDIA through the non-coherent path
+// without allocating in L1, so L1 keeps B, which every row reads again.
+template <int BYTES> GT_DEVICE typename GtVec<BYTES>::type gt_load_once(const void* p) {
+    typedef typename GtVec<BYTES>::type V;
+#if !GT_VENDOR_AMD
+    if constexpr (BYTES == 16) {
+        V v;
+        asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+            : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+            : "l"(p));
+        return v;
+    }
+#endif
+    return *reinterpret_cast<const V*>(p);
 }
 
 // ---- float atomic add (split-K accumulation) -----------------------------------------------

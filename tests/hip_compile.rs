@@ -189,6 +189,7 @@ fn sample_configs() -> Vec<(GemmProblem, KernelConfig)> {
         pw: 0,
         sab: 0,
         pk: 0,
+        gv: 0,
     };
     let mut out = Vec::new();
     let layouts = [

@@ -75,6 +75,26 @@ GT_DEVICE void gt_write_d(const GtGemmArgs& args, const float (&x)[V], gt_i64 ba
     }
 }
 
+// One total of output (m, n) of batch `batch`, from a kernel that holds whole sums per thread
+// (the GEMV path): to D with alpha / beta, or as split `split`'s f32 partial to the workspace
+// the reduction kernel sums (added atomically for GSU<n>A). Outside D it is dropped.
+template <class Cfg>
+GT_DEVICE void gt_store_total(const GtGemmArgs& args, int batch, int split, gt_i64 m, gt_i64 n, float x) {
+    if (m >= args.m || n >= args.n) return;
+    if constexpr (Cfg::REDUCTION_KERNEL) {
+        const gt_i64 at = ((gt_i64)batch * args.n + n) * args.m + m;
+        if constexpr (Cfg::GSU_ATOMIC) {
+            gt_atomic_add_f32(args.workspace + at, x);
+        } else {
+            args.workspace[(gt_i64)split * args.m * args.n * args.batch + at] = x;
+        }
+    } else {
+        (void)split;
+        const float v[1] = {x};
+        gt_write_d<Cfg>(args, v, batch, n, m, 1);
+    }
+}
+
 template <class Cfg, class Mainloop> struct GtEpilogue {
     static constexpr int MT0 = Cfg::MT0, MT1 = Cfg::MT1, SVW = Cfg::SVW, ACC = Mainloop::ACC;
     static_assert(SVW <= 8 && MT0 % SVW == 0, "StoreVectorWidth must divide MT0, at most 8");

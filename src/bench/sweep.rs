@@ -14,7 +14,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
 use crate::device::sim::model_time_us;
-use crate::space::{KernelConfig, ParamId, Space, SpaceError};
+use crate::space::{KernelConfig, ParamId, Space, SpaceError, GEMV_FIXED};
 
 /// Most points (valid or not) a sweep enumerates: about 45 s of constraint checks. The
 /// whole bf16 space of a Hopper GPU (138 million points per LDS layout, with the pinned
@@ -37,6 +37,46 @@ const LDS_LAYOUTS: [(Option<i64>, i64); 2] = [(None, 0), (Some(0), 1)];
 /// The sweep spaces: `space` with the minor parameters pinned, once per LDS layout (unless
 /// the user fixes the layout), then the user's fixes applied.
 pub fn sweep_spaces(space: &Space, fixes: &[(String, String)]) -> Result<Vec<Space>, SpaceError> {
+    // The paths to sweep: the tile kernels, the GEMV kernels (N up to 8), or the one a
+    // `--fix Gemv=` names.
+    let mut paths = space.clone();
+    for (name, values) in fixes {
+        if ParamId::from_name(name) == Some(ParamId::Gemv) {
+            paths.fix(name, values)?;
+        }
+    }
+    let mut out = Vec::new();
+    if paths.domain(ParamId::Gemv).contains(0) {
+        out.extend(layout_spaces(&space.tiles_only(), space, fixes)?);
+    }
+    if paths.domain(ParamId::Gemv).contains(1) {
+        if let Some(gemv) = space.gemv_only() {
+            out.push(gemv_sweep_space(gemv, fixes)?);
+        }
+    }
+    Ok(out)
+}
+
+/// A sweep of GEMV kernels: every parameter the GEMV path reads stays free (vectors
+/// included: unaligned leading dimensions need narrow ones); the user's fixes narrow it,
+/// except those of parameters a GEMV ignores.
+fn gemv_sweep_space(mut s: Space, fixes: &[(String, String)]) -> Result<Space, SpaceError> {
+    for (name, values) in fixes {
+        let ignored = ParamId::from_name(name)
+            .is_some_and(|id| id == ParamId::Gemv || GEMV_FIXED.iter().any(|(f, _)| *f == id));
+        if !ignored {
+            s.fix(name, values)?;
+        }
+    }
+    Ok(s)
+}
+
+/// The tile kernels' sweep spaces, one per LDS layout unless the user fixes the layout.
+fn layout_spaces(
+    space: &Space,
+    full: &Space,
+    fixes: &[(String, String)],
+) -> Result<Vec<Space>, SpaceError> {
     let layout_fixed = fixes.iter().any(|(name, _)| {
         matches!(
             ParamId::from_name(name),
@@ -57,7 +97,7 @@ pub fn sweep_spaces(space: &Space, fixes: &[(String, String)]) -> Result<Vec<Spa
                 s.domain_mut(p).restrict(&[v]);
             }
             s.domain_mut(ParamId::LdsSwizzle).restrict(&[swizzle]);
-            sweep_space(&s, space, fixes)
+            sweep_space(&s, full, fixes)
         })
         .collect()
 }
@@ -72,9 +112,12 @@ fn sweep_space(s: &Space, full: &Space, fixes: &[(String, String)]) -> Result<Sp
         s.domain_mut(p).restrict(&[d]);
     }
     for (name, values) in fixes {
-        // A fix may widen a pinned parameter again: start from the full domain.
-        if let Some(id) = ParamId::from_name(name) {
-            *s.domain_mut(id) = space.domain(id).clone();
+        // A fix may widen a pinned parameter again: start from the full domain. Which path
+        // is swept was settled by `sweep_spaces`.
+        match ParamId::from_name(name) {
+            Some(ParamId::Gemv) => continue,
+            Some(id) => *s.domain_mut(id) = space.domain(id).clone(),
+            None => {}
         }
         s.fix(name, values)?;
     }

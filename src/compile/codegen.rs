@@ -87,6 +87,14 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
         include_str!("../../kernels/mainloop/gt_mainloop_lds.h"),
     ),
     (
+        "mainloop/gt_gemv.h",
+        include_str!("../../kernels/mainloop/gt_gemv.h"),
+    ),
+    (
+        "mainloop/gt_gemv_mma.h",
+        include_str!("../../kernels/mainloop/gt_gemv_mma.h"),
+    ),
+    (
         "mainloop/gt_wgmma.h",
         include_str!("../../kernels/mainloop/gt_wgmma.h"),
     ),
@@ -105,6 +113,10 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
     (
         "scheduler/gt_data_parallel.h",
         include_str!("../../kernels/scheduler/gt_data_parallel.h"),
+    ),
+    (
+        "scheduler/gt_gemv_rows.h",
+        include_str!("../../kernels/scheduler/gt_gemv_rows.h"),
     ),
     (
         "scheduler/gt_stream_k.h",
@@ -593,6 +605,10 @@ fn scheduler_defines(s: &PartSpec, b: &mut DefineBlock) {
     }
     if c.pk > 0 {
         b.def("GT_PERSISTENT", 1);
+    }
+    // The GEMV path's own schedule (rows by K splits); named only when set.
+    if c.gv > 0 {
+        b.def("GT_GEMV", 1);
     }
     b.def("GT_WGM", c.wgm);
 }

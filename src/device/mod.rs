@@ -13,6 +13,7 @@ pub mod hip;
 mod outcome;
 pub mod replay;
 pub mod sim;
+mod sim_gemv;
 pub mod worker;
 
 pub use crate::target::DeviceInfo;

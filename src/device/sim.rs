@@ -23,6 +23,8 @@
 //!    overheads (a second launch for the split-K epilogue, none for stream-K), each sample
 //!    multiplied by seeded log-normal noise (1.5%).
 //!
+//! GEMV kernels (Gemv = 1) have a model of their own, in `sim_gemv.rs`.
+//!
 //! The vendor baseline is modelled as a good fixed kernel: 80% of the compute peak or 85% of
 //! the bandwidth, whichever binds, plus one launch.
 //!
@@ -95,6 +97,9 @@ impl SimDevice {
 
 /// The modelled time of one launch in microseconds, without noise.
 pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
+    if c.gv == 1 {
+        return super::sim_gemv::gemv_time_us(c, p, hw);
+    }
     let tiles_m = (p.m as f64 / c.mt0 as f64).ceil();
     let tiles_n = (p.n as f64 / c.mt1 as f64).ceil();
     let tiles = tiles_m * tiles_n * p.batch as f64;

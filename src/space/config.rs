@@ -106,6 +106,15 @@ pub struct KernelConfig {
     /// `_PK1` at the end of the kernel name only when set.
     #[serde(default)]
     pub pk: u32,
+    /// Gemv: 1 = the GEMV path for N up to 8 (`kernels/mainloop/gt_gemv.h`): dot products of
+    /// A's rows with every column of B, A read once straight from global memory, K split over
+    /// GlobalSplitU workgroups. The tile, wave and vector parameters keep their meaning
+    /// (MacroTile0 rows per workgroup, MacroTile1 >= N columns, WavesM waves,
+    /// GlobalReadVectorWidth elements per load of A, PrefetchGlobalRead loads in flight per
+    /// row); the LDS, pipeline and store parameters have none and stay at fixed values. Named
+    /// `_GV1` at the end of the kernel name only when set.
+    #[serde(default)]
+    pub gv: u32,
 }
 
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -144,6 +153,24 @@ impl KernelConfig {
     /// The same config with fields that do not matter set to fixed values, so that two
     /// configs that generate the same kernel have the same name.
     pub fn canonical(mut self) -> Self {
+        if self.gv == 1 {
+            // The GEMV path has no LDS tiles, pipeline, staged stores or tile order: these
+            // take fixed values, so they never tell two GEMV kernels apart.
+            self = KernelConfig {
+                depth_u: 16,
+                plr: 0,
+                lpa: 0,
+                lpb: 0,
+                swizzle: 0,
+                wgm: 1,
+                svw: 1,
+                su: 0,
+                pw: 0,
+                sab: 0,
+                pk: 0,
+                ..self
+            };
+        }
         if self.gsu_algo == GsuAlgo::StreamK {
             // Stream-K ranges are contiguous by construction; there is no start to stagger.
             self.gsu = self.gsu.max(1);
@@ -186,6 +213,7 @@ impl KernelConfig {
         ) + if c.pw > 0 { "_PW1" } else { "" }
             + if c.sab > 0 { "_SAB1" } else { "" }
             + if c.pk > 0 { "_PK1" } else { "" }
+            + if c.gv > 0 { "_GV1" } else { "" }
     }
 
     /// Parses a canonical name back into the config. Every field must be present, once.
@@ -203,10 +231,10 @@ impl KernelConfig {
                 ))),
             }
         };
-        let mut fields: [Option<&str>; 16] = [None; 16];
-        const PREFIXES: [&str; 16] = [
+        let mut fields: [Option<&str>; 17] = [None; 17];
+        const PREFIXES: [&str; 17] = [
             "MT", "MI", "WG", "PGR", "PLR", "LPA", "LPB", "SW", "GSU", "WGM", "GRVW", "SVW", "SU",
-            "PW", "SAB", "PK",
+            "PW", "SAB", "PK", "GV",
         ];
         for part in name.trim().split('_') {
             // Longest prefix first so that `SVW` is not read as `SW`... and `SU` after `SVW`.
@@ -265,6 +293,7 @@ impl KernelConfig {
             pw: if fields[13].is_some() { num(13)? } else { 0 },
             sab: if fields[14].is_some() { num(14)? } else { 0 },
             pk: if fields[15].is_some() { num(15)? } else { 0 },
+            gv: if fields[16].is_some() { num(16)? } else { 0 },
         };
         if cfg.pw > 1 {
             return Err(bad(format!("`PW{}`: ProducerWarp is 0 or 1", cfg.pw)));
@@ -274,6 +303,9 @@ impl KernelConfig {
         }
         if cfg.pk > 1 {
             return Err(bad(format!("`PK{}`: PersistentKernel is 0 or 1", cfg.pk)));
+        }
+        if cfg.gv > 1 {
+            return Err(bad(format!("`GV{}`: Gemv is 0 or 1", cfg.gv)));
         }
         if cfg.gsu == 0 || cfg.wgm == 0 || cfg.wg.contains(&0) || cfg.mt0 == 0 || cfg.mt1 == 0 {
             return Err(bad("zero tile, wave, GSU or WGM".into()));
@@ -320,6 +352,7 @@ mod tests {
             pw: 0,
             sab: 0,
             pk: 0,
+            gv: 0,
         }
     }
 
@@ -354,6 +387,23 @@ mod tests {
         assert_eq!(zero, KernelConfig { sab: 0, ..c });
         assert!(KernelConfig::parse(&name.replace("_SAB1", "_SAB2")).is_err());
         assert!(KernelConfig::parse(&format!("{name}_SAB1")).is_err());
+    }
+
+    #[test]
+    fn gemv_is_named_only_when_set_and_last() {
+        let mut c = sample();
+        assert!(!c.name().contains("_GV"));
+        c.gv = 1;
+        let name = c.name();
+        assert!(name.ends_with("_SU0_GV1"), "{name}");
+        assert_eq!(KernelConfig::parse(&name).unwrap(), c.canonical());
+        assert!(KernelConfig::parse(&name.replace("_GV1", "_GV2")).is_err());
+        // The canonical GEMV name leaves out what a GEMV ignores (here LDS padding).
+        assert!(name.contains("_LPA0_LPB0_"), "{name}");
+        assert_eq!(
+            KernelConfig::parse(&format!("{}_PK1", name.trim_end_matches("_GV1"))).map(|c| c.pk),
+            Ok(1)
+        );
     }
 
     #[test]

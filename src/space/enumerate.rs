@@ -32,6 +32,8 @@ use ParamId::*;
 /// rules first, the split before its algorithm (which canonicalisation resets without a
 /// split), the free minor ones last.
 const ORDER: &[ParamId] = &[
+    // Whether a config is a GEMV decides which rules apply at all.
+    Gemv,
     MatrixInstruction,
     SwapAB,
     MacroTile0,
@@ -73,6 +75,18 @@ const PARALLEL_ROOTS: usize = 16;
 /// GlobalSplitUAlgorithm without GlobalSplitU.
 pub(super) fn reads(rule: &str) -> Option<&'static [ParamId]> {
     Some(match rule {
+        "gemv" => &[
+            Gemv,
+            MacroTile0,
+            MacroTile1,
+            MatrixInstruction,
+            WavesM,
+            WavesN,
+            GlobalReadVectorWidth,
+            PrefetchGlobalRead,
+            GlobalSplitU,
+            GlobalSplitUAlgorithm,
+        ],
         "dtype" => &[MatrixInstruction],
         "matrix-instruction" => &[MatrixInstruction],
         "threads" => &[WavesM, WavesN],

@@ -8,10 +8,12 @@
 mod config;
 pub mod constraints;
 mod enumerate;
+mod gemv;
 mod param;
 mod tuning_space;
 
 pub use config::{GsuAlgo, KernelConfig, NameError};
 pub use constraints::Violation;
+pub use gemv::GEMV_FIXED;
 pub use param::{pack_mi, unpack_mi, Domain, DomainKind, ParamId};
 pub use tuning_space::{Space, SpaceError};

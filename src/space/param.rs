@@ -32,10 +32,11 @@ pub enum ParamId {
     ProducerWarp,
     SwapAB,
     PersistentKernel,
+    Gemv,
 }
 
 impl ParamId {
-    pub const ALL: [ParamId; 20] = [
+    pub const ALL: [ParamId; 21] = [
         ParamId::MacroTile0,
         ParamId::MacroTile1,
         ParamId::DepthU,
@@ -56,6 +57,7 @@ impl ParamId {
         ParamId::ProducerWarp,
         ParamId::SwapAB,
         ParamId::PersistentKernel,
+        ParamId::Gemv,
     ];
 
     /// The name used in configs, prompts, TOML files and Tensile exports.
@@ -81,6 +83,7 @@ impl ParamId {
             ParamId::ProducerWarp => "ProducerWarp",
             ParamId::SwapAB => "SwapAB",
             ParamId::PersistentKernel => "PersistentKernel",
+            ParamId::Gemv => "Gemv",
         }
     }
 
@@ -114,6 +117,7 @@ impl ParamId {
             ParamId::ProducerWarp => "PW",
             ParamId::SwapAB => "SAB",
             ParamId::PersistentKernel => "PK",
+            ParamId::Gemv => "GV",
         }
     }
 
@@ -139,6 +143,7 @@ impl ParamId {
             ParamId::StaggerU => "offset in DepthU iterations between the K start of consecutive workgroups, spreading reads over memory channels (0 = off)",
             ParamId::ProducerWarp => "1 = warp specialisation on the Hopper wgmma path: one extra warp issues the tensor-map loads into every free pipeline stage while the warpgroups only multiply (no workgroup barrier in the main loop); 0 = the warpgroups take turns loading",
             ParamId::PersistentKernel => "1 = on the Hopper wgmma path with the producer warp, one workgroup per compute unit walks many output tiles: the next tile's operands load while the last tile is stored through the tensor memory accelerator, so no pipeline refill and no epilogue sit between tiles (compute-bound shapes; beta = 0, no split-K)",
+            ParamId::Gemv => "1 = the GEMV path for N up to 8 (decode): dot products of A's rows with every column of B, A read once straight from global memory in GlobalReadVectorWidth vectors with PrefetchGlobalRead of them in flight per row, MacroTile0 rows per workgroup over WavesM waves, MacroTile1 >= N columns (1, 2, 4 or 8), K split over GlobalSplitU workgroups (algorithm 0 or 1); MatrixInstruction 1x1x1, the LDS, pipeline and store parameters at fixed values",
             ParamId::SwapAB => "1 = on the Hopper wgmma path, compute the transposed tile (B^T A^T): the instruction's 64-row slices run along N (MacroTile1 per warpgroup a multiple of 64) and MacroTile0 may be any multiple of 16, so skinny problems get M tiles (48, 80, 224 ...) that fill every compute unit in one wave",
         }
     }
@@ -169,6 +174,7 @@ impl ParamId {
             ParamId::ProducerWarp => c.pw,
             ParamId::SwapAB => c.sab,
             ParamId::PersistentKernel => c.pk,
+            ParamId::Gemv => c.gv,
         }) as i64
     }
 
@@ -200,6 +206,7 @@ impl ParamId {
             ParamId::ProducerWarp => c.pw = u,
             ParamId::SwapAB => c.sab = u,
             ParamId::PersistentKernel => c.pk = u,
+            ParamId::Gemv => c.gv = u,
         }
     }
 

@@ -54,11 +54,17 @@ impl Space {
         let ea = problem.a_type.bytes() as i64;
         let ed = problem.d_type.bytes() as i64;
         let shapes = hw.mi_shapes(problem.a_type);
-        let mi_values: Vec<i64> = if shapes.is_empty() {
+        // N up to 8 also has the GEMV path (Gemv=1), which multiplies with FMAs (MI 1x1x1)
+        // whatever the type, on one to eight columns (MacroTile1 1, 2, 4, 8).
+        let gemv = problem.n <= constraints::GEMV_MAX_N;
+        let mut mi_values: Vec<i64> = if shapes.is_empty() {
             vec![pack_mi([1, 1, 1])]
         } else {
             shapes.iter().map(|s| pack_mi(*s)).collect()
         };
+        if gemv && !mi_values.contains(&pack_mi([1, 1, 1])) {
+            mi_values.push(pack_mi([1, 1, 1]));
+        }
         // Multiples of 16 up to 256 both ways: tiles that divide a skinny problem into one
         // wave of workgroups are rarely powers of two (M tiles come in steps of 16 with
         // SwapAB on the warpgroup path, N tiles are as fine on every path).
@@ -71,6 +77,11 @@ impl Space {
         let n_tile_values: Vec<i64> = if wgmma && problem.n > 256 {
             (1..=(constraints::MAX_WGMMA_TILE / 16) as i64)
                 .map(|i| i * 16)
+                .collect()
+        } else if gemv {
+            [1, 2, 4, 8]
+                .into_iter()
+                .chain(tile_values.clone())
                 .collect()
         } else {
             tile_values.clone()
@@ -125,6 +136,7 @@ impl Space {
                 },
                 0,
             ),
+            Domain::choice(ParamId::Gemv, if gemv { vec![0, 1] } else { vec![0] }, 0),
         ];
         let mut space = Space {
             domains,
@@ -433,6 +445,7 @@ impl Space {
             .chain(self.stream_k_start())
             .chain(self.wide_n_starts())
             .chain(self.persistent_start())
+            .chain(self.gemv_starts())
         {
             if !out.contains(&c) && Some(c) != self.default_config().ok() && self.is_valid(&c) {
                 out.push(c);
@@ -750,6 +763,7 @@ fn blank() -> KernelConfig {
         pw: 0,
         sab: 0,
         pk: 0,
+        gv: 0,
     }
 }
 

@@ -9,11 +9,13 @@
 //! depth), `lds_layout` (padding, swizzle, LDS bytes), `atom` (matrix instructions, wave
 //! tiles), `warpgroup` (the `wgmma` mainloop, producer warp, SwapAB), `loader` (global
 //! reads), `epilogue` (stores, output types), `scheduler` (split-K, stream-K) and
-//! `resources` (LDS and registers against the GPU). [`check`] applies them in the order of
+//! `resources` (LDS and registers against the GPU); `gemv` holds every rule of the GEMV path,
+//! which has no tiles in LDS, and replaces the others for its configs. [`check`] applies them in the order of
 //! [`RULE_ORDER`], the first broken rule wins.
 
 mod atom;
 mod epilogue;
+mod gemv;
 mod lds_layout;
 mod loader;
 mod resources;
@@ -28,6 +30,7 @@ use crate::problem::GemmProblem;
 use crate::space::config::KernelConfig;
 
 pub use atom::{is_wgmma, warpgroup_tile, wgmma_mi, WARPGROUP_WARPS, WGMMA_MI};
+pub use gemv::{gemv_lds_bytes, gemv_registers, GEMV_MAX_N, GEMV_MMA};
 pub use lds_layout::{lds_bytes, persistent_output_bytes, persistent_output_passes};
 pub use resources::registers_estimate;
 pub use scheduler::{MAX_STREAM_K_ACCUMULATORS, MAX_STREAM_K_PER_CU, MAX_STREAM_K_THREADS};
@@ -57,6 +60,7 @@ fn fail(rule: &'static str, message: String) -> Result<(), Violation> {
 pub const RULE_ORDER: &[&str] = &[
     "positive",
     "threads",
+    "gemv",
     "range",
     "lds-layout",
     "tile-granularity",
@@ -82,6 +86,11 @@ pub const RULE_ORDER: &[&str] = &[
 pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
     shape::positive(c)?;
     shape::threads(c, hw)?;
+    // The GEMV path is a mainloop and schedule of its own: its rules replace the tile ones.
+    gemv::gemv(c, p, hw)?;
+    if c.gv == 1 {
+        return epilogue::output_types(p);
+    }
     shape::range(c)?;
     lds_layout::padding_or_swizzle(c)?;
     shape::tile_granularity(c)?;

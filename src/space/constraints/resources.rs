@@ -24,6 +24,9 @@ pub(super) fn register_share(hw: &HwSpec, threads: u32) -> u32 {
 /// (doubled with PrefetchLocalRead), staging registers for global reads that do not go
 /// straight to LDS, and a fixed allowance for addresses and loop state.
 pub fn registers_estimate(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u32 {
+    if c.gv == 1 {
+        return super::gemv::gemv_registers(c, p, hw.wave_size);
+    }
     let threads = c.threads(hw.wave_size).max(1);
     let acc = c.mt0 * c.mt1 / threads;
     let [wt0, wt1] = c.wave_tile();

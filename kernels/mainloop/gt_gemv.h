@@ -1,0 +1,217 @@
+// mainloop/gt_gemv.h: the GEMV mainloop (Gemv = 1), for N of 1 to 8: decode projections and
+// small batches, where a matrix-core tile would be mostly padding and the time is all in
+// streaming A once. Each output is a dot product of a row of op(A) with a column of B; A is
+// read straight from global memory in GlobalReadVectorWidth-element vectors (no LDS round
+// trip), PrefetchGlobalRead vectors per row in flight, f32 accumulators. Two shapes, by A's
+// layout:
+//   K-contiguous A (transA = T): each wave owns R = MT0 / WG0 rows; its lanes take
+//     consecutive vectors along K and their partial sums are added across the wave at the
+//     end (butterfly shuffles), so every lane holds every total;
+//   M-contiguous A (transA = N): each lane owns R vectors of GRVW rows (MT0 = R * wave *
+//     GRVW); the waves of a workgroup take interleaved runs of PrefetchGlobalRead k's, and
+//     their partial sums are added through LDS at the end.
+// B (K x N, tiny next to A) is read through the caches: K-contiguous columns (transB = N) as
+// vectors, N-contiguous rows element by element. Columns MT1 > N read as zero.
+#pragma once
+
+// The V elements of a packed vector, as f32.
+template <class T, int V, class Vec> GT_DEVICE void gt_unpack(const Vec& v, float (&x)[V]) {
+    const T* e = reinterpret_cast<const T*>(&v);
+#pragma unroll
+    for (int i = 0; i < V; ++i) x[i] = gt_to_f32(e[i]);
+}
+
+template <class Cfg> struct GtGemv {
+    typedef typename Cfg::TA TA;
+    typedef typename Cfg::TB TB;
+    static constexpr int V = Cfg::GRVW, U = Cfg::STAGES, NC = Cfg::MT1;
+    static constexpr int WAVE = Cfg::WAVE, WAVES = Cfg::WG0;
+    static constexpr bool K_ROWS = Cfg::TRANS_A;
+    static constexpr int R = K_ROWS ? Cfg::MT0 / WAVES : Cfg::MT0 / (WAVE * V);
+    static constexpr int AB = V * int(sizeof(TA)), BB = V * int(sizeof(TB));
+    typedef typename GtVec<AB>::type VecA;
+    // (Only K-contiguous B columns are read as vectors, which the space keeps within 16 bytes.)
+    typedef typename GtVec<(BB < 16 ? BB : 16)>::type VecB;
+    // Sums per thread: rows x columns (x the GRVW rows of a vector when A is M-contiguous).
+    static constexpr int ACC = K_ROWS ? R * NC : R * V * NC;
+    // K elements one split's range is a multiple of: whole wave-wide vector runs, or runs of
+    // PrefetchGlobalRead k's.
+    static constexpr int K_GRAIN = K_ROWS ? WAVE * V : U;
+    // LDS floats: every wave's partial sums when the waves split K.
+    static constexpr int LDS_FLOATS = (K_ROWS || WAVES == 1) ? 0 : WAVES * Cfg::MT0 * NC;
+    static_assert(Cfg::WG1 == 1 && !Cfg::USE_MMA && !Cfg::WGMMA, "the GEMV path has one column of waves and no matrix atom");
+    static_assert(NC >= 1 && NC <= 8 && (NC & (NC - 1)) == 0, "GEMV columns MT1 are 1, 2, 4 or 8");
+    static_assert(AB <= 16 && (AB & (AB - 1)) == 0, "A vectors are a power of two up to 16 bytes");
+    static_assert(R >= 1 && (K_ROWS ? Cfg::MT0 % WAVES == 0 : Cfg::MT0 % (WAVE * V) == 0),
+                  "rows must split evenly: MT0 = WG0 * rows per wave (K-contiguous A) or a multiple of wave * GRVW");
+    static_assert(U >= 1 && U <= 4, "PrefetchGlobalRead (vectors in flight per row) is 1..4");
+
+    // B(k, n) as f32; 0 past N.
+    GT_DEVICE static float b_at(const TB* b, const GtGemmArgs& args, gt_i64 k, int n) {
+        if (n >= args.n) return 0.0f;
+        return gt_to_f32(Cfg::TRANS_B ? b[k * args.ldb + n] : b[k + n * args.ldb]);
+    }
+
+    // Adds this thread's share of rows [m0, m0 + MT0) x K range [k0, k1) of batch `batch`.
+    GT_DEVICE static void accumulate(const GtGemmArgs& args, gt_i64 m0, int batch, gt_i64 k0, gt_i64 k1, int tid,
+                                     float (&acc)[ACC]) {
+        const TA* const a = reinterpret_cast<const TA*>(args.a) + batch * args.stride_a;
+        const TB* const b = reinterpret_cast<const TB*>(args.b) + batch * args.stride_b;
+        if constexpr (K_ROWS)
+            rows_along_k(args, a, b, m0 + (tid / WAVE) * R, k0, k1, tid % WAVE, acc);
+        else
+            rows_along_m(args, a, b, m0, k0, k1, tid / WAVE, tid % WAVE, acc);
+    }
+
+    // K-contiguous A: rows [m0, m0 + R) of this wave, lanes along K.
+    GT_DEVICE static void rows_along_k(const GtGemmArgs& args, const TA* a, const TB* b, gt_i64 m0, gt_i64 k0,
+                                       gt_i64 k1, int lane, float (&acc)[ACC]) {
+        const TA* row[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            // Rows past M read the last row (in bounds); their sums are never stored.
+            const gt_i64 m = m0 + r < args.m ? m0 + r : args.m - 1;
+            row[r] = a + m * args.lda;
+        }
+        constexpr int STEP = WAVE * V;
+        gt_i64 k = k0 + lane * V;
+        for (; k + (U - 1) * STEP + V <= k1; k += U * STEP) {
+            VecA av[U][R];
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+#pragma unroll
+                for (int r = 0; r < R; ++r) av[u][r] = gt_load_once<AB>(row[r] + k + u * STEP);
+#pragma unroll
+            for (int u = 0; u < U; ++u) fma_k_vector(args, b, k + u * STEP, av[u], acc);
+        }
+        for (; k + V <= k1; k += STEP) {
+            VecA av[1][R];
+#pragma unroll
+            for (int r = 0; r < R; ++r) av[0][r] = gt_load_once<AB>(row[r] + k);
+            fma_k_vector(args, b, k, av[0], acc);
+        }
+        // Fewer than V elements left: one per lane.
+        for (gt_i64 kk = k0 + (k1 - k0) / V * V + lane; kk < k1; kk += WAVE) {
+            float bx[NC];
+#pragma unroll
+            for (int n = 0; n < NC; ++n) bx[n] = b_at(b, args, kk, n);
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const float x = gt_to_f32(row[r][kk]);
+#pragma unroll
+                for (int n = 0; n < NC; ++n) acc[r * NC + n] = fmaf(x, bx[n], acc[r * NC + n]);
+            }
+        }
+        // Every lane ends with the wave's totals.
+#pragma unroll
+        for (int i = 0; i < ACC; ++i)
+#pragma unroll
+            for (int s = WAVE / 2; s > 0; s >>= 1) acc[i] += gt_shfl_xor(acc[i], s);
+    }
+
+    // The V k's from k on, of R rows (one vector each) against every column of B.
+    GT_DEVICE static void fma_k_vector(const GtGemmArgs& args, const TB* b, gt_i64 k, const VecA (&av)[R],
+                                       float (&acc)[ACC]) {
+#pragma unroll
+        for (int n = 0; n < NC; ++n) {
+            float bx[V];
+            if constexpr (!Cfg::TRANS_B) {
+                if (n < args.n) {
+                    gt_unpack<TB>(*reinterpret_cast<const VecB*>(b + k + n * args.ldb), bx);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < V; ++e) bx[e] = 0.0f;
+                }
+            } else {
+#pragma unroll
+                for (int e = 0; e < V; ++e) bx[e] = b_at(b, args, k + e, n);
+            }
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                float ax[V];
+                gt_unpack<TA>(av[r], ax);
+#pragma unroll
+                for (int e = 0; e < V; ++e) acc[r * NC + n] = fmaf(ax[e], bx[e], acc[r * NC + n]);
+            }
+        }
+    }
+
+    // M-contiguous A: this lane's R vectors of rows, k's [k0, k1) in runs of U taken by the
+    // waves in turn.
+    GT_DEVICE static void rows_along_m(const GtGemmArgs& args, const TA* a, const TB* b, gt_i64 m0, gt_i64 k0,
+                                       gt_i64 k1, int wave, int lane, float (&acc)[ACC]) {
+        for (gt_i64 kb = k0 + wave * U; kb < k1; kb += WAVES * U) {
+            VecA av[U][R];
+            float bx[U][NC];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const gt_i64 k = kb + u;
+                const bool in_k = k < k1;
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    const gt_i64 m = m0 + (r * WAVE + lane) * V;
+                    const TA* src = a + (in_k ? k : k0) * args.lda + m;
+                    if (in_k && m + V <= args.m) {
+                        av[u][r] = gt_load_once<AB>(src);
+                    } else {
+                        // The matrix's edge: element by element, zeros outside.
+                        av[u][r] = gt_vec_zero<AB>();
+                        TA* e = reinterpret_cast<TA*>(&av[u][r]);
+#pragma unroll
+                        for (int i = 0; i < V; ++i)
+                            if (in_k && m + i < args.m) e[i] = src[i];
+                    }
+                }
+#pragma unroll
+                for (int n = 0; n < NC; ++n) bx[u][n] = in_k ? b_at(b, args, k, n) : 0.0f;
+            }
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    float ax[V];
+                    gt_unpack<TA>(av[u][r], ax);
+#pragma unroll
+                    for (int e = 0; e < V; ++e)
+#pragma unroll
+                        for (int n = 0; n < NC; ++n)
+                            acc[(r * V + e) * NC + n] = fmaf(ax[e], bx[u][n], acc[(r * V + e) * NC + n]);
+                }
+        }
+    }
+
+    // Calls put(m, n, x) for the totals this thread stores (m relative to the workgroup's first
+    // row), after adding the waves' partial sums where they split K. Every thread calls it.
+    template <class Put> GT_DEVICE static void for_each_total(float* lds, int tid, float (&acc)[ACC], Put put) {
+        const int lane = tid % WAVE;
+        if constexpr (K_ROWS) {
+            // Each lane stores every WAVE-th total of its wave.
+            const int r0 = (tid / WAVE) * R;
+#pragma unroll
+            for (int i = 0; i < ACC; ++i)
+                if (i % WAVE == lane) put(r0 + i / NC, i % NC, acc[i]);
+        } else if constexpr (WAVES == 1) {
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+#pragma unroll
+                for (int e = 0; e < V; ++e)
+#pragma unroll
+                    for (int n = 0; n < NC; ++n) put((r * WAVE + lane) * V + e, n, acc[(r * V + e) * NC + n]);
+        } else {
+            // Wave w's sum i of lane l at [w][i][l]: conflict-free stores, and the reads of
+            // the sum below walk consecutive words.
+            const int wave = tid / WAVE;
+#pragma unroll
+            for (int i = 0; i < ACC; ++i) lds[(wave * ACC + i) * WAVE + lane] = acc[i];
+            gt_barrier();
+            for (int j = tid; j < ACC * WAVE; j += WAVES * WAVE) {
+                float s = 0.0f;
+#pragma unroll
+                for (int w = 0; w < WAVES; ++w) s += lds[w * ACC * WAVE + j];
+                const int i = j / WAVE, l = j % WAVE;
+                const int r = i / (V * NC), e = (i / NC) % V, n = i % NC;
+                put((r * WAVE + l) * V + e, n, s);
+            }
+        }
+    }
+};

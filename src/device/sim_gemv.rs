@@ -1,0 +1,83 @@
+//! The sim backend's model of a GEMV kernel (Gemv = 1): a stream of A with the few columns of
+//! B beside it, so its time is the bytes it moves over the bandwidth it reaches, and that
+//! bandwidth is set by the bytes in flight.
+//!
+//! 1. **Workgroups** = row blocks (M / MacroTile0) x GSU x batch; resident ones per compute
+//!    unit from threads, registers and LDS, as for the tile kernels.
+//! 2. **Bytes in flight** = resident threads x rows per thread x PrefetchGlobalRead x vector
+//!    bytes; a GPU needs about 32 KiB per compute unit in flight to stream at full rate, and
+//!    reaches `(in flight / needed)^0.5` of it below that. Narrow vectors cost
+//!    `(vector bytes / 16)^0.25`.
+//! 3. **Memory time** = (A + B + D (+ C) + the split partials written and read) / (bandwidth x
+//!    those efficiencies x 0.92).
+//! 4. **Compute time** = FMAs of every padded column (MacroTile1 >= N) at half the f32 rate
+//!    (each FMA also converts its operands), or on the matrix cores (MI 16x8x16) at a
+//!    quarter of their rate.
+//! 5. **Total** = max + 15% of min + 2.5 us per launch (two with a reduction kernel).
+
+use crate::hw::HwSpec;
+use crate::problem::{DataType, GemmProblem};
+use crate::space::{constraints, GsuAlgo, KernelConfig};
+
+/// Bytes in flight per compute unit that stream at the full modelled bandwidth.
+const FLIGHT_PER_CU: f64 = 32.0 * 1024.0;
+
+/// The modelled time of one GEMV launch in microseconds, without noise.
+pub fn gemv_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
+    let wave = hw.wave_size;
+    let threads = c.threads(wave).max(1) as f64;
+    let blocks = (p.m as f64 / c.mt0 as f64).ceil() * c.gsu as f64 * p.batch.max(1) as f64;
+    let regs = constraints::registers_estimate(c, p, hw) as f64;
+    let lds = constraints::lds_bytes(c, p) as f64;
+    let by_threads = ((hw.max_waves_per_cu * hw.wave_size) as f64 / threads).floor();
+    let by_regs = (hw.registers_per_cu as f64 / (regs * threads)).floor();
+    let by_lds = if lds > 0.0 {
+        (hw.lds_bytes_per_cu as f64 / lds).floor()
+    } else {
+        f64::INFINITY
+    };
+    let per_cu = by_threads.min(by_regs).min(by_lds).clamp(1.0, 32.0);
+    let cus = hw.compute_units as f64;
+    let resident = blocks.min(per_cu * cus);
+    let ea = p.a_type.bytes() as f64;
+    let vector = c.grvw as f64 * ea;
+    let mma = c.mi == constraints::GEMV_MMA;
+    let rows_per_thread = if mma {
+        // Two rows of a 16-row group per lane, each group of the workgroup, every step.
+        2.0 * c.mt0 as f64 / 16.0
+    } else if p.trans_a.is_t() {
+        c.mt0 as f64 / c.wg[0].max(1) as f64
+    } else {
+        c.mt0 as f64 / (wave as f64 * c.grvw.max(1) as f64)
+    };
+    let in_flight = resident * threads * rows_per_thread * c.pgr as f64 * vector;
+    let flight_eff = (in_flight / (cus * FLIGHT_PER_CU)).min(1.0).sqrt();
+    let vec_eff = (vector / 16.0).min(1.0).powf(0.25);
+    let cu_fill = (blocks / cus).min(1.0);
+
+    let batch = p.batch.max(1) as f64;
+    let mn = (p.m * p.n) as f64 * batch;
+    let mut bytes = (p.m * p.k) as f64 * ea * batch
+        + (p.k * p.n) as f64 * p.b_type.bytes() as f64 * batch
+        + mn * p.d_type.bytes() as f64;
+    if p.beta != 0.0 {
+        bytes += mn * p.c_type.bytes() as f64;
+    }
+    if c.gsu > 1 {
+        bytes +=
+            mn * 4.0 * 2.0 * (c.gsu as f64 + f64::from(u8::from(c.gsu_algo == GsuAlgo::Atomic)));
+    }
+    let memory_us = bytes
+        / (hw.memory_bandwidth_gbps * 1e9 * 0.92 * flight_eff * vec_eff * cu_fill.sqrt())
+        * 1e6;
+    let fmas = (p.m * p.k) as f64 * c.mt1 as f64 * batch;
+    // The matrix cores run 8 padded columns at a fraction of their rate.
+    let rate = if mma {
+        hw.peak_tflops_for(p.a_type) * 0.25
+    } else {
+        hw.peak_tflops_for(DataType::F32) * 0.5
+    };
+    let compute_us = 2.0 * fmas / (rate * 1e12 * cu_fill.max(0.02)) * 1e6;
+    let launches = if c.gsu > 1 { 2.0 } else { 1.0 };
+    memory_us.max(compute_us) + 0.15 * memory_us.min(compute_us) + 2.5 * launches
+}

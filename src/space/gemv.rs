@@ -1,0 +1,245 @@
+//! The GEMV path (Gemv = 1, N up to 8) in the space: the parameters it ignores and the values
+//! they take ([`GEMV_FIXED`], what [`KernelConfig::canonical`] sets), the space a sweep of
+//! GEMV kernels walks, and where the search starts: a few configs of the shapes
+//! `kernels/mainloop/gt_gemv.h` runs best, measured in the first batch beside the tile
+//! kernels' starts.
+//!
+//! Where A and B are 16-bit and K-contiguous on NVIDIA, first the matrix-core GEMV (MI
+//! 16x8x16): workgroups of one or two 16-row groups whose waves share K. With FMAs:
+//! K-contiguous A (transA = T, a decode projection): 16-row workgroups, two rows per wave
+//! with four vectors of each in flight, and four rows per wave (each column of B read from
+//! L1 once per four rows of A, for N near 8), each split along K until the row blocks give
+//! every compute unit one, keeping at least 2048 of K per split. M-contiguous A: one 16-byte
+//! vector of rows per lane, eight waves taking turns along K, split along K until there are
+//! two row blocks per compute unit (a few hundred rows make a block, so K is split finely,
+//! at least 128 per split; the partial sums are N columns of M, small next to A).
+
+use super::constraints::{GEMV_MAX_N, GEMV_MMA};
+use super::param::pack_mi;
+use super::{GsuAlgo, KernelConfig, ParamId, Space};
+
+/// The parameters a GEMV kernel has no use for, at the values its canonical name gives them
+/// (kept equal to `KernelConfig::canonical`, which a test checks).
+pub const GEMV_FIXED: [(ParamId, i64); 11] = [
+    (ParamId::DepthU, 16),
+    (ParamId::PrefetchLocalRead, 0),
+    (ParamId::LdsPadA, 0),
+    (ParamId::LdsPadB, 0),
+    (ParamId::LdsSwizzle, 0),
+    (ParamId::WorkGroupMapping, 1),
+    (ParamId::StoreVectorWidth, 1),
+    (ParamId::StaggerU, 0),
+    (ParamId::ProducerWarp, 0),
+    (ParamId::SwapAB, 0),
+    (ParamId::PersistentKernel, 0),
+];
+
+/// K elements each split keeps at least, with K-contiguous and with M-contiguous A.
+const MIN_SPLIT_K_ROWS: i64 = 2048;
+const MIN_SPLIT_M_ROWS: i64 = 128;
+
+impl Space {
+    /// This space narrowed to GEMV kernels (`None` where it has none): Gemv = 1, no matrix
+    /// instruction, one column of waves, 1 to 8 columns, split-K by reduction or atomics, and
+    /// the parameters a GEMV ignores at their fixed values. What a sweep of GEMV kernels walks.
+    pub fn gemv_only(&self) -> Option<Space> {
+        if !self.domain(ParamId::Gemv).contains(1) {
+            return None;
+        }
+        let mut s = self.clone();
+        let narrow: [(ParamId, &[i64]); 6] = [
+            (ParamId::Gemv, &[1]),
+            (
+                ParamId::MatrixInstruction,
+                &[pack_mi([1, 1, 1]), pack_mi(GEMV_MMA)],
+            ),
+            (ParamId::WavesN, &[1]),
+            (ParamId::MacroTile1, &[1, 2, 4, 8]),
+            (ParamId::GlobalSplitUAlgorithm, &[0, 1]),
+            (ParamId::PrefetchGlobalRead, &[1, 2, 3, 4]),
+        ];
+        for (id, values) in narrow {
+            s.domain_mut(id).restrict(values);
+        }
+        for (id, v) in GEMV_FIXED {
+            s.domain_mut(id).restrict(&[v]);
+        }
+        Some(s)
+    }
+
+    /// This space without GEMV kernels: Gemv = 0, and the values only a GEMV takes (fewer
+    /// than 16 columns, FMA on a type with matrix instructions) left out.
+    pub fn tiles_only(&self) -> Space {
+        let mut s = self.clone();
+        s.domain_mut(ParamId::Gemv).restrict(&[0]);
+        let wide: Vec<i64> = (s.domain(ParamId::MacroTile1).values.iter().copied())
+            .filter(|&v| v >= 16)
+            .collect();
+        s.domain_mut(ParamId::MacroTile1).restrict(&wide);
+        if !self.hw.mi_shapes(self.problem.a_type).is_empty() {
+            let mi: Vec<i64> = (s.domain(ParamId::MatrixInstruction).values.iter().copied())
+                .filter(|&v| v != pack_mi([1, 1, 1]))
+                .collect();
+            s.domain_mut(ParamId::MatrixInstruction).restrict(&mi);
+        }
+        s
+    }
+
+    /// The GEMV starts valid in this space (none where N > 8 or the space has no Gemv = 1).
+    pub fn gemv_starts(&self) -> Vec<KernelConfig> {
+        let p = &self.problem;
+        if p.n > GEMV_MAX_N || !self.domain(ParamId::Gemv).contains(1) {
+            return Vec::new();
+        }
+        let wave = self.hw.wave_size as i64;
+        let widest = if p.trans_a.is_t() && !p.trans_b.is_t() {
+            p.a_type.bytes().max(p.b_type.bytes())
+        } else {
+            p.a_type.bytes()
+        } as i64;
+        // The widest vector the leading dimensions (and batch strides) keep aligned.
+        let b_vectors = p.trans_a.is_t() && !p.trans_b.is_t();
+        let mut grvw = 16 / widest;
+        let aligned = |v: i64| {
+            let batched = p.batch > 1;
+            p.lda % v == 0
+                && (!batched || p.stride_a % v == 0)
+                && (!b_vectors || (p.ldb % v == 0 && (!batched || p.stride_b % v == 0)))
+        };
+        while grvw > 1 && !aligned(grvw) {
+            grvw /= 2;
+        }
+        let shapes: Vec<(i64, i64, i64)> = if p.trans_a.is_t() {
+            // (MacroTile0, WavesM, PrefetchGlobalRead)
+            vec![(16, 8, 4), (16, 4, 2)]
+        } else {
+            let mut v = grvw;
+            while wave * v > 256 {
+                v /= 2;
+            }
+            vec![(wave * v, 8, 4)]
+        };
+        let mut out = Vec::new();
+        // The matrix-core GEMV (16-bit TN on NVIDIA): one and two groups of 16 rows, the
+        // waves of a workgroup taking turns along K.
+        for (mt0, waves) in [(16, 8), (32, 4)] {
+            let c = KernelConfig {
+                mt0,
+                mt1: 8,
+                mi: GEMV_MMA,
+                wg: [waves, 1],
+                pgr: 4,
+                grvw: 8,
+                gsu: self.gemv_split((p.m + mt0 as i64 - 1) / mt0 as i64 * p.batch.max(1)) as u32,
+                gsu_algo: GsuAlgo::Reduce,
+                gv: 1,
+                ..self.raw_default()
+            };
+            let found = [c.gsu, 1]
+                .map(|gsu| KernelConfig { gsu, ..c }.canonical())
+                .into_iter()
+                .find(|c| self.is_valid(c));
+            if let Some(c) = found.filter(|c| !out.contains(c)) {
+                out.push(c);
+            }
+        }
+        for (mt0, waves, pgr) in shapes {
+            let vector = if p.trans_a.is_t() { grvw } else { mt0 / wave };
+            let blocks = (p.m + mt0 - 1) / mt0 * p.batch.max(1);
+            let base = KernelConfig {
+                mt0: mt0 as u32,
+                mt1: (p.n.max(1) as u32).next_power_of_two(),
+                mi: [1, 1, 1],
+                wg: [waves as u32, 1],
+                pgr: pgr as u32,
+                grvw: vector as u32,
+                gsu: self.gemv_split(blocks) as u32,
+                gsu_algo: GsuAlgo::Reduce,
+                gv: 1,
+                ..self.raw_default()
+            };
+            // Fewer loads in flight where the registers do not hold that many (B read
+            // element by element takes one register per element), then no split.
+            let found = (1..=pgr as u32)
+                .rev()
+                .flat_map(|pgr| [base.gsu, 1].map(|gsu| KernelConfig { pgr, gsu, ..base }))
+                .map(KernelConfig::canonical)
+                .find(|c| self.is_valid(c));
+            if let Some(c) = found.filter(|c| !out.contains(c)) {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    /// The smallest split in the domain that gives every compute unit one row block
+    /// (K-contiguous A) or two (M-contiguous A), keeping the least K per split above; 1
+    /// when none is needed or allowed.
+    fn gemv_split(&self, blocks: i64) -> i64 {
+        let (per_cu, min_k) = if self.problem.trans_a.is_t() {
+            (1, MIN_SPLIT_K_ROWS)
+        } else {
+            (2, MIN_SPLIT_M_ROWS)
+        };
+        let want = per_cu * self.hw.compute_units as i64;
+        if blocks >= want {
+            return 1;
+        }
+        let most = (self.problem.k / min_k).max(1);
+        self.domain(ParamId::GlobalSplitU)
+            .values
+            .iter()
+            .copied()
+            .filter(|&s| s <= most)
+            .find(|&s| blocks * s >= want)
+            .unwrap_or_else(|| {
+                self.domain(ParamId::GlobalSplitU)
+                    .values
+                    .iter()
+                    .copied()
+                    .filter(|&s| s <= most)
+                    .max()
+                    .unwrap_or(1)
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hw::HwSpec;
+    use crate::problem::GemmProblem;
+
+    #[test]
+    fn canonical_gemv_configs_hold_the_fixed_values() {
+        let space = Space::for_problem(
+            &GemmProblem::new(4096, 2, 4096),
+            &HwSpec::by_name("H200").unwrap(),
+        );
+        let start = space.gemv_starts()[0];
+        let noisy = KernelConfig {
+            depth_u: 128,
+            plr: 1,
+            lpa: 8,
+            lpb: 4,
+            swizzle: 1,
+            wgm: 16,
+            svw: 8,
+            su: 4,
+            pw: 1,
+            sab: 1,
+            pk: 1,
+            ..start
+        };
+        for (id, v) in GEMV_FIXED {
+            assert_eq!(id.get(&noisy.canonical()), v, "{}", id.name());
+        }
+        let only = space.gemv_only().unwrap();
+        assert!(only.is_valid(&start));
+        let configs = only.enumerate(u128::MAX).unwrap();
+        assert!(configs.iter().all(|c| c.gv == 1) && configs.contains(&start));
+        let tiles = space.tiles_only();
+        assert!(!tiles.domain(ParamId::MacroTile1).contains(8));
+        assert!(tiles.default_config().is_ok_and(|c| c.gv == 0));
+    }
+}

@@ -1,0 +1,352 @@
+//! The GEMV path (Gemv = 1, N up to 8): which configs the space holds, where the search
+//! starts, how a GEMV kernel is launched, and that its kernels compile without spills for
+//! sm_90a (nvcc) and gfx90a (hipcc) in every layout and input type, with and without split-K,
+//! batches and beta. Without a compiler the compile checks print a notice and pass, unless
+//! GEMMTUNE_REQUIRE_TOOLCHAIN is set (CI).
+
+mod common;
+
+use common::kernels::problem;
+use gemmtune::compile::amd::HipCompiler;
+use gemmtune::compile::codegen;
+use gemmtune::compile::nvidia::NvccCompiler;
+use gemmtune::compile::{pool, CompileError, Compiler, Target};
+use gemmtune::hw::{HwSpec, Vendor};
+use gemmtune::problem::{DataType, GemmProblem};
+use gemmtune::space::{constraints, GsuAlgo, KernelConfig, ParamId, Space};
+
+const TN_START: &str =
+    "MT16x4x16_MI1x1x1_WG8x1_PGR4_PLR0_LPA0_LPB0_SW0_GSU1_WGM1_GRVW8_SVW1_SU0_GV1";
+
+fn cfg(name: &str) -> KernelConfig {
+    KernelConfig::parse(name).unwrap()
+}
+
+fn rule(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> &'static str {
+    constraints::check(c, p, hw)
+        .map(|_| "ok")
+        .unwrap_or_else(|v| v.rule)
+}
+
+/// Problems of every layout and input type the GEMV path takes, at edge sizes.
+fn problems() -> Vec<GemmProblem> {
+    use DataType::*;
+    vec![
+        problem(4096, 1, 4096, "TN", Bf16, Bf16, 0.0, 1),
+        problem(1000, 3, 777, "TN", Bf16, Bf16, 0.5, 2),
+        problem(4096, 8, 4096, "TT", F16, F16, 0.0, 1),
+        problem(4096, 4, 4096, "NN", Bf16, Bf16, 0.0, 1),
+        problem(333, 5, 1000, "NT", F16, F32, 1.0, 3),
+        problem(2048, 2, 2048, "TN", F32, F32, 0.0, 1),
+        problem(2048, 7, 1024, "NN", F32, F32, 0.25, 1),
+        problem(4096, 8, 4096, "TN", F8, Bf16, 0.0, 1),
+        problem(4096, 1, 4096, "NN", F8, Bf16, 0.0, 1),
+    ]
+}
+
+#[test]
+fn gemv_configs_are_valid_for_n_up_to_8_only() {
+    let hw = HwSpec::by_name("H100-SXM").unwrap();
+    let c = cfg(TN_START);
+    for n in 1..=4 {
+        let p = GemmProblem::new(4096, n, 4096);
+        assert_eq!(rule(&c, &p, &hw), "ok", "N={n}");
+    }
+    // N past the columns it covers, and past the path's reach.
+    assert_eq!(rule(&c, &GemmProblem::new(4096, 5, 4096), &hw), "gemv");
+    let wide = KernelConfig { mt1: 16, ..c };
+    assert_eq!(rule(&wide, &GemmProblem::new(4096, 16, 4096), &hw), "gemv");
+    // No matrix atom, one column of waves, split-K by a reduction or atomics only.
+    let p = GemmProblem::new(4096, 4, 4096);
+    for bad in [
+        KernelConfig {
+            mi: [16, 8, 16],
+            ..c
+        },
+        KernelConfig { wg: [4, 2], ..c },
+        KernelConfig {
+            gsu: 2,
+            gsu_algo: GsuAlgo::StreamK,
+            ..c
+        },
+        KernelConfig {
+            gsu: 2,
+            gsu_algo: GsuAlgo::SingleKernel,
+            ..c
+        },
+        KernelConfig { mt0: 256, ..c },
+        KernelConfig { pgr: 5, ..c },
+    ] {
+        assert_eq!(rule(&bad, &p, &hw), "gemv", "{}", bad.name());
+    }
+    for ok in [
+        KernelConfig {
+            gsu: 4,
+            gsu_algo: GsuAlgo::Atomic,
+            ..c
+        },
+        KernelConfig {
+            gsu: 4,
+            gsu_algo: GsuAlgo::Reduce,
+            ..c
+        },
+    ] {
+        assert_eq!(rule(&ok, &p, &hw), "ok", "{}", ok.name());
+    }
+    // Vector loads need aligned leading dimensions; narrower vectors take what is left.
+    let mut odd = GemmProblem::new(4096, 1, 4095);
+    odd.lda = 4095;
+    odd.ldb = 4095;
+    assert_eq!(rule(&c, &odd, &hw), "gemv");
+    assert_eq!(rule(&KernelConfig { grvw: 1, ..c }, &odd, &hw), "ok");
+    // A tile kernel never takes the GEMV's small column counts.
+    let tile = KernelConfig { gv: 0, ..c };
+    assert_ne!(rule(&tile, &p, &hw), "ok");
+}
+
+#[test]
+fn the_parameters_a_gemv_ignores_never_make_two_kernels() {
+    let c = cfg(TN_START);
+    let noisy = KernelConfig {
+        depth_u: 64,
+        lpa: 8,
+        swizzle: 1,
+        wgm: 8,
+        svw: 4,
+        su: 2,
+        plr: 1,
+        ..c
+    };
+    assert_eq!(noisy.canonical(), c);
+    assert_eq!(noisy.name(), TN_START);
+}
+
+#[test]
+fn gemv_starts_are_measured_first_for_tiny_n_in_every_layout_and_type() {
+    for hw in ["H100-SXM", "MI300X"].map(|n| HwSpec::by_name(n).unwrap()) {
+        for p in problems() {
+            let space = Space::for_problem(&p, &hw);
+            let starts = space.gemv_starts();
+            assert!(
+                !starts.is_empty(),
+                "{} on {}: no GEMV start",
+                p.label(),
+                hw.name
+            );
+            for s in &starts {
+                assert_eq!(s.gv, 1);
+                space
+                    .check(s)
+                    .unwrap_or_else(|v| panic!("{} {}: {v}", p.label(), s.name()));
+                assert!(space.extra_starts().contains(s), "{}", s.name());
+                assert_eq!(KernelConfig::parse(&s.name()).unwrap(), *s);
+            }
+        }
+        let wide = GemmProblem::new(4096, 9, 4096);
+        assert!(Space::for_problem(&wide, &hw).gemv_starts().is_empty());
+    }
+}
+
+#[test]
+fn a_sweep_space_of_gemv_kernels_enumerates_valid_distinct_configs() {
+    let hw = HwSpec::by_name("H200").unwrap();
+    for p in [problems()[0].clone(), problems()[3].clone()] {
+        let mut space = Space::for_problem(&p, &hw);
+        // What a GEMV sweep varies: rows, waves, loads in flight, vectors, splits.
+        for (name, values) in [
+            ("Gemv", "1"),
+            ("MatrixInstruction", "1x1x1"),
+            ("MacroTile1", "4"),
+            ("WavesN", "1"),
+            ("GlobalSplitU", "1,2"),
+            ("DepthU", "16"),
+            ("LdsPadA", "0"),
+            ("LdsPadB", "0"),
+            ("LdsSwizzle", "0"),
+            ("PrefetchLocalRead", "0"),
+            ("WorkGroupMapping", "1"),
+            ("StoreVectorWidth", "1"),
+            ("StaggerU", "0"),
+            ("ProducerWarp", "0"),
+            ("SwapAB", "0"),
+            ("PersistentKernel", "0"),
+        ] {
+            space.fix(name, values).unwrap();
+        }
+        let all = space.enumerate(10_000_000).unwrap();
+        assert!(all.len() >= 4, "{}: {} configs", p.label(), all.len());
+        let mut names: Vec<String> = all.iter().map(|c| c.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), all.len(), "duplicates after canonicalisation");
+        for c in &all {
+            assert_eq!(c.gv, 1);
+            space.check(c).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_gemv_launch_covers_row_blocks_by_splits_by_batches() {
+    let target = Target::arch(Vendor::Nvidia, "sm_90a");
+    let p = problem(1000, 3, 777, "TN", DataType::Bf16, DataType::Bf16, 0.5, 2);
+    let c = KernelConfig {
+        gsu: 3,
+        gsu_algo: GsuAlgo::Reduce,
+        ..cfg(TN_START)
+    };
+    let plan = codegen::launch_plan(&c, &p, &target);
+    assert_eq!(plan.grid, [63, 3, 2]);
+    assert_eq!(plan.block, [256, 1, 1]);
+    assert_eq!(plan.shared_bytes, 0, "K-contiguous A needs no LDS");
+    assert!(plan.tma.is_none());
+    assert_eq!(plan.workspace_bytes, 1000 * 3 * 2 * 4 * 3);
+    assert!(
+        plan.epilogue.is_some(),
+        "split partials are summed by the reduction kernel"
+    );
+    let src = codegen::generate(&c, &p, &target);
+    assert!(src.defines.contains("#define GT_GEMV 1"));
+    let tile = Space::for_problem(
+        &GemmProblem::new(4096, 128, 4096),
+        &HwSpec::by_name("H200").unwrap(),
+    )
+    .default_config()
+    .unwrap();
+    assert!(
+        !codegen::generate(&tile, &GemmProblem::new(4096, 128, 4096), &target)
+            .defines
+            .contains("GT_GEMV")
+    );
+    // M-contiguous A: the waves' partial sums meet in LDS.
+    let nn = problem(4096, 4, 4096, "NN", DataType::Bf16, DataType::Bf16, 0.0, 1);
+    let c = cfg("MT256x4x16_MI1x1x1_WG4x1_PGR4_PLR0_LPA0_LPB0_SW0_GSU1_WGM1_GRVW8_SVW1_SU0_GV1");
+    assert_eq!(
+        constraints::check(&c, &nn, &HwSpec::by_name("H200").unwrap()),
+        Ok(())
+    );
+    let plan = codegen::launch_plan(&c, &nn, &target);
+    assert_eq!(plan.grid, [16, 1, 1]);
+    assert_eq!(plan.shared_bytes, 4 * 256 * 4 * 4);
+}
+
+/// The starts of each problem and variants of them: atomic and reduced splits, one load in
+/// flight, narrower vectors, more rows per wave.
+fn compile_cases(hw: &HwSpec) -> Vec<(GemmProblem, KernelConfig)> {
+    let mut out = Vec::new();
+    for p in problems() {
+        let space = Space::for_problem(&p, hw);
+        for s in space.gemv_starts() {
+            let variants = [
+                s,
+                KernelConfig {
+                    gsu: 3,
+                    gsu_algo: GsuAlgo::Atomic,
+                    ..s
+                },
+                KernelConfig {
+                    gsu: 2,
+                    gsu_algo: GsuAlgo::Reduce,
+                    pgr: 1,
+                    ..s
+                },
+                KernelConfig {
+                    grvw: (s.grvw / 2).max(1),
+                    mt0: if p.trans_a.is_t() {
+                        s.mt0 * 2
+                    } else {
+                        s.mt0 / 2
+                    },
+                    ..s
+                },
+            ];
+            for v in variants {
+                let v = v.canonical();
+                if space.is_valid(&v) && !out.iter().any(|(q, c)| q == &p && *c == v) {
+                    out.push((p.clone(), v));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn gemv_kernels_compile_for_sm90a_without_spills() {
+    let nvcc = match NvccCompiler::find() {
+        Ok(c) => c,
+        Err(e) => {
+            if std::env::var("GEMMTUNE_REQUIRE_TOOLCHAIN").as_deref() == Ok("1") {
+                panic!("nvcc is required (GEMMTUNE_REQUIRE_TOOLCHAIN=1): {e}");
+            }
+            eprintln!("NOTICE: gemv sm_90a compile check skipped: {e}");
+            return;
+        }
+    };
+    let hw = HwSpec::by_name("H100-SXM").unwrap();
+    let target = Target::arch(Vendor::Nvidia, "sm_90a");
+    let cases = compile_cases(&hw);
+    assert!(cases.len() >= 20, "{} cases", cases.len());
+    let mut failures = Vec::new();
+    for (p, c) in &cases {
+        let one = std::slice::from_ref(c);
+        match pool::compile_batch(&nvcc, one, p, &target, None, 0).remove(0) {
+            Ok(k) => {
+                if k.resources.spill_bytes.unwrap_or(0) > 0 {
+                    failures.push(format!(
+                        "{} {}: spills {:?}",
+                        p.label(),
+                        c.name(),
+                        k.resources
+                    ));
+                }
+            }
+            Err(CompileError::Failed { log }) => failures.push(format!(
+                "{} {}:\n{}",
+                p.label(),
+                c.name(),
+                log.lines()
+                    .filter(|l| l.contains("error"))
+                    .take(5)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn gemv_kernels_compile_for_gfx90a_without_scratch() {
+    let hipcc = match HipCompiler::for_arch("gfx90a") {
+        Ok(c) => c,
+        Err(e) => {
+            if std::env::var_os("GEMMTUNE_REQUIRE_TOOLCHAIN").is_some() {
+                panic!("GEMMTUNE_REQUIRE_TOOLCHAIN is set but hipcc is unusable: {e}");
+            }
+            eprintln!("NOTICE: gemv gfx90a compile check skipped: {e}");
+            return;
+        }
+    };
+    let hw = HwSpec::by_name("MI250X").unwrap();
+    let target = Target::arch(Vendor::Amd, "gfx90a");
+    let mut failures = Vec::new();
+    // 8-bit inputs have no gfx90a encoding in the space's vocabulary: the bf16/f16/f32 cases.
+    for (p, c) in compile_cases(&hw)
+        .iter()
+        .filter(|(p, _)| !p.a_type.is_8bit())
+    {
+        let src = codegen::generate(c, p, &target);
+        match hipcc.compile(&src, &target) {
+            Err(e) => failures.push(format!("{} for {}: {e}", c.name(), p.label())),
+            Ok((_, res)) if res.spill_bytes.unwrap_or(0) > 0 => {
+                failures.push(format!("{} for {}: scratch {res:?}", c.name(), p.label()))
+            }
+            Ok(_) => {}
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    // The parameter is in the space's vocabulary for every GPU.
+    assert!(ParamId::from_name("Gemv").is_some() && ParamId::from_name("GV").is_some());
+}
