@@ -74,6 +74,11 @@ fn gemv_configs_are_valid_for_n_up_to_8_only() {
             gsu_algo: GsuAlgo::SingleKernel,
             ..c
         },
+        KernelConfig {
+            gsu: 1,
+            gsu_algo: GsuAlgo::StreamK,
+            ..c
+        },
         KernelConfig { mt0: 256, ..c },
         KernelConfig { pgr: 5, ..c },
     ] {

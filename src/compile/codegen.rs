@@ -1103,17 +1103,20 @@ mod tests {
         // the warpgroup path), then again when that path took every layout and 8-bit types:
         // its NN and NT problems became warpgroup kernels, and its instruction function
         // (`gt_wgmma_op`) names types and transpose bits; and again when PersistentKernel
-        // configs (`GT_PERSISTENT`) joined the sample.
-        assert_eq!(count(&|_| true), 36904);
-        assert_eq!(count(&is_wgmma), 7848);
-        assert_eq!(count(&|c| c.pw > 0), 3888);
-        assert_eq!(count(&|c| c.sab > 0), 3432);
+        // configs (`GT_PERSISTENT`) joined the sample; and again when the rules left out
+        // swapped persistent tiles of other heights than the 128-byte output box (they stored
+        // wrong results) and configs whose LDS meets the limit only without the kernel's own
+        // mbarriers and flags (the driver refused them): fewer blocks, the others unchanged.
+        assert_eq!(count(&|_| true), 36360);
+        assert_eq!(count(&is_wgmma), 7752);
+        assert_eq!(count(&|c| c.pw > 0), 3792);
+        assert_eq!(count(&|c| c.sab > 0), 3336);
         assert_eq!(count(&|c| c.gsu_algo == GsuAlgo::StreamK), 4872);
-        assert_eq!(count(&|c| c.sums_splits_in_kernel()), 7900);
-        assert_eq!(count(&|c| c.pk > 0), 432);
+        assert_eq!(count(&|c| c.sums_splits_in_kernel()), 7452);
+        assert_eq!(count(&|c| c.pk > 0), 336);
         assert_eq!(
             format!("{:x}", h.finalize()),
-            "444e2734ffcc852d95610ee332d42d9023811ef13a7e8001272b1c13014d7835"
+            "de16c020a17d46824b5fca5617f4e4e544e2bcec4fe1d885e3eda27dea4aa71d"
         );
     }
 }

@@ -12,14 +12,24 @@ use crate::problem::{DataType, GemmProblem};
 /// Result of checking a kernel's output against the reference.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verification {
+    #[serde(deserialize_with = "nan_if_null")]
     pub max_abs_err: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub max_rel_err: f64,
     /// ||out - ref|| / ||ref|| over the whole output.
+    #[serde(deserialize_with = "nan_if_null")]
     pub rel_l2_err: f64,
     pub tolerance: f64,
     pub passed: bool,
     /// `gpu-reference`, `cpu-reference` or `model` (sim).
     pub method: String,
+}
+
+/// JSON has no NaN or infinity: serde_json writes them as null, which reads back as NaN. A
+/// kernel whose output overflows to infinities then reaches the parent (and the database) as
+/// the wrong result it is, not as an unreadable reply.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// Unit roundoff of a type (half an ulp at 1.0).
@@ -89,6 +99,23 @@ pub fn compare(out: &[f64], reference: &[f64], p: &GemmProblem) -> Verification 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_that_is_not_a_number_reads_back_as_nan() {
+        let v = Verification {
+            max_abs_err: f64::NAN,
+            max_rel_err: f64::INFINITY,
+            rel_l2_err: 1.5,
+            tolerance: 0.01,
+            passed: false,
+            method: "gpu-reference".into(),
+        };
+        let json = serde_json::to_string(&v).unwrap();
+        assert!(json.contains("\"max_abs_err\":null"), "{json}");
+        let back: Verification = serde_json::from_str(&json).unwrap();
+        assert!(back.max_abs_err.is_nan() && back.max_rel_err.is_nan());
+        assert_eq!((back.rel_l2_err, back.passed), (1.5, false));
+    }
 
     #[test]
     fn tolerance_orders_by_precision() {

@@ -221,7 +221,8 @@ pub(super) fn gemv(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(),
             ),
         );
     }
-    if c.gsu > 1 && !matches!(c.gsu_algo, GsuAlgo::Atomic | GsuAlgo::Reduce) {
+    // Stream-K keeps its letter without a split (GSU1S), so it is refused whatever GSU is.
+    if c.gsu_algo == GsuAlgo::StreamK || (c.gsu > 1 && c.gsu_algo == GsuAlgo::SingleKernel) {
         return fail(
             rule,
             "GEMV splits K with the reduction kernel or atomics (GlobalSplitUAlgorithm 0 or 1)"

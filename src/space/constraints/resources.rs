@@ -64,8 +64,25 @@ pub fn registers_estimate(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u32
 }
 
 /// `lds`: the stages and the staged output tile fit a workgroup's LDS.
+/// LDS the kernel declares itself besides the dynamic bytes: on the warpgroup path an
+/// mbarrier per stage (two with the producer warp or the persistent kernel), and the hand-off
+/// flag of stream-K and of the in-kernel split sum. The driver refuses a launch whose dynamic
+/// and static bytes together pass the limit (an H100 refused a stream-K kernel of exactly
+/// 232448 dynamic bytes).
+pub fn static_lds_bytes(c: &KernelConfig) -> u64 {
+    let per_stage = if !is_wgmma(c) {
+        0
+    } else if c.pw > 0 || c.pk > 0 {
+        16
+    } else {
+        8
+    };
+    let flag = c.gsu_algo == GsuAlgo::StreamK || c.sums_splits_in_kernel();
+    per_stage * c.pgr as u64 + if flag { 8 } else { 0 }
+}
+
 pub(super) fn lds(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
-    let lds = lds_bytes(c, p);
+    let lds = lds_bytes(c, p) + static_lds_bytes(c);
     if lds > hw.lds_bytes_per_workgroup {
         return fail(
             "lds",

@@ -111,6 +111,19 @@ pub(super) fn persistent(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violat
     }
     let ed = p.d_type.bytes() as i64;
     let unit = 16 / ed.max(1);
+    // The output boxes are 128 bytes of M: a tile of another height (SwapAB takes M tiles in
+    // steps of 16) would store rows of its neighbour. Measured on an H100: MT80x64, MT112x128,
+    // MT224x64 and MT16x64 swapped persistent kernels all failed verification, MT64x64 passed.
+    let box_rows = 128 / ed.max(1);
+    if c.mt0 as i64 % box_rows != 0 {
+        return fail(
+            rule,
+            format!(
+                "PersistentKernel=1 stores D in boxes of {box_rows} rows of M (128 bytes): MacroTile0 {} is not a multiple",
+                c.mt0
+            ),
+        );
+    }
     if p.d_type.is_8bit()
         || p.ldd % unit != 0
         || (p.batch > 1 && p.stride_d % unit != 0)
