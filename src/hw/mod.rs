@@ -93,6 +93,12 @@ fn type_key(t: DataType) -> &'static str {
 }
 
 impl HwSpec {
+    /// Registers each of `threads` threads of one workgroup gets: every thread of a launch
+    /// gets the same allocation, in steps of 8.
+    pub fn register_share(&self, threads: u32) -> u32 {
+        (self.registers_per_cu / threads.max(1) as u64).min(u32::MAX as u64) as u32 & !7
+    }
+
     /// Parses and validates one spec; `origin` names the file in error messages.
     pub fn from_toml(text: &str, origin: &str) -> Result<Self, HwSpecError> {
         let spec: HwSpec = toml::from_str(text).map_err(|e| HwSpecError::Parse {

@@ -395,22 +395,40 @@ impl Space {
 
     /// Starts for N just past 256 besides the default's single 64-row N tile: 128-row tiles
     /// (half as many tiles, each reading B from L2 once per 128 rows of A instead of 64) with
-    /// two warpgroups along N, and with four (two along each side).
+    /// two warpgroups along N, and with four (two along each side); and two N tiles of half
+    /// of N on the square shapes' tile (128 rows, two warpgroups of 64 rows each covering the
+    /// tile's N). N past 256 makes these GEMMs compute-bound (16032x384x16384 needs 262 us
+    /// of tensor-core time on an H100, its operands 190 us of copy), where reading A twice
+    /// from L2 costs less than the wide tiles' lower tensor-core rate: on an H100 the single
+    /// 64x384 tile ran 395-421 us and 128x384 tiles 569-575 us against cuBLASLt's 268.
     pub fn wide_n_starts(&self) -> Vec<KernelConfig> {
         let start = self.raw_default();
         if !constraints::is_wgmma(&start) || start.mt1 <= 256 {
             return Vec::new();
         }
-        [[4, 2], [8, 2]]
-            .into_iter()
-            .filter_map(|[wm, wn]| {
-                let space = self.with_deepest_pipeline(&[
-                    (ParamId::MacroTile0, 128),
-                    (ParamId::WavesM, wm),
-                    (ParamId::WavesN, wn),
-                ])?;
-                Some(space.raw_default())
-            })
+        let half = ((self.problem.n + 1) / 2 + 15) / 16 * 16;
+        let shapes = [
+            vec![
+                (ParamId::MacroTile0, 128),
+                (ParamId::WavesM, 4),
+                (ParamId::WavesN, 2),
+            ],
+            vec![
+                (ParamId::MacroTile0, 128),
+                (ParamId::WavesM, 8),
+                (ParamId::WavesN, 2),
+            ],
+            vec![
+                (ParamId::MacroTile0, 128),
+                (ParamId::MacroTile1, half),
+                (ParamId::WavesM, 8),
+                (ParamId::WavesN, 1),
+                (ParamId::PrefetchLocalRead, 1),
+            ],
+        ];
+        shapes
+            .iter()
+            .filter_map(|prefs| Some(self.with_deepest_pipeline(prefs)?.raw_default()))
             .collect()
     }
 

@@ -251,7 +251,8 @@ pub(super) fn gemv(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(),
     let regs = gemv_registers(c, p, wave);
     // FMA code has the architectural registers only (AMD's accumulation registers take
     // matrix-core results): 256 at most.
-    let share = super::resources::register_share(hw, c.threads(wave))
+    let share = hw
+        .register_share(c.threads(wave))
         .min(hw.max_registers_per_thread)
         .min(MAX_FMA_REGISTERS);
     if regs > share {

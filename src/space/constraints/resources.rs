@@ -14,10 +14,9 @@ use crate::hw::HwSpec;
 use crate::problem::GemmProblem;
 use crate::space::config::{GsuAlgo, KernelConfig};
 
-/// Registers each of `threads` threads of one workgroup gets: every thread of a launch gets
-/// the same allocation, in steps of 8.
+/// Registers each of `threads` threads of one workgroup gets ([`HwSpec::register_share`]).
 pub(super) fn register_share(hw: &HwSpec, threads: u32) -> u32 {
-    (hw.registers_per_cu / threads.max(1) as u64).min(u32::MAX as u64) as u32 & !7
+    hw.register_share(threads)
 }
 
 /// A rough per-thread register estimate (32-bit registers): accumulators, operand fragments
