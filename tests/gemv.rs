@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::kernels::problem;
+use common::kernels::{error_lines, problem};
 use gemmtune::compile::amd::HipCompiler;
 use gemmtune::compile::codegen;
 use gemmtune::compile::nvidia::NvccCompiler;
@@ -310,11 +310,7 @@ fn gemv_kernels_compile_for_sm90a_without_spills() {
                 "{} {}:\n{}",
                 p.label(),
                 c.name(),
-                log.lines()
-                    .filter(|l| l.contains("error"))
-                    .take(5)
-                    .collect::<Vec<_>>()
-                    .join("\n")
+                error_lines(&log)
             )),
             Err(e) => panic!("{e}"),
         }

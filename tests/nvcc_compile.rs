@@ -13,7 +13,7 @@ use gemmtune::problem::{DataType, GemmProblem};
 use gemmtune::space::{constraints, GsuAlgo, KernelConfig, Space};
 
 mod common;
-use common::kernels::{problem, sample_configs};
+use common::kernels::{error_lines, problem, sample_configs};
 
 /// nvcc, or `None` (with a notice) when it is missing and not required.
 fn nvcc_or_skip() -> Option<NvccCompiler> {
@@ -177,11 +177,7 @@ fn wgmma_configs_compile_for_sm90a_without_spills() {
                     "{} {}:\n{}",
                     p.label(),
                     cfg.name(),
-                    log.lines()
-                        .filter(|l| l.contains("error"))
-                        .take(5)
-                        .collect::<Vec<_>>()
-                        .join("\n")
+                    error_lines(&log)
                 )),
                 Err(e) => panic!("{e}"),
             }
@@ -241,11 +237,7 @@ fn sampled_configs_compile_for_sm90a_without_spills() {
                         "{} {}:\n{}",
                         p.label(),
                         cfg.name(),
-                        log.lines()
-                            .filter(|l| l.contains("error"))
-                            .take(5)
-                            .collect::<Vec<_>>()
-                            .join("\n")
+                        error_lines(&log)
                     ));
                 }
                 Err(e) => panic!("{e}"),

@@ -109,3 +109,12 @@ pub fn single_wave_source(name: &str, text: String) -> KernelSource {
         },
     }
 }
+
+/// The first lines of a compiler log that name an error (what a failed compile check prints).
+pub fn error_lines(log: &str) -> String {
+    log.lines()
+        .filter(|l| l.contains("error"))
+        .take(5)
+        .collect::<Vec<_>>()
+        .join("\n")
+}

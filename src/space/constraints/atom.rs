@@ -101,6 +101,11 @@ pub(super) fn input_types(c: &KernelConfig, p: &GemmProblem) -> Result<(), Viola
             ),
         );
     }
+    compute_type(p)
+}
+
+/// `dtype`: every atom (and the GEMV path) accumulates in f32; other compute types have none.
+pub(super) fn compute_type(p: &GemmProblem) -> Result<(), Violation> {
     if p.compute_type != crate::problem::ComputeType::F32 {
         return fail(
             "dtype",

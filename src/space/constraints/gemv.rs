@@ -265,14 +265,5 @@ pub(super) fn gemv(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(),
             ),
         );
     }
-    if p.compute_type != crate::problem::ComputeType::F32 {
-        return fail(
-            "dtype",
-            format!(
-                "compute type {} is not supported (use c_f32_r)",
-                p.compute_type
-            ),
-        );
-    }
-    Ok(())
+    super::atom::compute_type(p)
 }
