@@ -59,13 +59,20 @@ pub fn sweep_spaces(space: &Space, fixes: &[(String, String)]) -> Result<Vec<Spa
 
 /// A sweep of GEMV kernels: every parameter the GEMV path reads stays free (vectors
 /// included: unaligned leading dimensions need narrow ones); the user's fixes narrow it,
-/// except those of parameters a GEMV ignores.
+/// except those of parameters a GEMV ignores and those none of whose values a GEMV takes
+/// (`--fix MT1=64` or `--fix PGR=8,12` are about the tile kernels of the same sweep).
 fn gemv_sweep_space(mut s: Space, fixes: &[(String, String)]) -> Result<Space, SpaceError> {
     for (name, values) in fixes {
         let ignored = ParamId::from_name(name)
             .is_some_and(|id| id == ParamId::Gemv || GEMV_FIXED.iter().any(|(f, _)| *f == id));
-        if !ignored {
-            s.fix(name, values)?;
+        if ignored {
+            continue;
+        }
+        let mut narrowed = s.clone();
+        match narrowed.fix(name, values) {
+            Ok(()) => s = narrowed,
+            Err(SpaceError::BadValue { .. }) => {}
+            Err(e) => return Err(e),
         }
     }
     Ok(s)
@@ -200,6 +207,35 @@ mod tests {
             1
         );
         assert!(sweep_spaces(&space, &[parse_fix("Bogus=1").unwrap()]).is_err());
+    }
+
+    #[test]
+    fn tiny_n_sweeps_hold_tile_and_gemv_kernels_and_tile_fixes_leave_the_gemv_free() {
+        let p = GemmProblem::new(4096, 1, 4096);
+        let space = Space::for_problem(&p, &HwSpec::by_name("H100-SXM").unwrap());
+        let fixes = vec![
+            parse_fix("MT1=64").unwrap(),
+            parse_fix("PGR=8,12").unwrap(),
+            parse_fix("GSU=1,2").unwrap(),
+            parse_fix("DepthU=64").unwrap(),
+        ];
+        let spaces = sweep_spaces(&space, &fixes).unwrap();
+        let all = sweep_configs(&spaces, 100_000, 1).unwrap();
+        let (gemv, tiles): (Vec<&KernelConfig>, Vec<&KernelConfig>) =
+            all.iter().partition(|c| c.gv == 1);
+        assert!(!gemv.is_empty() && !tiles.is_empty());
+        assert!(tiles
+            .iter()
+            .all(|c| c.mt1 == 64 && [8, 12].contains(&c.pgr)));
+        // GlobalSplitU is read by both families: the fix narrows the GEMV kernels too.
+        assert!(gemv.iter().all(|c| c.gsu <= 2 && c.pgr <= 4 && c.mt1 <= 8));
+        for c in &all {
+            space.check(c).unwrap();
+        }
+        let only_tiles = sweep_spaces(&space, &[parse_fix("Gemv=0").unwrap()]).unwrap();
+        assert!(only_tiles
+            .iter()
+            .all(|s| !s.domain(ParamId::Gemv).contains(1)));
     }
 
     #[test]
