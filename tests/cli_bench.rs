@@ -200,6 +200,71 @@ fn stream_k_configs_run_and_sweep_with_the_algorithm_fixed() {
     }
 }
 
+/// `--roofline PATH` writes the sweep's roofline chart and names the file: in the human
+/// output on stdout, on stderr when stdout carries JSON.
+#[test]
+fn sweep_writes_the_roofline_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg_path = dir.path().join("roofline.svg");
+    let path = svg_path.to_str().unwrap();
+    let sweep = [
+        "bench",
+        "--backend",
+        "sim",
+        "--m",
+        "4096",
+        "--n",
+        "128",
+        "--k",
+        "4096",
+        "--sweep",
+        "--max-configs",
+        "8",
+        "--roofline",
+        path,
+    ];
+    let out = gemmtune(&sweep);
+    assert_ok(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("roofline plot: {path}")),
+        "{stdout}"
+    );
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    for text in [
+        "4096x128x4096",
+        "roofline (",
+        "kernels (",
+        "vendor:cublaslt",
+        "<polyline",
+        "<circle",
+    ] {
+        assert!(svg.contains(text), "`{text}` missing: {svg}");
+    }
+    // With --json, stdout stays one JSON document (a small sweep: only the output differs).
+    std::fs::remove_file(&svg_path).unwrap();
+    let out = sim_bench_json(&[
+        "--m",
+        "256",
+        "--n",
+        "128",
+        "--k",
+        "256",
+        "--sweep",
+        "--max-configs",
+        "2",
+        "--retime",
+        "0",
+        "--roofline",
+        path,
+    ]);
+    assert_ok(&out);
+    json(&out);
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("roofline plot: {path}")));
+    assert!(svg_path.exists());
+}
+
 #[test]
 fn an_empty_sweep_is_a_usage_error_naming_the_pinned_parameters() {
     // lda = 333: no 8-wide global read is aligned, and the sweep pins GRVW to 8.

@@ -240,6 +240,10 @@ pub struct BenchArgs {
     /// Also run the kernels a solutions file (written by `tune-log`) lists for this problem.
     #[arg(long = "solutions", value_name = "FILE")]
     pub solutions: Option<PathBuf>,
+    /// Also write a roofline chart (SVG) to PATH: each verified kernel's and the vendor
+    /// library's TFLOP/s against the problem's arithmetic intensity, under the hw spec's roof.
+    #[arg(long = "roofline", value_name = "PATH")]
+    pub roofline: Option<PathBuf>,
     #[command(flatten)]
     pub hipblaslt: crate::cli::bench_compat::HipblasltBenchArgs,
 }

@@ -16,6 +16,7 @@ use crate::bench::sweep;
 use crate::compile::{cache::CompileCache, compiler_for, Compiler};
 use crate::device::{Device, TimingOptions};
 use crate::problem::{ComputeType, DataType, GemmProblem, Trans};
+use crate::report::roofline::bench_roofline_svg;
 use crate::report::{render_hipblaslt_csv, render_table, write_csv, BenchReport};
 use crate::space::{KernelConfig, Space};
 
@@ -285,6 +286,19 @@ pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
     if let Some(path) = &g.csv {
         write_csv(path, &report).with_context(|| format!("cannot write CSV {}", path.display()))?;
     }
+    let roofline = match &a.roofline {
+        Some(path) => {
+            std::fs::write(path, bench_roofline_svg(&report, &hw))
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            Some(format!("roofline plot: {}\n", path.display()))
+        }
+        None => None,
+    };
+    let machine_readable = g.json || a.hipblaslt.csv_columns;
+    if let Some(line) = roofline.as_deref().filter(|_| machine_readable) {
+        // JSON and CSV on stdout must stay parseable: the file is named on stderr instead.
+        note(g, line.trim_end());
+    }
     if g.json {
         print(&format!(
             "{}\n",
@@ -293,7 +307,7 @@ pub fn run(g: &GlobalOpts, a: &BenchArgs) -> Result<()> {
     } else if a.hipblaslt.csv_columns {
         print(&render_hipblaslt_csv(&report))
     } else {
-        print(&render_table(&report))
+        print(&(render_table(&report) + roofline.as_deref().unwrap_or("")))
     }
 }
 

@@ -1,4 +1,4 @@
-//! Reports: what a run measured, as a human table, JSON, or CSV.
+//! Reports: what a run measured, as a human table, JSON, CSV, or an SVG chart.
 //!
 //! A [`BenchReport`] is assembled by the CLI from a bench session's rows; each writer here only
 //! formats it. Columns are the same everywhere: kernel name, status, median time, TFLOP/s, GB/s
@@ -9,6 +9,7 @@ pub mod advice;
 mod csv;
 mod hipblaslt_csv;
 pub mod plot;
+pub mod roofline;
 pub mod search_eval;
 mod table;
 pub mod tensile;

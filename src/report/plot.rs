@@ -1,6 +1,13 @@
 //! SVG line plots: best-so-far time against evaluations (convergence), one line per series,
-//! with an optional horizontal reference line (the vendor library's time). Plain SVG so it
-//! opens in any browser and needs no plotting library.
+//! with an optional dashed horizontal reference line (the vendor library's time). Drawn with
+//! plotters' SVG backend into a String; text stays `<text>` elements, so no font file is read.
+//!
+//! [`render_svg`] is the canvas every chart of the crate draws on (this plot, the roofline,
+//! tune-log's uplift bars): it owns the buffer, the white background and what happens when
+//! plotters reports an error.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
 
 /// One line of a plot: label and (x, y) points in order of x.
 pub struct Series {
@@ -8,9 +15,29 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
-const COLORS: [&str; 8] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+/// What a chart's drawing code returns; the SVG backend's errors are I/O errors.
+pub(crate) type DrawResult = Result<(), DrawingAreaErrorKind<std::io::Error>>;
+
+/// The canvas the charts draw on.
+pub(crate) type Canvas<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// Line colours, in series order (matplotlib's palette, so plots look familiar).
+pub(crate) const COLORS: [RGBColor; 8] = [
+    RGBColor(0x1f, 0x77, 0xb4),
+    RGBColor(0xd6, 0x27, 0x28),
+    RGBColor(0x2c, 0xa0, 0x2c),
+    RGBColor(0xff, 0x7f, 0x0e),
+    RGBColor(0x94, 0x67, 0xbd),
+    RGBColor(0x8c, 0x56, 0x4b),
+    RGBColor(0xe3, 0x77, 0xc2),
+    RGBColor(0x17, 0xbe, 0xcf),
 ];
+
+/// The reference line's colour.
+const GRAY: RGBColor = RGBColor(0x80, 0x80, 0x80);
+
+/// The font every chart uses: a generic family, which the SVG viewer resolves.
+pub(crate) const FONT: &str = "sans-serif";
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -18,7 +45,57 @@ fn esc(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// Renders a step plot of `series` (x = evaluations, y = best time in microseconds).
+/// Draws a `width` x `height` chart with `draw` on a white canvas and returns the SVG
+/// document. Plotters only fails here on a layout it cannot fit, which the fixed sizes of
+/// the charts rule out; should it happen all the same, the document says so in place of the
+/// chart, because a missing plot must not fail the run that measured it.
+pub(crate) fn render_svg(
+    (width, height): (u32, u32),
+    title: &str,
+    draw: impl FnOnce(&Canvas<'_>) -> DrawResult,
+) -> String {
+    let mut buf = String::new();
+    let drawn = {
+        let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
+        root.fill(&WHITE)
+            .and_then(|()| draw(&root))
+            .and_then(|()| root.present())
+            .map_err(|e| e.to_string())
+    };
+    match drawn {
+        Ok(()) => buf,
+        Err(e) => format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\">\n\
+             <text x=\"10\" y=\"24\" font-family=\"{FONT}\">{}: the chart could not be drawn ({})</text>\n</svg>\n",
+            esc(title),
+            esc(&e)
+        ),
+    }
+}
+
+/// A legend sample: a short line in the series' style.
+pub(crate) fn legend_line(style: ShapeStyle) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
+    move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style)
+}
+
+/// Best-so-far is a step function: each value holds until the next improvement, and the last
+/// one until `xmax`, where the plot ends.
+fn steps(points: &[(f64, f64)], xmax: f64) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = Vec::with_capacity(points.len() * 2 + 1);
+    for &(x, y) in points {
+        if let Some(&(_, held)) = out.last() {
+            out.push((x, held));
+        }
+        out.push((x, y));
+    }
+    if let Some(&(_, held)) = out.last() {
+        out.push((xmax, held));
+    }
+    out
+}
+
+/// Renders a step plot of `series` (x = evaluations, y = best time in microseconds), with
+/// `reference` as a labelled dashed line across it.
 pub fn line_plot_svg(
     title: &str,
     x_label: &str,
@@ -26,9 +103,6 @@ pub fn line_plot_svg(
     series: &[Series],
     reference: Option<(&str, f64)>,
 ) -> String {
-    let (w, h, ml, mr, mt, mb) = (720.0, 420.0, 70.0, 170.0, 40.0, 50.0);
-    let pw = w - ml - mr;
-    let ph = h - mt - mb;
     let all: Vec<(f64, f64)> = series
         .iter()
         .flat_map(|s| s.points.iter().copied())
@@ -43,84 +117,72 @@ pub fn line_plot_svg(
     if !ymin.is_finite() || !ymax.is_finite() {
         (ymin, ymax) = (0.0, 1.0);
     }
+    // Keep the lines off the frame; a flat plot still gets a range to draw in.
     let pad = ((ymax - ymin) * 0.08).max(ymax.abs() * 0.01).max(1e-9);
     let (ymin, ymax) = (ymin - pad, ymax + pad);
-    let sx = |x: f64| ml + x / xmax * pw;
-    let sy = |y: f64| mt + (ymax - y) / (ymax - ymin) * ph;
-    let mut out = format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">
-<rect width="{w}" height="{h}" fill="white"/>
-<text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>
-<line x1="{ml}" y1="{}" x2="{}" y2="{}" stroke="black"/>
-<line x1="{ml}" y1="{mt}" x2="{ml}" y2="{}" stroke="black"/>
-<text x="{}" y="{}" text-anchor="middle">{}</text>
-<text x="16" y="{}" text-anchor="middle" transform="rotate(-90 16 {})">{}</text>
-"#,
-        ml + pw / 2.0,
-        esc(title),
-        mt + ph,
-        ml + pw,
-        mt + ph,
-        mt + ph,
-        ml + pw / 2.0,
-        h - 12.0,
-        esc(x_label),
-        mt + ph / 2.0,
-        mt + ph / 2.0,
-        esc(y_label)
-    );
-    for i in 0..=4 {
-        let y = ymin + (ymax - ymin) * i as f64 / 4.0;
-        let x = xmax * i as f64 / 4.0;
-        out.push_str(&format!(
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{:.1}</text>\n<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{:.0}</text>\n",
-            ml - 6.0,
-            sy(y) + 4.0,
-            y,
-            sx(x),
-            mt + ph + 16.0,
-            x
-        ));
-    }
-    if let Some((label, r)) = reference {
-        out.push_str(&format!(
-            "<line x1=\"{ml}\" y1=\"{0}\" x2=\"{1}\" y2=\"{0}\" stroke=\"gray\" stroke-dasharray=\"5,4\"/>\n<text x=\"{2}\" y=\"{3}\" fill=\"gray\">{4}</text>\n",
-            sy(r),
-            ml + pw,
-            ml + pw + 6.0,
-            sy(r) + 4.0,
-            esc(label)
-        ));
-    }
-    for (i, s) in series.iter().enumerate() {
-        let color = COLORS[i % COLORS.len()];
-        // Best-so-far is a step function: hold each value until the next improvement.
-        let mut pts = String::new();
-        let mut last: Option<(f64, f64)> = None;
-        for &(x, y) in &s.points {
-            if let Some((_, ly)) = last {
-                pts.push_str(&format!("{:.1},{:.1} ", sx(x), sy(ly)));
-            }
-            pts.push_str(&format!("{:.1},{:.1} ", sx(x), sy(y)));
-            last = Some((x, y));
+    render_svg((720, 420), title, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, (FONT, 16))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.0..xmax, ymin..ymax)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_label)
+            .y_desc(y_label)
+            .x_labels(5)
+            .y_labels(5)
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| format!("{y:.1}"))
+            .label_style((FONT, 12))
+            .light_line_style(TRANSPARENT)
+            .draw()?;
+        if let Some((label, r)) = reference {
+            let style = GRAY.stroke_width(1);
+            chart
+                .draw_series(DashedLineSeries::new([(0.0, r), (xmax, r)], 5, 4, style))?
+                .label(label)
+                .legend(legend_line(style));
         }
-        if let Some((_, ly)) = last {
-            pts.push_str(&format!("{:.1},{:.1}", sx(xmax), sy(ly)));
+        for (i, s) in series.iter().enumerate() {
+            let style = COLORS[i % COLORS.len()].stroke_width(2);
+            chart
+                .draw_series(LineSeries::new(steps(&s.points, xmax), style))?
+                .label(s.label.as_str())
+                .legend(legend_line(style));
         }
-        out.push_str(&format!(
-            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{pts}\"/>\n<text x=\"{}\" y=\"{}\" fill=\"{color}\">{}</text>\n",
-            ml + pw + 6.0,
-            mt + 16.0 * (i as f64 + 1.0),
-            esc(&s.label)
-        ));
-    }
-    out.push_str("</svg>\n");
-    out
+        // Best-so-far falls from the left, so the upper right corner is usually empty.
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .label_font((FONT, 12))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+    })
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Checks what every chart must be: one `<svg>` document whose tags all close, holding
+    /// `texts` among its text and at least one drawn line.
+    pub(crate) fn assert_svg(svg: &str, texts: &[&str]) {
+        assert!(svg.starts_with("<svg"), "{svg}");
+        assert!(svg.trim_end().ends_with("</svg>"), "{svg}");
+        assert_eq!(svg.matches("<svg").count(), 1, "{svg}");
+        let opened = svg.matches("<text").count();
+        assert_eq!(opened, svg.matches("</text>").count(), "{svg}");
+        assert!(
+            svg.contains("<polyline") || svg.contains("<path"),
+            "no line drawn: {svg}"
+        );
+        for t in texts {
+            assert!(svg.contains(t), "`{t}` missing: {svg}");
+        }
+    }
 
     #[test]
     fn plot_has_one_line_per_series_and_escapes_labels() {
@@ -140,9 +202,46 @@ mod tests {
             ],
             Some(("vendor", 160.0)),
         );
-        assert_eq!(svg.matches("<polyline").count(), 2);
-        assert!(svg.contains("a&lt;b"));
-        assert!(svg.contains("vendor"));
-        assert!(svg.starts_with("<svg"));
+        assert_svg(
+            &svg,
+            &[
+                "a&lt;b",
+                "evaluations",
+                "best us",
+                "pattern",
+                "random",
+                "vendor",
+            ],
+        );
+        // Each series is drawn in its own colour, the reference in grey.
+        for color in ["#1F77B4", "#D62728", "#808080"] {
+            assert!(
+                svg.contains(&format!("stroke=\"{color}\"")),
+                "{color}: {svg}"
+            );
+        }
+    }
+
+    #[test]
+    fn best_so_far_holds_until_the_next_improvement_and_the_end() {
+        assert_eq!(
+            steps(&[(1.0, 9.0), (4.0, 7.0)], 10.0),
+            vec![(1.0, 9.0), (4.0, 9.0), (4.0, 7.0), (10.0, 7.0)]
+        );
+        assert!(steps(&[], 10.0).is_empty());
+    }
+
+    #[test]
+    fn an_empty_plot_is_still_a_document() {
+        let svg = line_plot_svg("empty", "x", "y", &[], None);
+        assert_svg(&svg, &["empty"]);
+    }
+
+    #[test]
+    fn a_chart_that_cannot_be_drawn_says_so_in_the_document() {
+        let svg = render_svg((100, 50), "t<1>", |_| {
+            Err(DrawingAreaErrorKind::LayoutError)
+        });
+        assert!(svg.starts_with("<svg") && svg.contains("t&lt;1&gt;: the chart could not"));
     }
 }

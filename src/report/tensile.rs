@@ -27,6 +27,8 @@ pub enum TensileError {
     FmaPath(String),
     #[error("{0} is a Hopper warpgroup (wgmma) kernel; Tensile generates AMD MFMA kernels and has no equivalent")]
     Warpgroup(String),
+    #[error("{0} is a GEMV kernel (Gemv=1: dot products of A's rows without tiles); TensileLite's tiled kernels have no equivalent")]
+    Gemv(String),
     #[error("{name}: the wave tile {wave}x{wave1} is not a whole number of {mi0}x{mi1} matrix instructions")]
     WaveTile {
         name: String,
@@ -67,6 +69,10 @@ fn py_bool(b: bool) -> &'static str {
 
 /// The TensileLite `MatrixInstruction` entry of a config.
 pub fn matrix_instruction(c: &KernelConfig) -> Result<[u32; 9], TensileError> {
+    // Before the instruction: the matrix-core GEMV names an mma.sync shape it uses untiled.
+    if c.gv == 1 {
+        return Err(TensileError::Gemv(c.name()));
+    }
     if !c.uses_matrix_cores() {
         return Err(TensileError::FmaPath(c.name()));
     }
@@ -317,5 +323,19 @@ mod tests {
         .unwrap();
         let e = benchmark_config(&GemmProblem::new(64, 64, 64), &w, &Provenance::default());
         assert!(matches!(e, Err(TensileError::Warpgroup(_))));
+    }
+
+    #[test]
+    fn gemv_kernels_have_no_tensile_config() {
+        for name in [
+            "MT16x8x16_MI16x8x16_WG8x1_PGR4_PLR0_LPA0_LPB0_SW0_GSU1_WGM1_GRVW8_SVW1_SU0_GV1",
+            "MT16x1x16_MI1x1x1_WG8x1_PGR2_PLR0_LPA0_LPB0_SW0_GSU1_WGM1_GRVW8_SVW1_SU0_GV1",
+        ] {
+            let c = KernelConfig::parse(name).unwrap();
+            assert!(
+                matches!(matrix_instruction(&c), Err(TensileError::Gemv(_))),
+                "{name}"
+            );
+        }
     }
 }
