@@ -1328,6 +1328,27 @@ fn replayed_spaces_hold_only_the_recorded_configs() {
 }
 
 #[test]
+fn a_replay_starts_on_the_recorded_configs_nearest_the_starts_of_a_gpu_run() {
+    // The GEMV dataset recorded GEMV kernels, but not every GEMV start.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/datasets/gemv_4096x1x4096_bf16.jsonl"
+    );
+    let d = Dataset::load(std::path::Path::new(path)).unwrap();
+    let space = space_for_dataset(&d);
+    let recorded: HashSet<KernelConfig> = d.records().map(|(c, _)| c.canonical()).collect();
+    let full = Space::for_problem(&d.header.problem, &d.header.hw);
+    assert!(full.gemv_starts().iter().any(|c| !recorded.contains(c)));
+    let starts = space.extra_starts();
+    assert!(starts.iter().all(|c| recorded.contains(c)), "{starts:?}");
+    assert!(
+        starts.iter().any(|c| c.gv == 1),
+        "no GEMV start among {:?}",
+        starts.iter().map(|c| c.name()).collect::<Vec<_>>()
+    );
+}
+
+#[test]
 fn offline_evaluation_accounts_for_what_the_llm_gave() {
     let d = dataset();
     let all: Vec<KernelConfig> = d.records().map(|(c, _)| c).collect();

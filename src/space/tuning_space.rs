@@ -455,21 +455,52 @@ impl Space {
 
     /// Every start besides the default the first batch of a search should measure (valid in
     /// this space: a replayed sweep's space holds only what was recorded).
+    ///
+    /// A replayed sweep's space holds only what was recorded, which rarely includes the starts
+    /// themselves: there each start of the full space is replaced by the recorded config
+    /// nearest to it (most parameters equal, of the same kernel family), so a replay starts on
+    /// the same families a run on the GPU would (on the recorded 4096x1x4096 sweep the GEMV
+    /// starts were never recorded, and the search never reached the GEMV kernels).
     pub fn extra_starts(&self) -> Vec<KernelConfig> {
+        // The replay's domains are narrowed to the recorded values too: its starts come from
+        // the problem's whole space.
+        let full = if self.only.is_some() {
+            Space::for_problem(&self.problem, &self.hw)
+        } else {
+            self.clone()
+        };
+        let default = self.default_config().ok();
         let mut out: Vec<KernelConfig> = Vec::new();
-        for c in self
+        for c in full
             .split_start()
             .into_iter()
-            .chain(self.stream_k_start())
-            .chain(self.wide_n_starts())
-            .chain(self.persistent_start())
-            .chain(self.gemv_starts())
+            .chain(full.stream_k_start())
+            .chain(full.wide_n_starts())
+            .chain(full.persistent_start())
+            .chain(full.gemv_starts())
+            .filter_map(|c| self.nearest_recorded(&c))
         {
-            if !out.contains(&c) && Some(c) != self.default_config().ok() && self.is_valid(&c) {
+            if !out.contains(&c) && Some(c) != default && self.is_valid(&c) {
                 out.push(c);
             }
         }
         out
+    }
+
+    /// `c` itself, or in a replayed space the recorded config with the most parameters equal
+    /// to it among those of its kernel family (GEMV or tiles); the first by name on a tie.
+    fn nearest_recorded(&self, c: &KernelConfig) -> Option<KernelConfig> {
+        let Some(only) = &self.only else {
+            return Some(*c);
+        };
+        if only.contains(&c.canonical()) {
+            return Some(c.canonical());
+        }
+        let same = |r: &KernelConfig| ParamId::ALL.iter().filter(|p| p.get(r) == p.get(c)).count();
+        only.iter()
+            .filter(|r| r.gv == c.gv)
+            .max_by(|a, b| same(a).cmp(&same(b)).then_with(|| b.name().cmp(&a.name())))
+            .copied()
     }
 
     pub fn domain(&self, id: ParamId) -> &Domain {
