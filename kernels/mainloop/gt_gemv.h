@@ -21,6 +21,24 @@ template <class T, int V, class Vec> GT_DEVICE void gt_unpack(const Vec& v, floa
     for (int i = 0; i < V; ++i) x[i] = gt_to_f32(e[i]);
 }
 
+// Adds the partial sums of the WAVES waves of a workgroup that split K between them, through
+// LDS: wave w's sum i of lane l at [w][i][l] (conflict-free stores, and the reads below walk
+// consecutive words); then each thread takes whole totals j = tid, tid + WAVES * WAVE, ... and
+// calls put(i, l, total) for sum i of lane l. Every thread of the workgroup calls it.
+template <int WAVES, int WAVE, int ACC, class Put>
+GT_DEVICE void gt_sum_across_waves(float* lds, int tid, const float (&acc)[ACC], Put put) {
+    const int wave = tid / WAVE, lane = tid % WAVE;
+#pragma unroll
+    for (int i = 0; i < ACC; ++i) lds[(wave * ACC + i) * WAVE + lane] = acc[i];
+    gt_barrier();
+    for (int j = tid; j < ACC * WAVE; j += WAVES * WAVE) {
+        float s = 0.0f;
+#pragma unroll
+        for (int w = 0; w < WAVES; ++w) s += lds[w * ACC * WAVE + j];
+        put(j / WAVE, j % WAVE, s);
+    }
+}
+
 template <class Cfg> struct GtGemv {
     typedef typename Cfg::TA TA;
     typedef typename Cfg::TB TB;
@@ -37,8 +55,6 @@ template <class Cfg> struct GtGemv {
     // K elements one split's range is a multiple of: whole wave-wide vector runs, or runs of
     // PrefetchGlobalRead k's.
     static constexpr int K_GRAIN = K_ROWS ? WAVE * V : U;
-    // LDS floats: every wave's partial sums when the waves split K.
-    static constexpr int LDS_FLOATS = (K_ROWS || WAVES == 1) ? 0 : WAVES * Cfg::MT0 * NC;
     static_assert(Cfg::WG1 == 1 && !Cfg::USE_MMA && !Cfg::WGMMA, "the GEMV path has one column of waves and no matrix atom");
     static_assert(NC >= 1 && NC <= 8 && (NC & (NC - 1)) == 0, "GEMV columns MT1 are 1, 2, 4 or 8");
     static_assert(AB <= 16 && (AB & (AB - 1)) == 0, "A vectors are a power of two up to 16 bytes");
@@ -198,20 +214,10 @@ template <class Cfg> struct GtGemv {
 #pragma unroll
                     for (int n = 0; n < NC; ++n) put((r * WAVE + lane) * V + e, n, acc[(r * V + e) * NC + n]);
         } else {
-            // Wave w's sum i of lane l at [w][i][l]: conflict-free stores, and the reads of
-            // the sum below walk consecutive words.
-            const int wave = tid / WAVE;
-#pragma unroll
-            for (int i = 0; i < ACC; ++i) lds[(wave * ACC + i) * WAVE + lane] = acc[i];
-            gt_barrier();
-            for (int j = tid; j < ACC * WAVE; j += WAVES * WAVE) {
-                float s = 0.0f;
-#pragma unroll
-                for (int w = 0; w < WAVES; ++w) s += lds[w * ACC * WAVE + j];
-                const int i = j / WAVE, l = j % WAVE;
+            gt_sum_across_waves<WAVES, WAVE>(lds, tid, acc, [&](int i, int l, float s) {
                 const int r = i / (V * NC), e = (i / NC) % V, n = i % NC;
                 put((r * WAVE + l) * V + e, n, s);
-            }
+            });
         }
     }
 };

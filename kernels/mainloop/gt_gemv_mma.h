@@ -4,7 +4,8 @@
 // streaming A, and the FMA path's 2 x N flops per element of A (plus its conversions) are
 // what limits it from N = 4 on. A workgroup takes R = MT0 / 16 groups of 16 rows; its waves
 // take turns along K in steps of 32 (step w, w + WG0, ...), PrefetchGlobalRead steps in
-// flight, and add their partial sums through LDS at the end.
+// flight, and add their partial sums through LDS at the end (gt_sum_across_waves, in
+// mainloop/gt_gemv.h).
 //
 // Lane (g, t) = (lane / 4, lane % 4) loads 16 bytes of rows g and g + 8 and of column g of B
 // at k = 8t .. 8t + 7 of the step, straight from global memory into fragment registers: a
@@ -98,18 +99,9 @@ template <class Cfg> struct GtGemvMma {
 #pragma unroll
             for (int i = 0; i < ACC; ++i) put(row_of(i / 4, i % 4, lane), col_of(i % 4, lane), acc[i]);
         } else {
-            // Wave w's sum i of lane l at [w][i][l]: conflict-free stores, consecutive reads.
-            const int wave = tid / 32;
-#pragma unroll
-            for (int i = 0; i < ACC; ++i) lds[(wave * ACC + i) * 32 + lane] = acc[i];
-            gt_barrier();
-            for (int j = tid; j < ACC * 32; j += WAVES * 32) {
-                float s = 0.0f;
-#pragma unroll
-                for (int w = 0; w < WAVES; ++w) s += lds[w * ACC * 32 + j];
-                const int i = j / 32, l = j % 32;
+            gt_sum_across_waves<WAVES, 32>(lds, tid, acc, [&](int i, int l, float s) {
                 put(row_of(i / 4, i % 4, l), col_of(i % 4, l), s);
-            }
+            });
         }
     }
 };

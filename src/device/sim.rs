@@ -121,11 +121,7 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
 
     // Occupancy: workgroups resident per CU.
     let lds = constraints::lds_bytes(c, p).max(1) as f64;
-    let regs = constraints::registers_estimate(c, p, hw) as f64;
-    let by_lds = (hw.lds_bytes_per_cu as f64 / lds).floor();
-    let by_threads = ((hw.max_waves_per_cu * hw.wave_size) as f64 / threads).floor();
-    let by_regs = (hw.registers_per_cu as f64 / (regs * threads)).floor();
-    let occ = by_lds.min(by_threads).min(by_regs).max(1.0);
+    let occ = constraints::workgroups_per_cu(c, p, hw) as f64;
     let slots = hw.compute_units as f64 * occ;
     let rounds = (wgs / slots).ceil();
     let quant_eff = if stream_k {

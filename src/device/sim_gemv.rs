@@ -27,29 +27,15 @@ pub fn gemv_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     let wave = hw.wave_size;
     let threads = c.threads(wave).max(1) as f64;
     let blocks = (p.m as f64 / c.mt0 as f64).ceil() * c.gsu as f64 * p.batch.max(1) as f64;
-    let regs = constraints::registers_estimate(c, p, hw) as f64;
-    let lds = constraints::lds_bytes(c, p) as f64;
-    let by_threads = ((hw.max_waves_per_cu * hw.wave_size) as f64 / threads).floor();
-    let by_regs = (hw.registers_per_cu as f64 / (regs * threads)).floor();
-    let by_lds = if lds > 0.0 {
-        (hw.lds_bytes_per_cu as f64 / lds).floor()
-    } else {
-        f64::INFINITY
-    };
-    let per_cu = by_threads.min(by_regs).min(by_lds).clamp(1.0, 32.0);
+    let per_cu = (constraints::workgroups_per_cu(c, p, hw) as f64).min(32.0);
     let cus = hw.compute_units as f64;
     let resident = blocks.min(per_cu * cus);
     let ea = p.a_type.bytes() as f64;
     let vector = c.grvw as f64 * ea;
     let mma = c.mi == constraints::GEMV_MMA;
-    let rows_per_thread = if mma {
-        // Two rows of a 16-row group per lane, each group of the workgroup, every step.
-        2.0 * c.mt0 as f64 / 16.0
-    } else if p.trans_a.is_t() {
-        c.mt0 as f64 / c.wg[0].max(1) as f64
-    } else {
-        c.mt0 as f64 / (wave as f64 * c.grvw.max(1) as f64)
-    };
+    // Rows of A a thread has vectors in flight for: on the matrix cores two rows of each
+    // 16-row group per lane.
+    let rows_per_thread = constraints::gemv_rows(c, p, wave) as f64 * if mma { 2.0 } else { 1.0 };
     let in_flight = resident * threads * rows_per_thread * c.pgr as f64 * vector;
     let flight_eff = (in_flight / (cus * FLIGHT_PER_CU)).min(1.0).sqrt();
     let vec_eff = (vector / 16.0).min(1.0).powf(0.25);

@@ -92,13 +92,14 @@ impl Space {
             return Vec::new();
         }
         let wave = self.hw.wave_size as i64;
-        let widest = if p.trans_a.is_t() && !p.trans_b.is_t() {
+        // B's K-contiguous columns are read in vectors of as many elements as A's.
+        let b_vectors = p.trans_a.is_t() && !p.trans_b.is_t();
+        let widest = if b_vectors {
             p.a_type.bytes().max(p.b_type.bytes())
         } else {
             p.a_type.bytes()
         } as i64;
         // The widest vector the leading dimensions (and batch strides) keep aligned.
-        let b_vectors = p.trans_a.is_t() && !p.trans_b.is_t();
         let mut grvw = 16 / widest;
         let aligned = |v: i64| {
             let batched = p.batch > 1;
@@ -109,58 +110,44 @@ impl Space {
         while grvw > 1 && !aligned(grvw) {
             grvw /= 2;
         }
-        let shapes: Vec<(i64, i64, i64)> = if p.trans_a.is_t() {
-            // (MacroTile0, WavesM, PrefetchGlobalRead)
-            vec![(16, 8, 4), (16, 4, 2)]
+        let row_blocks = |mt0: i64| (p.m + mt0 - 1) / mt0 * p.batch.max(1);
+        let start =
+            |mt0: i64, mt1: u32, mi: [u32; 3], waves: u32, pgr: u32, vector: i64| KernelConfig {
+                mt0: mt0 as u32,
+                mt1,
+                mi,
+                wg: [waves, 1],
+                pgr,
+                grvw: vector as u32,
+                gsu: self.gemv_split(row_blocks(mt0)) as u32,
+                gsu_algo: GsuAlgo::Reduce,
+                gv: 1,
+                ..self.raw_default()
+            };
+        // (start, fewest loads in flight it may step down to).
+        let mut candidates: Vec<(KernelConfig, u32)> = Vec::new();
+        // The matrix-core GEMV (16-bit TN on NVIDIA): one and two groups of 16 rows, the
+        // waves of a workgroup taking turns along K.
+        for (mt0, waves) in [(16, 8), (32, 4)] {
+            candidates.push((start(mt0, 8, GEMV_MMA, waves, 4, 8), 4));
+        }
+        let mt1 = (p.n.max(1) as u32).next_power_of_two();
+        if p.trans_a.is_t() {
+            for (mt0, waves, pgr) in [(16, 8, 4), (16, 4, 2)] {
+                candidates.push((start(mt0, mt1, [1, 1, 1], waves, pgr, grvw), 1));
+            }
         } else {
             let mut v = grvw;
             while wave * v > 256 {
                 v /= 2;
             }
-            vec![(wave * v, 8, 4)]
-        };
-        let mut out = Vec::new();
-        // The matrix-core GEMV (16-bit TN on NVIDIA): one and two groups of 16 rows, the
-        // waves of a workgroup taking turns along K.
-        for (mt0, waves) in [(16, 8), (32, 4)] {
-            let c = KernelConfig {
-                mt0,
-                mt1: 8,
-                mi: GEMV_MMA,
-                wg: [waves, 1],
-                pgr: 4,
-                grvw: 8,
-                gsu: self.gemv_split((p.m + mt0 as i64 - 1) / mt0 as i64 * p.batch.max(1)) as u32,
-                gsu_algo: GsuAlgo::Reduce,
-                gv: 1,
-                ..self.raw_default()
-            };
-            let found = [c.gsu, 1]
-                .map(|gsu| KernelConfig { gsu, ..c }.canonical())
-                .into_iter()
-                .find(|c| self.is_valid(c));
-            if let Some(c) = found.filter(|c| !out.contains(c)) {
-                out.push(c);
-            }
+            candidates.push((start(wave * v, mt1, [1, 1, 1], 8, 4, v), 1));
         }
-        for (mt0, waves, pgr) in shapes {
-            let vector = if p.trans_a.is_t() { grvw } else { mt0 / wave };
-            let blocks = (p.m + mt0 - 1) / mt0 * p.batch.max(1);
-            let base = KernelConfig {
-                mt0: mt0 as u32,
-                mt1: (p.n.max(1) as u32).next_power_of_two(),
-                mi: [1, 1, 1],
-                wg: [waves as u32, 1],
-                pgr: pgr as u32,
-                grvw: vector as u32,
-                gsu: self.gemv_split(blocks) as u32,
-                gsu_algo: GsuAlgo::Reduce,
-                gv: 1,
-                ..self.raw_default()
-            };
+        let mut out = Vec::new();
+        for (base, min_pgr) in candidates {
             // Fewer loads in flight where the registers do not hold that many (B read
             // element by element takes one register per element), then no split.
-            let found = (1..=pgr as u32)
+            let found = (min_pgr..=base.pgr)
                 .rev()
                 .flat_map(|pgr| [base.gsu, 1].map(|gsu| KernelConfig { pgr, gsu, ..base }))
                 .map(KernelConfig::canonical)
@@ -186,21 +173,15 @@ impl Space {
             return 1;
         }
         let most = (self.problem.k / min_k).max(1);
-        self.domain(ParamId::GlobalSplitU)
-            .values
+        let allowed: Vec<i64> = (self.domain(ParamId::GlobalSplitU).values.iter().copied())
+            .filter(|&s| s <= most)
+            .collect();
+        allowed
             .iter()
             .copied()
-            .filter(|&s| s <= most)
             .find(|&s| blocks * s >= want)
-            .unwrap_or_else(|| {
-                self.domain(ParamId::GlobalSplitU)
-                    .values
-                    .iter()
-                    .copied()
-                    .filter(|&s| s <= most)
-                    .max()
-                    .unwrap_or(1)
-            })
+            .or_else(|| allowed.iter().copied().max())
+            .unwrap_or(1)
     }
 }
 

@@ -88,33 +88,12 @@ pub fn uplift_svg(title: &str, records: &[GemmRecord], min_uplift: f64) -> Optio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::problem::GemmProblem;
     use crate::report::plot::tests::assert_svg;
+    use crate::workload::summary::tests::rec;
 
+    /// One tuned GEMM of one call.
     fn record(id: usize, vendor_us: f64, best_us: f64) -> GemmRecord {
-        GemmRecord {
-            id,
-            problem: GemmProblem::new(4096, 128, 4096),
-            calls: 1,
-            share: None,
-            baseline_us: Some(vendor_us),
-            vendor_us: Some(vendor_us),
-            best_us: Some(best_us),
-            search_us: Some(best_us),
-            error: Some(1e-4),
-            tolerance: Some(1e-2),
-            verified: Some(true),
-            config: Some("MT".into()),
-            device: Some(0),
-            device_name: None,
-            arch: None,
-            evaluations: 10,
-            measured: 10,
-            reused: 0,
-            tune_s: Some(1.0),
-            skip: None,
-            failure: None,
-        }
+        rec(id, 1, vendor_us, Some(best_us))
     }
 
     #[test]

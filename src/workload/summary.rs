@@ -200,11 +200,12 @@ pub fn render_markdown(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::problem::GemmProblem;
 
-    fn rec(id: usize, calls: u64, vendor: f64, best: Option<f64>) -> GemmRecord {
+    /// A tuned GEMM's record (`best` None: not tuned), for the tests of this folder.
+    pub(crate) fn rec(id: usize, calls: u64, vendor: f64, best: Option<f64>) -> GemmRecord {
         GemmRecord {
             id,
             problem: GemmProblem::new(128, 128, 128),

@@ -2,10 +2,11 @@
 //! Gemv = 1, and the one rule every other config obeys about it.
 //!
 //! Rule `gemv`: the path is for N up to 8 with one workgroup covering every column (MacroTile1
-//! 1, 2, 4 or 8, at least N), no matrix atom (MI 1x1x1) and one column of waves; rows split
+//! 1, 2, 4 or 8, at least N) and one column of waves, multiplying with FMAs (MI 1x1x1) or, for
+//! 16-bit TN on NVIDIA, with mma.sync (MI 16x8x16: 8 columns, 16-byte vectors); rows split
 //! evenly (MacroTile0 = WavesM x rows per wave, at most 8 each, where A is K-contiguous; a
 //! multiple of wave x GlobalReadVectorWidth lanes' vectors, at most two per lane, where A is
-//! M-contiguous); vector loads of A (and of B's K-contiguous columns) aligned; K split with a
+//! M-contiguous; one to four groups of 16 rows on the matrix cores); vector loads of A (and of B's K-contiguous columns) aligned; K split with a
 //! reduction kernel or atomics; registers and LDS within the GPU's. The LDS, pipeline and
 //! store parameters mean nothing to it: [`KernelConfig::canonical`] fixes them, so they never
 //! make two GEMV kernels of one.
@@ -32,7 +33,7 @@ const MAX_MMA_GROUPS: u32 = 4;
 
 /// Rows per wave (A K-contiguous), vectors of rows per lane (A M-contiguous), or 16-row
 /// groups per workgroup (matrix cores).
-fn rows(c: &KernelConfig, p: &GemmProblem, wave: u32) -> u32 {
+pub fn gemv_rows(c: &KernelConfig, p: &GemmProblem, wave: u32) -> u32 {
     if c.mi == GEMV_MMA {
         c.mt0 / 16
     } else if p.trans_a.is_t() {
@@ -61,7 +62,7 @@ pub fn gemv_lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
 /// K-contiguous, as one f32 per element otherwise; K-contiguous rows of A are unpacked to f32 before
 /// they meet B (every vector in flight).
 pub fn gemv_registers(c: &KernelConfig, p: &GemmProblem, wave: u32) -> u32 {
-    let r = rows(c, p, wave).max(1);
+    let r = gemv_rows(c, p, wave).max(1);
     if c.mi == GEMV_MMA {
         // Two 16-byte vectors of A per group and one of B per step in flight, four sums per
         // group.
@@ -171,9 +172,10 @@ pub(super) fn gemv(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(),
         );
     }
     let wave = hw.wave_size;
-    let r = rows(c, p, wave);
+    let r = gemv_rows(c, p, wave);
     if c.mi == GEMV_MMA {
-        if !c.mt0.is_multiple_of(16) || !(1..=MAX_MMA_GROUPS).contains(&r) {
+        // (MacroTile0 is a multiple of 16, checked above.)
+        if !(1..=MAX_MMA_GROUPS).contains(&r) {
             return fail(
                 rule,
                 format!(

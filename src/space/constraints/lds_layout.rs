@@ -20,11 +20,11 @@ const WGMMA_LDS_ALIGN: u64 = 1024;
 /// output tile, in D's type, in bytes of its own after the stages (the producer refills them
 /// meanwhile).
 pub fn lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
-    let ea = p.a_type.bytes() as u64;
-    let eb = p.b_type.bytes() as u64;
     if c.gv == 1 {
         return super::gemv::gemv_lds_bytes(c, p);
     }
+    let ea = p.a_type.bytes() as u64;
+    let eb = p.b_type.bytes() as u64;
     let (mt0, mt1, du) = (c.mt0 as u64, c.mt1 as u64, c.depth_u as u64);
     if is_wgmma(c) {
         // Unpadded K-major tiles (the swizzle replaces padding), plus the alignment slack.

@@ -10,8 +10,8 @@
 //! tiles), `warpgroup` (the `wgmma` mainloop, producer warp, SwapAB), `loader` (global
 //! reads), `epilogue` (stores, output types), `scheduler` (split-K, stream-K) and
 //! `resources` (LDS and registers against the GPU); `gemv` holds every rule of the GEMV path,
-//! which has no tiles in LDS, and replaces the others for its configs. [`check`] applies them in the order of
-//! [`RULE_ORDER`], the first broken rule wins.
+//! which has no tiles in LDS, and replaces the others for its configs. [`check`] applies them
+//! in the order of [`RULE_ORDER`], the first broken rule wins.
 
 mod atom;
 mod epilogue;
@@ -30,9 +30,9 @@ use crate::problem::GemmProblem;
 use crate::space::config::KernelConfig;
 
 pub use atom::{is_wgmma, warpgroup_tile, wgmma_mi, WARPGROUP_WARPS, WGMMA_MI};
-pub use gemv::{gemv_lds_bytes, gemv_registers, GEMV_MAX_N, GEMV_MMA};
+pub use gemv::{gemv_lds_bytes, gemv_registers, gemv_rows, GEMV_MAX_N, GEMV_MMA};
 pub use lds_layout::{lds_bytes, persistent_output_bytes, persistent_output_passes};
-pub use resources::registers_estimate;
+pub use resources::{registers_estimate, workgroups_per_cu};
 pub use scheduler::{MAX_STREAM_K_ACCUMULATORS, MAX_STREAM_K_PER_CU, MAX_STREAM_K_THREADS};
 pub use shape::{MAX_STAGES, MAX_STAGES_WGMMA};
 pub use warpgroup::{

@@ -14,11 +14,6 @@ use crate::hw::HwSpec;
 use crate::problem::GemmProblem;
 use crate::space::config::{GsuAlgo, KernelConfig};
 
-/// Registers each of `threads` threads of one workgroup gets ([`HwSpec::register_share`]).
-pub(super) fn register_share(hw: &HwSpec, threads: u32) -> u32 {
-    hw.register_share(threads)
-}
-
 /// A rough per-thread register estimate (32-bit registers): accumulators, operand fragments
 /// (doubled with PrefetchLocalRead), staging registers for global reads that do not go
 /// straight to LDS, and a fixed allowance for addresses and loop state.
@@ -62,13 +57,12 @@ pub fn registers_estimate(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u32
     acc + frags + staging + fixed
 }
 
-/// `lds`: the stages and the staged output tile fit a workgroup's LDS.
 /// LDS the kernel declares itself besides the dynamic bytes: on the warpgroup path an
 /// mbarrier per stage (two with the producer warp or the persistent kernel), and the hand-off
 /// flag of stream-K and of the in-kernel split sum. The driver refuses a launch whose dynamic
 /// and static bytes together pass the limit (an H100 refused a stream-K kernel of exactly
 /// 232448 dynamic bytes).
-pub fn static_lds_bytes(c: &KernelConfig) -> u64 {
+fn static_lds_bytes(c: &KernelConfig) -> u64 {
     let per_stage = if !is_wgmma(c) {
         0
     } else if c.pw > 0 || c.pk > 0 {
@@ -80,6 +74,18 @@ pub fn static_lds_bytes(c: &KernelConfig) -> u64 {
     per_stage * c.pgr as u64 + if flag { 8 } else { 0 }
 }
 
+/// Workgroups of `c` resident on one compute unit at once, by LDS, threads and registers
+/// (the sim models' occupancy; at least one where none fits, which the rules refuse anyway).
+pub fn workgroups_per_cu(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u64 {
+    let threads = c.threads(hw.wave_size).max(1) as u64;
+    let by_lds = hw.lds_bytes_per_cu / lds_bytes(c, p).max(1);
+    let by_threads = (hw.max_waves_per_cu * hw.wave_size) as u64 / threads;
+    let by_regs = hw.registers_per_cu / (registers_estimate(c, p, hw).max(1) as u64 * threads);
+    by_lds.min(by_threads).min(by_regs).max(1)
+}
+
+/// `lds`: the stages and the staged output tile, and what the kernel declares itself, fit a
+/// workgroup's LDS.
 pub(super) fn lds(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
     let lds = lds_bytes(c, p) + static_lds_bytes(c);
     if lds > hw.lds_bytes_per_workgroup {
@@ -108,7 +114,7 @@ pub(super) fn registers(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Resul
     // A workgroup must fit the register file: with 1024 threads each gets 64 registers, and
     // the compiler spills what does not fit (the producer warp's share: `producer-warp`).
     let threads = c.threads(hw.wave_size).max(1);
-    let share = register_share(hw, threads);
+    let share = hw.register_share(threads);
     if regs > share {
         return fail(
             "registers",

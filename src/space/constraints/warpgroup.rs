@@ -11,7 +11,7 @@
 //! operands are packed before the main kernel (`packed_operands`).
 
 use super::atom::{is_wgmma, warpgroup_tile, WARPGROUP_WARPS};
-use super::resources::{register_share, registers_estimate};
+use super::resources::registers_estimate;
 use super::{fail, Violation};
 use crate::hw::HwSpec;
 use crate::problem::GemmProblem;
@@ -124,7 +124,7 @@ pub(super) fn producer_warp(
             ),
         );
     }
-    let budget = register_share(hw, threads);
+    let budget = hw.register_share(threads);
     let need = registers_estimate(c, p, hw);
     if need > budget {
         return fail(
