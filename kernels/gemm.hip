@@ -8,7 +8,8 @@
 //                            accumulators in registers:
 //                  GtLdsMainloop     vectors / cp.async (loader/gt_vector_loader.h) feeding
 //                                    per-wave matrix-core atoms (mainloop/gt_warp_mma.h,
-//                                    atoms in atom/) or f32 FMA (mainloop/gt_fma.h)
+//                                    atoms in atom/), or MN-major tiles (loader/
+//                                    gt_transpose_loader.h) feeding f32 FMA (mainloop/gt_fma.h)
 //                  GtWgmmaMainloop   tensor-map boxes (loader/gt_tma_loader.h) feeding
 //                                    warpgroup wgmma (mainloop/gt_wgmma.h), sm_90a;
 //                                    GtWgmmaMainloopWs: a producer warp issues the loads
@@ -42,6 +43,7 @@
 #include "layout/gt_lds_tile.h"
 #include "layout/gt_wgmma_tile.h"
 #include "loader/gt_vector_loader.h"
+#include "loader/gt_transpose_loader.h"
 #include "loader/gt_pack_kernel.h"
 #include "mainloop/gt_warp_mma.h"
 #include "mainloop/gt_fma.h"
@@ -77,8 +79,8 @@ template <class Cfg> struct GtCompose {
     typedef typename GtPick<Cfg::PRODUCER_WARP, GtWgmmaMainloopWs<Cfg>, GtWgmmaMainloop<Cfg>>::type WgmmaMainloop;
     typedef GtPersistentScheduler<Cfg, WgmmaMainloop, GtTmaStoreEpilogue<Cfg, WgmmaMainloop>> PersistentScheduler;
 #endif
-    typedef typename GtPick<Cfg::USE_MMA, GtLdsMainloop<Cfg, GtWarpMma>, GtLdsMainloop<Cfg, GtFma>>::type
-        LdsMainloop;
+    typedef typename GtPick<Cfg::USE_MMA, GtLdsMainloop<Cfg, GtWarpMma, GtStoredOperands<Cfg>>,
+                            GtLdsMainloop<Cfg, GtFma, GtMnMajorOperands<Cfg>>>::type LdsMainloop;
     typedef typename GtPick<Cfg::WGMMA, WgmmaMainloop, LdsMainloop>::type Mainloop;
     typedef GtEpilogue<Cfg, Mainloop> Epilogue;
     typedef typename GtPick<Cfg::STREAM_K, GtStreamKScheduler<Cfg, Mainloop, Epilogue>,

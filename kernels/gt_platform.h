@@ -206,6 +206,13 @@ template <> struct GtVec<4> { typedef gt_u32 type; };
 template <> struct GtVec<8> { struct __align__(8) type { gt_u32 x, y; }; };
 template <> struct GtVec<16> { struct __align__(16) type { gt_u32 x, y, z, w; }; };
 
+// The V elements of a packed vector, as f32.
+template <class T, int V, class Vec> GT_DEVICE void gt_unpack(const Vec& v, float (&x)[V]) {
+    const T* e = reinterpret_cast<const T*>(&v);
+#pragma unroll
+    for (int i = 0; i < V; ++i) x[i] = gt_to_f32(e[i]);
+}
+
 template <int BYTES> GT_DEVICE typename GtVec<BYTES>::type gt_vec_zero() {
     return gt_zero<typename GtVec<BYTES>::type>();
 }

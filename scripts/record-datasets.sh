@@ -129,9 +129,9 @@ if [ "$SETS" = hard ] || [ "$SETS" = all ]; then
     "--fix MI=64x8x16 --fix MT0=128,256 --fix MT1=128,256 --fix WG0=4,8 --fix WG1=1,2 --fix PGR=3,4,6 --fix GSU=1 --fix PW=0,1 --fix DepthU=64 --fix PLR=1 --fix SW=1"
   record attn_32x256x256x128_bf16 "--m 256 --n 256 --k 128 --batch_count 32" \
     "--fix MT0=64,128,256 --fix MT1=64,128,256 --fix DepthU=64 --fix WG0=4 --fix WG1=2 --fix PGR=2,3,4 --fix PLR=1 --fix GSU=1 --fix PW=0 --fix SW=1"
-  # f32 in and out: the FMA path. 112 configs.
+  # f32 in and out: the FMA path (MN-major LDS tiles, up to 128 outputs per lane). 202 configs.
   record tn_4096x4096x4096_f32 "--m 4096 --n 4096 --k 4096 --a_type f32_r --b_type f32_r --c_type f32_r --d_type f32_r" \
-    "--fix MT0=64,128 --fix MT1=64,128 --fix DepthU=16,32 --fix WG0=2,4 --fix WG1=2 --fix PGR=2,3 --fix PLR=1 --fix GSU=1"
+    "--fix MT0=128,256 --fix MT1=64,128 --fix DepthU=16,32 --fix WG0=1,2,4 --fix WG1=1,2,4 --fix PGR=2,3 --fix PLR=0,1 --fix GSU=1 --fix LPA=4 --fix LPB=4"
 fi
 
 if [ "$SETS" = amd ]; then

@@ -45,6 +45,7 @@ using GtLdsTileB = GtLdsTile<typename Cfg::TB, Cfg::TRANS_B ? Cfg::DU : Cfg::MT1
 // The view of an operand tile the atoms and the FMA loop read: element (mn, k), where mn is
 // m for A and n for B, whatever the LDS orientation.
 template <class Tile, bool KC> struct GtView {
+    typedef Tile Layout;
     typedef typename Tile::Elem T;
     static constexpr bool K_CONTIG = KC;
     static constexpr bool ROWS_16B = sizeof(T) == 2 && Tile::ROW_BYTES % 16 == 0;

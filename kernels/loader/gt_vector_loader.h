@@ -53,7 +53,9 @@ GT_DEVICE void gt_load_tile(typename Tile::Elem* lds, const typename Tile::Elem*
     }
 }
 
-// Loads of one pipeline stage: A's tile, then B's, each in its stored orientation.
+// Loads of one pipeline stage: A's tile, then B's, each in its stored orientation. Every copy
+// goes straight to LDS, so the split into issue and land (loader/gt_transpose_loader.h) has
+// nothing to land.
 template <class Cfg, class TileA, class TileB> struct GtVectorLoader {
     typedef typename Cfg::TA TA;
     typedef typename Cfg::TB TB;
@@ -92,4 +94,20 @@ template <class Cfg, class TileA, class TileB> struct GtVectorLoader {
             gt_load_tile<TileB, BR, BC, V, true, T>(lb, B, args.ldb, br0, bc0, brl, bcl, tid);
         }
     }
+
+    struct Regs {};
+    GT_DEVICE static void issue(const GtGemmArgs& args, unsigned char* stage, int tid, int m0, int n0, int batch,
+                                int k0, Regs&) {
+        load_stage(args, stage, tid, m0, n0, batch, k0);
+    }
+    GT_DEVICE static void land(unsigned char*, int, const Regs&) {}
+};
+
+// The matrix-core path's operand tiles: each in its stored orientation, loaded by
+// GtVectorLoader.
+template <class Cfg> struct GtStoredOperands {
+    typedef GtLdsTileA<Cfg> TileA;
+    typedef GtLdsTileB<Cfg> TileB;
+    static constexpr bool A_K_CONTIG = Cfg::TRANS_A, B_K_CONTIG = !Cfg::TRANS_B;
+    typedef GtVectorLoader<Cfg, TileA, TileB> Loader;
 };

@@ -1,9 +1,46 @@
 // mainloop/gt_fma.h: the per-wave compute of one LDS stage with f32 fused multiply-adds, for
 // element types without matrix instructions (MI 1x1x1). The wave tile is split over a LM x LN
-// grid of lanes, each owning an FM x FN sub-tile of rows lm + i*LM and columns ln + j*LN
-// (strided, so neighbouring lanes read neighbouring LDS words). LM is the power of two that
-// makes the sub-tile squarest.
+// grid of lanes, each owning an FM x FN sub-tile (register blocking: every operand value read
+// from LDS feeds FN or FM multiply-adds). LM is the power of two that makes the sub-tile
+// squarest.
+//
+// Both operand tiles are MN-major in LDS ([k][m], [k][n]; loader/gt_transpose_loader.h), so a
+// lane that owns runs of 4 consecutive rows reads each run with one 4-element vector per k:
+// FM / 4 + FN / 4 reads feed FM x FN multiply-adds, and a k step needs FM + FN registers of
+// operands (twice that with PrefetchLocalRead), which leaves room for 128 accumulators. Lanes
+// that differ only in the other operand's index read the same address (an LDS broadcast);
+// neighbouring lanes read neighbouring runs. Rows that cannot be read in vectors (FM or FN
+// not a multiple of 4, or rows of a pitch that is not) are read one element at a time.
 #pragma once
+
+// The rows (m of A, n of B) one lane owns in a wave tile and how it reads them: F rows per
+// lane, L lanes along the rows.
+template <class View, int F, int L> struct GtFmaOperand {
+    typedef typename View::T T;
+    static_assert(!View::K_CONTIG, "the FMA path reads MN-major operand tiles");
+    static constexpr int VEC_BYTES = 4 * int(sizeof(T));
+    static constexpr bool VEC = F % 4 == 0 && View::Layout::ROW_BYTES % VEC_BYTES == 0;
+
+    // Row of element i of lane l: runs of 4 rows L * 4 apart (VEC), else rows L apart.
+    GT_DEVICE static int row(int l, int i) { return VEC ? ((i / 4) * L + l) * 4 + i % 4 : l + i * L; }
+
+    // The F operand values of lane l at rows base + row(l, .) and k.
+    GT_DEVICE static void fetch(float (&x)[F], const View& v, int base, int l, int k) {
+        if constexpr (VEC) {
+            typedef typename GtVec<VEC_BYTES>::type V;
+#pragma unroll
+            for (int g = 0; g < F / 4; ++g) {
+                float e[4];
+                gt_unpack<T>(*reinterpret_cast<const V*>(v.ptr(base + row(l, g * 4), k)), e);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) x[g * 4 + j] = e[j];
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < F; ++i) x[i] = gt_to_f32(v.at(base + row(l, i), k));
+        }
+    }
+};
 
 template <class Cfg, class ViewA, class ViewB> struct GtFma {
     static constexpr int WT0 = Cfg::WT0, WT1 = Cfg::WT1, WAVE = Cfg::WAVE;
@@ -24,26 +61,51 @@ template <class Cfg, class ViewA, class ViewB> struct GtFma {
     static_assert(LM > 0, "FMA wave tile must give every lane a whole sub-tile");
     static constexpr int LN = WAVE / LM, FM = WT0 / LM, FN = WT1 / LN;
     static constexpr int ACC = FM * FN;
+    typedef GtFmaOperand<ViewA, FM, LM> OpA;
+    typedef GtFmaOperand<ViewB, FN, LN> OpB;
+
+    GT_DEVICE static void fma_step(float (&acc)[ACC], const float (&a)[FM], const float (&b)[FN]) {
+#pragma unroll
+        for (int i = 0; i < FM; ++i)
+#pragma unroll
+            for (int j = 0; j < FN; ++j) acc[i * FN + j] = fmaf(a[i], b[j], acc[i * FN + j]);
+    }
 
     GT_DEVICE static void compute_stage(float (&acc)[ACC], const ViewA& va, const ViewB& vb, int wm0, int wn0,
                                         int lane) {
         const int lm = lane % LM, ln = lane / LM;
+        if constexpr (Cfg::PLR != 0) {
+            // PrefetchLocalRead: the operands of step s+1 are read while step s multiplies, so
+            // the LDS latency hides behind FMAs even with one workgroup per compute unit.
+            // Two k per iteration, so each buffer keeps its registers without a full unroll.
+            static_assert(Cfg::DU % 2 == 0, "PrefetchLocalRead walks the stage two k at a time");
+            float a0[FM], b0[FN], a1[FM], b1[FN];
+            OpA::fetch(a0, va, wm0, lm, 0);
+            OpB::fetch(b0, vb, wn0, ln, 0);
 #pragma unroll 4
-        for (int k = 0; k < Cfg::DU; ++k) {
-            float a[FM], b[FN];
-#pragma unroll
-            for (int i = 0; i < FM; ++i) a[i] = gt_to_f32(va.at(wm0 + lm + i * LM, k));
-#pragma unroll
-            for (int j = 0; j < FN; ++j) b[j] = gt_to_f32(vb.at(wn0 + ln + j * LN, k));
-#pragma unroll
-            for (int i = 0; i < FM; ++i)
-#pragma unroll
-                for (int j = 0; j < FN; ++j) acc[i * FN + j] = fmaf(a[i], b[j], acc[i * FN + j]);
+            for (int k = 0; k < Cfg::DU; k += 2) {
+                OpA::fetch(a1, va, wm0, lm, k + 1);
+                OpB::fetch(b1, vb, wn0, ln, k + 1);
+                fma_step(acc, a0, b0);
+                if (k + 2 < Cfg::DU) {
+                    OpA::fetch(a0, va, wm0, lm, k + 2);
+                    OpB::fetch(b0, vb, wn0, ln, k + 2);
+                }
+                fma_step(acc, a1, b1);
+            }
+        } else {
+#pragma unroll 4
+            for (int k = 0; k < Cfg::DU; ++k) {
+                float a[FM], b[FN];
+                OpA::fetch(a, va, wm0, lm, k);
+                OpB::fetch(b, vb, wn0, ln, k);
+                fma_step(acc, a, b);
+            }
         }
     }
 
     GT_DEVICE static void acc_coord(int lane, int idx, int& m, int& n) {
-        m = lane % LM + (idx / FN) * LM;
-        n = lane / LM + (idx % FN) * LN;
+        m = OpA::row(lane % LM, idx / FN);
+        n = OpB::row(lane / LM, idx % FN);
     }
 };

@@ -14,13 +14,6 @@
 // vectors, N-contiguous rows element by element. Columns MT1 > N read as zero.
 #pragma once
 
-// The V elements of a packed vector, as f32.
-template <class T, int V, class Vec> GT_DEVICE void gt_unpack(const Vec& v, float (&x)[V]) {
-    const T* e = reinterpret_cast<const T*>(&v);
-#pragma unroll
-    for (int i = 0; i < V; ++i) x[i] = gt_to_f32(e[i]);
-}
-
 // Adds the partial sums of the WAVES waves of a workgroup that split K between them, through
 // LDS: wave w's sum i of lane l at [w][i][l] (conflict-free stores, and the reads below walk
 // consecutive words); then each thread takes whole totals j = tid, tid + WAVES * WAVE, ... and

@@ -1,19 +1,21 @@
 // mainloop/gt_mainloop_lds.h: the mainloop of the warp-level paths. Every thread loads its
-// share of each stage (loader/gt_vector_loader.h) into a ring of PrefetchGlobalRead LDS
-// stages; each wave multiplies its wave tile out of the landed stage with COMPUTE
-// (mainloop/gt_warp_mma.h: matrix-core atoms, or mainloop/gt_fma.h: f32 FMA).
+// share of each stage (OPERANDS: the tile layouts and their loader) into a ring of
+// PrefetchGlobalRead LDS stages; each wave multiplies its wave tile out of the landed stage
+// with COMPUTE (mainloop/gt_warp_mma.h: matrix-core atoms on tiles in their stored
+// orientation, loader/gt_vector_loader.h; or mainloop/gt_fma.h: f32 FMA on MN-major tiles,
+// loader/gt_transpose_loader.h).
 //
-//   global --(GRVW-element vectors, cp.async on sm_80+)--> LDS ring of STAGES
-//          --(atom fragments / FMA operands)--> f32 accumulators in registers
+//   global --(GRVW-element vectors, cp.async on sm_80+, or through registers)--> LDS ring
+//          of STAGES --(atom fragments / FMA operands)--> f32 accumulators in registers
 #pragma once
 
-template <class Cfg, template <class, class, class> class COMPUTE> struct GtLdsMainloop {
-    typedef GtLdsTileA<Cfg> TileA;
-    typedef GtLdsTileB<Cfg> TileB;
-    typedef GtView<TileA, Cfg::TRANS_A> ViewA;
-    typedef GtView<TileB, !Cfg::TRANS_B> ViewB;
+template <class Cfg, template <class, class, class> class COMPUTE, class OPERANDS> struct GtLdsMainloop {
+    typedef typename OPERANDS::TileA TileA;
+    typedef typename OPERANDS::TileB TileB;
+    typedef GtView<TileA, OPERANDS::A_K_CONTIG> ViewA;
+    typedef GtView<TileB, OPERANDS::B_K_CONTIG> ViewB;
     typedef COMPUTE<Cfg, ViewA, ViewB> Compute;
-    typedef GtVectorLoader<Cfg, TileA, TileB> Loader;
+    typedef typename OPERANDS::Loader Loader;
     static constexpr int STAGES = Cfg::STAGES;
     static constexpr int STAGE_BYTES = TileA::BYTES + TileB::BYTES;
     static constexpr int ACC = Compute::ACC;
@@ -28,7 +30,8 @@ template <class Cfg, template <class, class, class> class COMPUTE> struct GtLdsM
     GT_DEVICE static unsigned char* lds_base(unsigned char* smem) { return smem; }
     GT_DEVICE static void acc_coord(int lane, int idx, int& m, int& n) { Compute::acc_coord(lane, idx, m, n); }
 
-    // Loads the K slice at k0 of the tile at (m0, n0) of `batch` into LDS slot `slot`.
+    // Loads the K slice at k0 of the tile at (m0, n0) of `batch` into LDS slot `slot` (landed
+    // in LDS, or in flight by cp.async, when it returns).
     GT_DEVICE static void load(const GtGemmArgs& args, unsigned char* smem, int slot, int tid, int m0, int n0,
                                int batch, int k0) {
         Loader::load_stage(args, smem + slot * STAGE_BYTES, tid, m0, n0, batch, k0);
@@ -62,18 +65,23 @@ template <class Cfg, template <class, class, class> class COMPUTE> struct GtLdsM
         } else {
             // Ring of STAGES slots: STAGES-1 tiles in flight while one is multiplied. One commit
             // per step (possibly empty) keeps "tile t has landed" == "at most STAGES-2 pending".
+            // Loads that pass through registers are issued before the multiply and land in
+            // their slot after it, before the barrier that makes them visible.
 #pragma unroll
             for (int s = 0; s < STAGES - 1; ++s) {
                 if (s < kr.count) load_stage(s, s);
                 gt_copy_commit();
             }
+            typename Loader::Regs regs;
             for (int t = 0; t < kr.count; ++t) {
                 gt_copy_wait<(STAGES >= 2 ? STAGES - 2 : 0)>();
                 gt_barrier();  // tile t visible to all; slot (t-1) % STAGES free for reuse
                 const int next = t + STAGES - 1;
-                if (next < kr.count) load_stage(next % STAGES, next);
+                unsigned char* const next_slot = smem + (next % STAGES) * STAGE_BYTES;
+                if (next < kr.count) Loader::issue(args, next_slot, pos.tid, m0, n0, batch, kr.k0(next), regs);
                 gt_copy_commit();
                 compute_stage(t % STAGES);
+                if (next < kr.count) Loader::land(next_slot, pos.tid, regs);
             }
         }
         gt_copy_wait<0>();

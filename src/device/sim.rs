@@ -136,7 +136,15 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     let padded_flops =
         2.0 * tiles_m * c.mt0 as f64 * tiles_n * c.mt1 as f64 * p.k as f64 * p.batch as f64;
     let [wt0, wt1] = c.wave_tile();
-    let reuse = (wt0 as f64 * wt1 as f64 / (wt0 + wt1) as f64 / 32.0).min(1.0);
+    // Operand reuse in registers: per wave tile on the matrix cores; per lane on the FMA
+    // path, whose 16x8 sub-tile (128 accumulators) is what the vendor's f32 kernels hold.
+    let reuse = if c.uses_matrix_cores() {
+        (wt0 as f64 * wt1 as f64 / (wt0 + wt1) as f64 / 32.0).min(1.0)
+    } else {
+        let (lm, ln) = constraints::fma_lane_grid(wt0, wt1, hw.wave_size).unwrap_or((1, 1));
+        let (fm, fn_) = ((wt0 / lm) as f64, (wt1 / ln) as f64);
+        (fm * fn_ / (fm + fn_) / (128.0 / 24.0)).min(1.0)
+    };
     let base = if c.uses_matrix_cores() { 0.82 } else { 0.65 };
     let pipe = [0.0, 0.72, 0.9, 1.0, 0.98][c.pgr.min(4) as usize];
     let plr = if c.plr == 1 { 1.0 } else { 0.96 };

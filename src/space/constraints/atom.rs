@@ -147,12 +147,36 @@ pub(super) fn wave_tile(c: &KernelConfig, hw: &HwSpec) -> Result<(), Violation> 
         }
     } else if !c.uses_matrix_cores() {
         let per_lane = wt0 * wt1;
-        if per_lane % wave != 0 || per_lane / wave > 64 {
+        if per_lane % wave != 0 || per_lane / wave > FMA_MAX_OUTPUTS_PER_LANE {
             return fail(
                 "wave-tile",
-                format!("FMA wave tile {wt0}x{wt1} must give each of {wave} lanes 1..64 outputs"),
+                format!(
+                    "FMA wave tile {wt0}x{wt1} must give each of {wave} lanes 1..{FMA_MAX_OUTPUTS_PER_LANE} outputs"
+                ),
+            );
+        }
+        if fma_lane_grid(wt0, wt1, wave).is_none() {
+            return fail(
+                "wave-tile",
+                format!("FMA wave tile {wt0}x{wt1} cannot be split into whole sub-tiles over a grid of {wave} lanes"),
             );
         }
     }
     Ok(())
+}
+
+/// Outputs one lane of the FMA path may own: 128 accumulators plus two k of operands (16 + 8
+/// each, with PrefetchLocalRead) fit the 255 registers of a thread, as in the vendor's f32
+/// kernels (256x128 tiles of 256 threads).
+pub const FMA_MAX_OUTPUTS_PER_LANE: u32 = 128;
+
+/// The FMA path's grid of lanes over a wave tile (kernels/mainloop/gt_fma.h, `lanes_m`):
+/// `(LM, LN)` with LM a power of two, both dividing the tile, and the sub-tile
+/// `wt0 / LM x wt1 / LN` the squarest such.
+pub fn fma_lane_grid(wt0: u32, wt1: u32, wave: u32) -> Option<(u32, u32)> {
+    std::iter::successors(Some(1u32), |lm| Some(lm * 2))
+        .take_while(|&lm| lm <= wave)
+        .filter(|&lm| wt0 % lm == 0 && wt1 % (wave / lm) == 0)
+        .min_by_key(|&lm| (wt0 / lm).abs_diff(wt1 / (wave / lm)))
+        .map(|lm| (lm, wave / lm))
 }

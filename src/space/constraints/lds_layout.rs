@@ -34,6 +34,14 @@ pub fn lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
         }
         return staged_output(c, main) + WGMMA_LDS_ALIGN;
     }
+    // The FMA path keeps both tiles MN-major (kernels/loader/gt_transpose_loader.h): DU rows
+    // of MT0 or MT1 elements plus padding.
+    if !c.uses_matrix_cores() {
+        let stages = c.pgr.max(1) as u64;
+        let a_tile = du * (mt0 + c.lpa as u64);
+        let b_tile = du * (mt1 + c.lpb as u64);
+        return staged_output(c, stages * (a_tile * ea + b_tile * eb));
+    }
     // Rows of the LDS tile run along the operand's contiguous dimension; padding is per row.
     let a_tile = if p.trans_a.is_t() {
         mt0 * (du + c.lpa as u64)

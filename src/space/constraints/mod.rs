@@ -29,7 +29,7 @@ use crate::hw::HwSpec;
 use crate::problem::GemmProblem;
 use crate::space::config::KernelConfig;
 
-pub use atom::{is_wgmma, warpgroup_tile, wgmma_mi, WARPGROUP_WARPS, WGMMA_MI};
+pub use atom::{fma_lane_grid, is_wgmma, warpgroup_tile, wgmma_mi, WARPGROUP_WARPS, WGMMA_MI};
 pub use gemv::{gemv_lds_bytes, gemv_registers, gemv_rows, GEMV_MAX_N, GEMV_MMA};
 pub use lds_layout::{lds_bytes, persistent_output_bytes, persistent_output_passes};
 pub use resources::{registers_estimate, workgroups_per_cu};

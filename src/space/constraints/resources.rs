@@ -7,7 +7,7 @@
 //! estimate, and the `producer-warp` rule of [`super::warpgroup`] holds it against the share
 //! each thread gets with the extra warp.
 
-use super::atom::is_wgmma;
+use super::atom::{fma_lane_grid, is_wgmma};
 use super::lds_layout::lds_bytes;
 use super::{fail, Violation};
 use crate::hw::HwSpec;
@@ -28,8 +28,11 @@ pub fn registers_estimate(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u32
     let e = p.a_type.bytes() as u32;
     // Fragment bytes per lane for one K step of the wave tile, in 32-bit registers; wgmma
     // reads both operands from LDS through descriptors and holds no fragments.
+    // The FMA path's lanes each hold one k of their FM rows of A and FN columns of B, in f32.
     let frag = if is_wgmma(c) {
         0
+    } else if !c.uses_matrix_cores() {
+        fma_lane_grid(wt0, wt1, hw.wave_size).map_or(wt0 + wt1, |(lm, ln)| wt0 / lm + wt1 / ln)
     } else {
         ((wt0 + wt1) * kstep * e).div_ceil(4 * hw.wave_size)
     };
@@ -37,7 +40,15 @@ pub fn registers_estimate(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u32
     let loads_a = c.mt0 * c.depth_u / (threads * c.grvw.max(1));
     let loads_b = c.mt1 * c.depth_u / (threads * c.grvw.max(1));
     let staging = if hw.vendor == crate::hw::Vendor::Nvidia && c.pgr >= 2 {
-        0 // cp.async writes LDS directly
+        // cp.async writes LDS directly, except the K-contiguous operands of the FMA path,
+        // which pass through registers to be transposed (kernels/loader/gt_transpose_loader.h).
+        if c.uses_matrix_cores() {
+            0
+        } else {
+            let a = if p.trans_a.is_t() { loads_a } else { 0 };
+            let b = if p.trans_b.is_t() { 0 } else { loads_b };
+            (a + b) * c.grvw * e / 4
+        }
     } else {
         (loads_a + loads_b) * c.grvw * e / 4
     };
