@@ -10,7 +10,7 @@
 # as nvidia-smi reports them, the date, the command, the gemmtune version and git commit, and
 # how long the sweep took). A dataset the binary cannot run (no kernel for its types or
 # layout) is skipped with the reason; rerun the script once the kernels exist. Each sweep is
-# bounded by its --fix list (60 to 112 configs, about 1000 in all) and by MAX_CONFIGS,
+# bounded by its --fix list (60 to 202 configs, about 1100 in all) and by MAX_CONFIGS,
 # so the hard set takes a few minutes on an H100.
 #
 # The AMD space is recorded in the simulator (`SETS=amd`, no GPU needed; committed as

@@ -176,7 +176,7 @@ pub const FMA_MAX_OUTPUTS_PER_LANE: u32 = 128;
 pub fn fma_lane_grid(wt0: u32, wt1: u32, wave: u32) -> Option<(u32, u32)> {
     std::iter::successors(Some(1u32), |lm| Some(lm * 2))
         .take_while(|&lm| lm <= wave)
-        .filter(|&lm| wt0 % lm == 0 && wt1 % (wave / lm) == 0)
+        .filter(|&lm| wt0.is_multiple_of(lm) && wt1.is_multiple_of(wave / lm))
         .min_by_key(|&lm| (wt0 / lm).abs_diff(wt1 / (wave / lm)))
         .map(|lm| (lm, wave / lm))
 }
