@@ -6,19 +6,20 @@ B read once, D written once, every batch), at that size, with the source rotatin
 buffers to exceed L2 (reads come from HBM, as in gemmtune's timing); a kernel reading its operands
 once cannot beat it by much. Compute floor: the FLOPs at the tensor-core (or, for f32, FFMA) rate
 measured here with PyTorch on a large square GEMM of the type (bf16/f16 matmul; fp8 e4m3
-_scaled_mm; f32 matmul with TF32 off). Prints one line per shape:
+_scaled_mm; f32 matmul with TF32 off; xf32: f32 matmul with TF32 on). Prints one line per shape:
 
     shape  mem-us  compute-us  floor-us  bound
 
 usage: scripts/floors.py SHAPE [SHAPE ...]   SHAPE = MxNxK[xBATCH][:TYPE], TYPE bf16 (default),
-       f16, f32, f8 (A and B of TYPE, D bf16 except f32)           needs PyTorch and a GPU
+       f16, f32, xf32 (f32 read as tf32), f8 (A and B of TYPE, D bf16 except f32 and xf32)
+                                                                   needs PyTorch and a GPU
 """
 import statistics
 import sys
 
 import torch
 
-BYTES = {"bf16": 2, "f16": 2, "f32": 4, "f8": 1}
+BYTES = {"bf16": 2, "f16": 2, "f32": 4, "xf32": 4, "f8": 1}
 
 
 def median_us(fn, reps=30):
@@ -54,8 +55,8 @@ def peak_tflops(t):
         one = torch.tensor(1.0, device="cuda")
         fn = lambda i: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
     else:
-        dt = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}[t]
-        torch.backends.cuda.matmul.allow_tf32 = False
+        dt = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32, "xf32": torch.float32}[t]
+        torch.backends.cuda.matmul.allow_tf32 = t == "xf32"
         a = torch.randn(n, n, device="cuda", dtype=dt)
         b = torch.randn(n, n, device="cuda", dtype=dt)
         fn = lambda i: torch.matmul(a, b)
@@ -73,7 +74,7 @@ def main():
         m, n, k = d[:3]
         batch = d[3] if len(d) > 3 else 1
         e = BYTES[t]
-        ed = 4 if t == "f32" else 2
+        ed = 4 if t in ("f32", "xf32") else 2
         nbytes = batch * (m * k * e + k * n * e + m * n * ed)
         # A copy moves nbytes twice (read and write); the GEMM moves them once.
         mem = copy_us(nbytes) / 2

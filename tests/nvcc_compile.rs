@@ -257,6 +257,12 @@ fn sampled_configs_compile_for_sm90a_without_spills() {
 }
 
 /// PTX of one generated kernel for sm_90a, as nvcc writes it.
+/// `p` with its f32 inputs read as tf32 (`c_xf32_r`).
+fn xf32(mut p: GemmProblem) -> GemmProblem {
+    p.compute_type = gemmtune::problem::ComputeType::Xf32;
+    p
+}
+
 fn ptx_for(nvcc: &NvccCompiler, cfg: &KernelConfig, p: &GemmProblem) -> String {
     let target = Target::arch(Vendor::Nvidia, "sm_90a");
     let source = gemmtune::compile::codegen::generate(cfg, p, &target);
@@ -399,7 +405,8 @@ fn the_staged_tile_is_read_back_in_16_byte_vectors() {
 
 /// The warpgroup path in every layout and with 8-bit inputs: M- and N-major operands read
 /// through the instruction's transpose bits (LDS chunks of 64, 32 and 16 elements), operands
-/// the tensor maps cannot read packed first, e4m3/e5m2 mixes on k32. Every kernel compiles
+/// the tensor maps cannot read packed first, e4m3/e5m2 mixes on k32, f32 inputs read as tf32
+/// (c_xf32_r) on k8, their M- and N-major operands packed K-major. Every kernel compiles
 /// without spills; the PTX names the transpose bits the layout needs, and a packed operand's
 /// packing kernel exists.
 #[test]
@@ -477,6 +484,21 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
             false,
             false,
         ),
+        (
+            xf32(problem(4096, 4096, 4096, "TN", F32, F32, 0.0, 1)),
+            "MT128x256x32_MI64x8x8_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM16_GRVW4_SVW4_SU0_PW1",
+            "",
+            false,
+            false,
+        ),
+        // tf32 has no transpose bits: both M- and N-major operands are packed K-major.
+        (
+            xf32(problem(1000, 333, 776, "NT", F32, F32, 1.0, 3)),
+            "MT64x112x32_MI64x8x8_WG4x2_PGR3_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW4_SVW4_SU0",
+            "",
+            true,
+            true,
+        ),
     ];
     // Persistent kernels: the 128x256 tile with four stages beside its output staging, a
     // swapped one, a wide N tile with a packed B, and 8-bit inputs.
@@ -510,6 +532,13 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
             false,
             false,
         ),
+        (
+            xf32(problem(4096, 4096, 4096, "TN", F32, F32, 0.0, 1)),
+            "MT128x256x32_MI64x8x8_WG8x1_PGR3_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW4_SVW4_SU0_PW1_PK1",
+            "",
+            false,
+            false,
+        ),
     ];
     for (p, name, bits, pack_a, pack_b) in cases.into_iter().chain(persistent) {
         let cfg = KernelConfig::parse(name).unwrap();
@@ -530,9 +559,16 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
                 "{name}: a persistent kernel stores through a tensor map"
             );
         }
-        let k = if p.a_type.is_8bit() { "k32" } else { "k16" };
+        let k = format!("k{}", 32 / p.a_type.bytes());
+        let k = k.as_str();
         assert!(main.contains("wgmma.mma_async"), "{name}");
         assert!(main.contains(k), "{name}: no {k} instruction");
+        if p.a_type == DataType::F32 {
+            assert!(
+                main.contains(".f32.tf32.tf32"),
+                "{name}: f32 inputs are read as tf32"
+            );
+        }
         if !bits.is_empty() {
             assert!(
                 main.contains(&format!("p, 1, 1, {bits};")),

@@ -2,7 +2,7 @@
 // the instruction's matrix descriptors describe (atom/gt_sm90.h) and what a tensor map with the
 // same swizzle writes (loader/gt_tma_loader.h), box by box.
 //
-// K-major tiles (A with transA = T, B with transB = N, and every 8-bit operand) keep rows of
+// K-major tiles (A with transA = T, B with transB = N, and every 8-bit or tf32 operand) keep rows of
 // 128 bytes of K with the 128-byte swizzle. MN-major tiles (A with transA = N, B with
 // transB = T, 16-bit only) keep rows of CHUNK elements along M or N, one row per k, with the
 // swizzle as wide as the row (128, 64 or 32 bytes); the instruction reads them transposed.
@@ -33,8 +33,8 @@ template <class T, int ROWS, int COLS> struct GtWgmmaKTile {
     static constexpr int ROW_BOXES = (ROWS + 255) / 256, BOX_ROWS = ROWS / ROW_BOXES;
     static constexpr int BOXES = SLABS * ROW_BOXES;
     static constexpr int BYTES = SLABS * SLAB_BYTES;
-    static_assert((ES == 2 || ES == 1) && COLS % SLAB_COLS == 0 && ROWS % 8 == 0,
-                  "K-major wgmma tiles are 8- or 16-bit, whole 128-byte rows, whole 8-row groups");
+    static_assert((ES == 4 || ES == 2 || ES == 1) && COLS % SLAB_COLS == 0 && ROWS % 8 == 0,
+                  "K-major wgmma tiles are 8-, 16- or 32-bit (tf32), whole 128-byte rows, whole 8-row groups");
     static_assert(ROWS % ROW_BOXES == 0 && BOX_ROWS % 8 == 0,
                   "a tile of more than 256 rows splits into equal boxes of whole 8-row groups");
     static_assert(SLAB_BYTES % GT_SW128_PERIOD == 0, "every slab keeps the swizzle period aligned");

@@ -24,9 +24,9 @@ template <class Cfg, class TileA, class TileB> struct GtWgmma {
     static constexpr int ACC_SLICE = INSTR_N / 2;
     static constexpr int ACC = SLICES * ACC_SLICE;
     static_assert(!GT_DEVICE_LACKS_SM90A, "MI64x8x16 (wgmma) needs the sm_90a target");
-    static_assert(sizeof(typename Cfg::TA) == sizeof(typename Cfg::TB), "wgmma operands are both 16-bit or both 8-bit");
+    static_assert(sizeof(typename Cfg::TA) == sizeof(typename Cfg::TB), "wgmma operands are both 16-bit, both 8-bit or both tf32");
     static_assert(sizeof(typename Cfg::TA) == 2 || (TileA::K_MAJOR && TileB::K_MAJOR),
-                  "8-bit wgmma operands must be K-major (layout TN)");
+                  "8-bit and tf32 wgmma operands must be K-major (layout TN, or packed K-major)");
     static_assert(Cfg::WG0 % 4 == 0 && Cfg::MT0 % WGS_M == 0 && SLICED % 64 == 0,
                   "warpgroups of 4 warps along M, each a whole number of 64-row slices");
     static_assert(INSTR_N % 8 == 0 && INSTR_N <= 256, "the instruction's N is a multiple of 8, at most 256");

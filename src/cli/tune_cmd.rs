@@ -113,6 +113,17 @@ pub fn run(g: &GlobalOpts, a: &TuneArgs) -> Result<()> {
         );
     }
     let hw = device.hw_spec().clone();
+    // A problem no kernel of the template can run is refused with the reason (the type or
+    // layout restriction that rules out every config), before any run directory or database.
+    if dataset.is_none() {
+        if let Some(why) = crate::workload::pipeline::unsupported_reason(&problem, &hw) {
+            return Err(anyhow::anyhow!(
+                "no kernel can be generated for {} on {}: {why}",
+                problem.label(),
+                hw.name
+            ));
+        }
+    }
     let compiler = compiler_for(&info, &sel.sim_plants)?;
     let cache = CompileCache::new(
         std::env::var_os("GEMMTUNE_CACHE_DIR")

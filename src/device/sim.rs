@@ -155,7 +155,12 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     };
     let occ_eff = (occ * threads / 256.0).clamp(0.5, 1.0);
     let comp_eff = base * (0.35 + 0.65 * reuse) * pipe * plr * banks * occ_eff;
-    let peak = hw.peak_tflops_for(p.a_type) * 1e12;
+    // The matrix cores at the problem's compute type (tf32 for c_xf32_r); FMAs at f32's.
+    let peak = if c.uses_matrix_cores() {
+        hw.peak_tflops_of(p)
+    } else {
+        hw.peak_tflops_for(p.a_type)
+    } * 1e12;
     let compute_us =
         padded_flops / (peak * comp_eff * quant_eff.max(0.05) * cu_fill.max(0.02)) * 1e6;
 
@@ -231,7 +236,7 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
 
 /// The modelled vendor-library time in microseconds, without noise.
 pub fn model_vendor_us(p: &GemmProblem, hw: &HwSpec) -> f64 {
-    let compute_us = p.flops() / (hw.peak_tflops_for(p.a_type) * 1e12 * 0.8) * 1e6;
+    let compute_us = p.flops() / (hw.peak_tflops_of(p) * 1e12 * 0.8) * 1e6;
     let memory_us = p.min_bytes() / (hw.memory_bandwidth_gbps * 1e9 * 0.85) * 1e6;
     compute_us.max(memory_us) + 4.0
 }

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use thiserror::Error;
 
-use crate::problem::DataType;
+use crate::problem::{ComputeType, DataType, GemmProblem};
 
 #[derive(Debug, Error)]
 pub enum HwSpecError {
@@ -94,9 +94,21 @@ fn type_key(t: DataType) -> &'static str {
 
 impl HwSpec {
     /// Registers each of `threads` threads of one workgroup gets: every thread of a launch
-    /// gets the same allocation, in steps of 8.
+    /// gets the same allocation, in steps of 8. An NVIDIA SM splits its register file between
+    /// four sub-partitions, each warp's registers in one of them, so the sub-partition holding
+    /// the most warps bounds the share: 544 threads (17 warps, 5 in one sub-partition) get 96
+    /// registers, not 65536 / 544 (ptxas: "Insufficient registers (96)" for a kernel of 544
+    /// threads that needed 106).
     pub fn register_share(&self, threads: u32) -> u32 {
-        (self.registers_per_cu / threads.max(1) as u64).min(u32::MAX as u64) as u32 & !7
+        let threads = threads.max(1) as u64;
+        let share = if self.vendor == Vendor::Nvidia {
+            let wave = self.wave_size.max(1) as u64;
+            let waves_per_part = threads.div_ceil(wave).div_ceil(4);
+            self.registers_per_cu / 4 / (waves_per_part * wave)
+        } else {
+            self.registers_per_cu / threads
+        };
+        share.min(u32::MAX as u64) as u32 & !7
     }
 
     /// Parses and validates one spec; `origin` names the file in error messages.
@@ -288,6 +300,34 @@ impl HwSpec {
             .get(type_key(t))
             .map(|v| v.as_slice())
             .unwrap_or(&[])
+    }
+
+    /// The key of a problem's inputs in `peak_tflops` and `matrix_instructions`: its input
+    /// type, or `xf32` for f32 inputs whose compute type lets the matrix cores round them to
+    /// tf32 (`c_xf32_r`).
+    fn problem_key(p: &GemmProblem) -> &'static str {
+        if p.a_type == DataType::F32 && p.compute_type == ComputeType::Xf32 {
+            "xf32"
+        } else {
+            type_key(p.a_type)
+        }
+    }
+
+    /// Matrix-instruction shapes a problem can run on (its compute type included).
+    pub fn mi_shapes_for(&self, p: &GemmProblem) -> &[[u32; 3]] {
+        self.matrix_instructions
+            .get(Self::problem_key(p))
+            .map(|v| v.as_slice())
+            .unwrap_or(&[])
+    }
+
+    /// Dense peak TFLOP/s a problem can reach (its compute type included): tf32 for
+    /// `c_xf32_r` where the GPU has tf32 instructions, else its input type's.
+    pub fn peak_tflops_of(&self, p: &GemmProblem) -> f64 {
+        match self.matrix_instructions.get(Self::problem_key(p)) {
+            Some(_) => self.peak_tflops[Self::problem_key(p)],
+            None => self.peak_tflops_for(p.a_type),
+        }
     }
 
     /// Lower bound on time (microseconds) for `flops` and `bytes`, from the datasheet roofline.

@@ -101,7 +101,7 @@ pub fn analyse(input: &AdviceInput<'_>) -> Advice {
     let w = input.winner.canonical();
     let p = input.problem;
     let roof = input.hw.map(|hw| {
-        let compute_us = p.flops() / (hw.peak_tflops_for(p.a_type) * 1e12) * 1e6;
+        let compute_us = p.flops() / (hw.peak_tflops_of(p) * 1e12) * 1e6;
         let memory_us = p.min_bytes() / (hw.memory_bandwidth_gbps * 1e9) * 1e6;
         Roof {
             memory_bound: memory_us >= compute_us,
@@ -109,7 +109,7 @@ pub fn analyse(input: &AdviceInput<'_>) -> Advice {
             achieved_tbps: p.min_bytes() / (input.winner_us * 1e-6) / 1e12,
             peak_tbps: hw.memory_bandwidth_gbps / 1e3,
             achieved_tflops: p.flops() / (input.winner_us * 1e-6) / 1e12,
-            peak_tflops: hw.peak_tflops_for(p.a_type),
+            peak_tflops: hw.peak_tflops_of(p),
         }
     });
     let tiles = |dim: i64, t: u32| (dim.max(1) as u64).div_ceil(t.max(1) as u64);

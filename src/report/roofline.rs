@@ -145,7 +145,7 @@ pub fn bench_roofline_svg(report: &BenchReport, hw: &HwSpec) -> String {
         ),
         &Roof {
             name: hw.name.clone(),
-            peak_tflops: hw.peak_tflops_for(p.a_type),
+            peak_tflops: hw.peak_tflops_of(p),
             bandwidth_gbps: hw.memory_bandwidth_gbps,
         },
         &kernels,

@@ -82,7 +82,7 @@ fn log2(x: f64) -> f32 {
 /// The problem's and the GPU's part of the vector (the same for every config of a search).
 pub fn problem_features(p: &GemmProblem, hw: &HwSpec) -> [f32; 13] {
     let ai = p.arithmetic_intensity();
-    let ridge = hw.peak_tflops_for(p.a_type) * 1e12 / (hw.memory_bandwidth_gbps * 1e9).max(1.0);
+    let ridge = hw.peak_tflops_of(p) * 1e12 / (hw.memory_bandwidth_gbps * 1e9).max(1.0);
     [
         log2(p.m as f64),
         log2(p.n as f64),

@@ -215,7 +215,7 @@ impl<'a> PromptBuilder<'a> {
         let p = &self.space.problem;
         let hw = &self.space.hw;
         let ai = p.arithmetic_intensity();
-        let ridge = hw.peak_tflops_for(p.a_type) * 1e12 / (hw.memory_bandwidth_gbps * 1e9);
+        let ridge = hw.peak_tflops_of(p) * 1e12 / (hw.memory_bandwidth_gbps * 1e9);
         let bound = if ai < ridge {
             "memory-bound"
         } else {
@@ -255,7 +255,7 @@ impl<'a> PromptBuilder<'a> {
         let hw = &self.space.hw;
         let p = &self.space.problem;
         let shapes = hw
-            .mi_shapes(p.a_type)
+            .mi_shapes_for(p)
             .iter()
             .map(|s| format!("{}x{}x{}", s[0], s[1], s[2]))
             .collect::<Vec<_>>();

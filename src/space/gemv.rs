@@ -76,7 +76,7 @@ impl Space {
             .filter(|&v| v >= 16)
             .collect();
         s.domain_mut(ParamId::MacroTile1).restrict(&wide);
-        if !self.hw.mi_shapes(self.problem.a_type).is_empty() {
+        if !self.hw.mi_shapes_for(&self.problem).is_empty() {
             let mi: Vec<i64> = (s.domain(ParamId::MatrixInstruction).values.iter().copied())
                 .filter(|&v| v != pack_mi([1, 1, 1]))
                 .collect();

@@ -12,7 +12,7 @@ use cudarc::cublaslt::result as lt;
 use cudarc::cublaslt::sys;
 use cudarc::driver::sys::CUstream;
 
-use crate::problem::{DataType, GemmProblem};
+use crate::problem::{ComputeType, DataType, GemmProblem};
 
 /// A cuBLASLt failure, as text (status name).
 pub type LtError = String;
@@ -65,11 +65,14 @@ impl LtPlan {
             beta: p.beta_eff() as f32,
             c_is_d: p.beta == 0.0,
         };
-        plan.desc = lt::create_matmul_desc(
-            sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
-            sys::cudaDataType::CUDA_R_32F,
-        )
-        .map_err(|e| err("cublasLtMatmulDescCreate", e))?;
+        // c_xf32_r lets the library read f32 inputs as tf32, as our warpgroup kernels do.
+        let compute = if p.compute_type == ComputeType::Xf32 {
+            sys::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32
+        } else {
+            sys::cublasComputeType_t::CUBLAS_COMPUTE_32F
+        };
+        plan.desc = lt::create_matmul_desc(compute, sys::cudaDataType::CUDA_R_32F)
+            .map_err(|e| err("cublasLtMatmulDescCreate", e))?;
         for (attr, t) in [
             (
                 sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA,

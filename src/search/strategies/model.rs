@@ -20,7 +20,8 @@
 //!    picked adds [`FAMILY_PENALTY`], so one wrong guess about the structure does not take
 //!    the whole batch. The first batch also measures the space's default config and its
 //!    structural starts, as the pattern search does, and the [`NEAR_DEFAULT`] neighbours of
-//!    the default the model ranks best.
+//!    the default the model ranks best. Later batches are measured in order of predicted
+//!    time, most promising first.
 //!
 //! docs/search.md compares it with the other strategies on replayed sweeps, each judged on a
 //! sweep it did not learn from.
@@ -246,6 +247,15 @@ fn prior_slope(points: &[([f32; COUNT], f64, f64)]) -> f64 {
     ((n * fitted + PRIOR_TRUST) / (n + PRIOR_TRUST)).clamp(0.0, 1.0)
 }
 
+/// Orders a batch by predicted log time, lowest first; configs without a prediction keep
+/// their place ahead of the rest (stable: ties keep the order they were picked in).
+fn by_promise(configs: &mut [KernelConfig], predicted: &HashMap<KernelConfig, f64>) {
+    configs.sort_by(|a, b| {
+        let key = |c: &KernelConfig| predicted.get(c).copied().unwrap_or(f64::NEG_INFINITY);
+        key(a).total_cmp(&key(b))
+    });
+}
+
 /// The tile structure a config shares with its close relatives.
 fn family(c: &KernelConfig) -> (u32, u32, [u32; 3], [u32; 2]) {
     (c.mt0, c.mt1, c.mi, c.wg)
@@ -343,6 +353,17 @@ impl Strategy for ModelSearch {
             *picks.entry(family(&c)).or_default() += 1;
             configs.push(c);
         }
+        // A later batch was chosen for coverage (confidence bound, family penalty); it is
+        // measured most promising first (lowest predicted time), so a budget that ends inside
+        // it keeps the likeliest winners, and the family penalty does not put a near-twin of
+        // the incumbent ahead of the move the model expects most from. The first batch keeps
+        // the default config and the starts first, as the pattern search measures them: the
+        // prior has not yet been checked against anything this shape measured.
+        if !ctx.history.is_empty() {
+            let predicted: HashMap<KernelConfig, f64> =
+                scored.iter().map(|&(mu, _, c)| (c, mu)).collect();
+            by_promise(&mut configs, &predicted);
+        }
         Ok(Proposal::of(configs))
     }
 }
@@ -350,6 +371,25 @@ impl Strategy for ModelSearch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_batch_is_measured_most_promising_first() {
+        let c = |s: &str| KernelConfig::parse(s).unwrap();
+        let slow = c("MT64x64x64_MI64x8x16_WG4x1_PGR8_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0");
+        let fast =
+            c("MT64x128x64_MI64x8x16_WG4x1_PGR8_PLR1_LPA0_LPB0_SW1_GSU2K_WGM8_GRVW8_SVW8_SU0");
+        let twin =
+            c("MT64x128x64_MI64x8x16_WG4x1_PGR8_PLR1_LPA0_LPB0_SW1_GSU2R_WGM8_GRVW8_SVW8_SU0");
+        let unknown =
+            c("MT128x64x64_MI64x8x16_WG4x1_PGR8_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0");
+        let predicted: HashMap<KernelConfig, f64> = [(slow, 0.3), (fast, 0.02), (twin, 0.02)]
+            .into_iter()
+            .collect();
+        let mut batch = vec![slow, twin, unknown, fast];
+        by_promise(&mut batch, &predicted);
+        // Unpredicted first, then by predicted time; equal predictions keep their pick order.
+        assert_eq!(batch, vec![unknown, twin, fast, slow]);
+    }
 
     #[test]
     fn the_prior_is_trusted_as_far_as_this_shape_bears_it_out() {

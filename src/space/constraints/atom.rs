@@ -20,7 +20,7 @@ pub const WGMMA_MI: [u32; 3] = [64, 8, 16];
 /// The warpgroup instruction's shape for an input type: 32 bytes of K, so K = 32 for 8-bit
 /// types.
 pub fn wgmma_mi(t: DataType) -> [u32; 3] {
-    [64, 8, 32 / t.bytes().clamp(1, 2) as u32]
+    [64, 8, 32 / t.bytes().clamp(1, 4) as u32]
 }
 
 /// Whether a config uses the warpgroup (`wgmma`) path of the template.
@@ -43,7 +43,7 @@ pub fn warpgroup_tile(c: &KernelConfig) -> [u32; 2] {
 
 /// `matrix-instruction`: the instruction is one the GPU has for the input type.
 pub(super) fn instruction(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
-    let shapes = hw.mi_shapes(p.a_type);
+    let shapes = hw.mi_shapes_for(p);
     if c.uses_matrix_cores() {
         if !shapes.contains(&c.mi) {
             return fail(
@@ -104,13 +104,26 @@ pub(super) fn input_types(c: &KernelConfig, p: &GemmProblem) -> Result<(), Viola
     compute_type(p)
 }
 
-/// `dtype`: every atom (and the GEMV path) accumulates in f32; other compute types have none.
+/// `dtype`: every atom (and the GEMV path) accumulates in f32. `c_xf32_r` lets f32 inputs be
+/// read as tf32 by the matrix cores (the warpgroup instruction's tf32 form, where the GPU has
+/// it: `matrix_instructions.xf32`); kernels that multiply them in full f32 (FMA, the GEMV)
+/// meet it too. Other compute types have no atom.
 pub(super) fn compute_type(p: &GemmProblem) -> Result<(), Violation> {
-    if p.compute_type != crate::problem::ComputeType::F32 {
+    use crate::problem::ComputeType;
+    if p.compute_type == ComputeType::Xf32 && p.a_type != DataType::F32 {
         return fail(
             "dtype",
             format!(
-                "compute type {} is not supported (use c_f32_r)",
+                "compute type c_xf32_r is for f32 inputs (tf32 on the matrix cores), not {}",
+                p.a_type
+            ),
+        );
+    }
+    if !matches!(p.compute_type, ComputeType::F32 | ComputeType::Xf32) {
+        return fail(
+            "dtype",
+            format!(
+                "compute type {} is not supported (use c_f32_r, or c_xf32_r for f32 inputs)",
                 p.compute_type
             ),
         );

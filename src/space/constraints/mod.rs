@@ -86,6 +86,8 @@ pub const RULE_ORDER: &[&str] = &[
 pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
     shape::positive(c)?;
     shape::threads(c, hw)?;
+    // Every path accumulates in f32 (or reads f32 as tf32): the compute type comes first.
+    atom::compute_type(p)?;
     // The GEMV path is a mainloop and schedule of its own: its rules replace the tile ones.
     gemv::gemv(c, p, hw)?;
     if c.gv == 1 {
@@ -148,6 +150,52 @@ mod tests {
             check(&wgmma_cfg(name), &square, &hw).unwrap_or_else(|v| panic!("{name}: {v}"));
         }
         assert_eq!(warpgroup_tile(&wgmma_cfg(SEED_BEST)), [64, 112]);
+    }
+
+    /// f32 inputs with the c_xf32_r compute type run on the warpgroup instruction's tf32 form
+    /// (MI64x8x8) where the GPU lists it, their M- and N-major operands packed; the FMA tiles
+    /// are left out there, kept where the GPU has no tf32 instruction (the MI300X spec lists
+    /// none). c_xf32_r with other inputs, or c_f16_r, is refused by the `dtype` rule.
+    #[test]
+    fn xf32_runs_f32_inputs_as_tf32_on_the_warpgroup_instruction() {
+        use crate::problem::{ComputeType, DataType};
+        let h100 = HwSpec::by_name("H100-SXM").unwrap();
+        let mut p = GemmProblem::new(4096, 4096, 4096);
+        (p.a_type, p.b_type, p.c_type, p.d_type) =
+            (DataType::F32, DataType::F32, DataType::F32, DataType::F32);
+        p.compute_type = ComputeType::Xf32;
+        let tf32 = wgmma_cfg(
+            "MT128x256x32_MI64x8x8_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM16_GRVW4_SVW4_SU0_PW1",
+        );
+        assert_eq!(rule(&tf32, &p, &h100), "ok");
+        assert_eq!(packed_operands(&tf32, &p), [false, false]);
+        let fma = wgmma_cfg(
+            "MT128x128x16_MI1x1x1_WG1x4_PGR3_PLR1_LPA4_LPB4_SW0_GSU1_WGM8_GRVW4_SVW2_SU0",
+        );
+        assert_eq!(rule(&fma, &p, &h100), "matrix-instruction");
+        let nn = GemmProblem {
+            trans_a: Trans::N,
+            trans_b: Trans::N,
+            ..p.clone()
+        };
+        assert_eq!(rule(&tf32, &nn, &h100), "ok");
+        assert_eq!(packed_operands(&tf32, &nn), [true, false]);
+        // Without c_xf32_r, f32 has no matrix instruction on the H100: the FMA path.
+        let f32 = GemmProblem {
+            compute_type: ComputeType::F32,
+            ..p.clone()
+        };
+        assert_eq!(rule(&tf32, &f32, &h100), "matrix-instruction");
+        assert_eq!(rule(&fma, &f32, &h100), "ok");
+        // A GPU without a tf32 instruction runs c_xf32_r on the FMA path, in full f32.
+        assert_eq!(rule(&fma, &p, &HwSpec::by_name("MI300X").unwrap()), "ok");
+        let bf16 = GemmProblem {
+            compute_type: ComputeType::Xf32,
+            ..GemmProblem::new(4096, 4096, 4096)
+        };
+        let v = check(&wgmma_cfg(SEED_BEST), &bf16, &h100).unwrap_err();
+        assert_eq!(v.rule, "dtype");
+        assert!(v.message.contains("c_xf32_r is for f32 inputs"), "{v}");
     }
 
     #[test]

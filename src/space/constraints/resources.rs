@@ -54,14 +54,21 @@ pub fn registers_estimate(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u32
     };
     // Addresses and loop state. The warpgroup path outside stream-K needs fewer: ptxas gave
     // accumulators + 26 for 64x64 (128 threads), 128x256 (256 and 512 threads) and 256x128
-    // (1024 threads) tiles; 30 keeps a margin.
+    // (1024 threads) tiles, and for 128x320 on four warpgroups with the producer warp (80
+    // accumulators, 106 registers: more than the 96 its 544 threads get; 128x272 there, 68
+    // accumulators, compiled and ran).
     // The persistent kernel keeps its tile loop and the output staging's bookkeeping live
     // across the main loop: ptxas used 166 registers for 128 accumulators (128x256 on two
-    // warpgroups) and spilled 1096 bytes with 136 (128x272 on two warpgroups of 128x136).
+    // warpgroups of one 64-row slice each, 168 to spare with the producer warp) and spilled
+    // 1096 bytes with 136 (128x272 on two warpgroups of 128x136). Each further 64-row slice
+    // of a warpgroup's tile costs more: 128x256 on two warpgroups of two slices each (128x128)
+    // spilled 560 bytes at 168.
     let fixed = if c.pk > 0 {
-        90
+        let [wt_m, wt_n] = super::atom::warpgroup_tile(c);
+        let slices = if c.sab == 1 { wt_n } else { wt_m } / 64;
+        38 + 8 * slices.saturating_sub(1)
     } else if is_wgmma(c) && c.gsu_algo != GsuAlgo::StreamK {
-        30
+        26
     } else {
         40
     };

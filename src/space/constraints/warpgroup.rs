@@ -28,7 +28,8 @@ pub fn mn_chunk(cfg: &KernelConfig, p: &GemmProblem, is_a: bool) -> Option<u32> 
     } else {
         !p.trans_b.is_t()
     };
-    if k_major {
+    // Only 16-bit operands can be read transposed; an M- or N-major tf32 operand is packed.
+    if k_major || p.a_type.bytes() != 2 {
         return None;
     }
     let [wt_m, wt_n] = warpgroup_tile(cfg);
