@@ -71,6 +71,28 @@ template <class Cfg, class TileA, class TileB> struct GtTransposeLoader {
         RegsB b;
     };
 
+    // One operand's ROWS x DU slice at (mn0, k0) (mn_lim x K valid): into its registers `r`
+    // when TRANSPOSED, else straight into its LDS tile `lds`. A slice inside the matrix takes
+    // the path without bounds tests.
+    template <bool TRANSPOSED, class Tile, int ROWS, class E, class R>
+    GT_DEVICE static void issue_operand(const E* g, gt_i64 ld, int mn0, int k0, gt_i64 mn_lim, gt_i64 K,
+                                        bool k_inside, E* lds, R& r, int tid) {
+        const bool inside = mn0 + ROWS <= mn_lim && k_inside;
+        if constexpr (TRANSPOSED) {
+            if (inside) {
+                r.template issue<false>(g, ld, mn0, k0, mn_lim, K, tid);
+            } else {
+                r.template issue<true>(g, ld, mn0, k0, mn_lim, K, tid);
+            }
+        } else {
+            if (inside) {
+                gt_load_tile<Tile, DU, ROWS, V, false, T>(lds, g, ld, k0, mn0, K, mn_lim, tid);
+            } else {
+                gt_load_tile<Tile, DU, ROWS, V, true, T>(lds, g, ld, k0, mn0, K, mn_lim, tid);
+            }
+        }
+    }
+
     // Starts the loads of the DU-deep K slice at k0 of the tile at (m0, n0) of `batch`: the
     // MN-contiguous operands straight into LDS stage `stage`, the K-contiguous ones into `r`.
     GT_DEVICE static void issue(const GtGemmArgs& args, unsigned char* stage, int tid, int m0, int n0, int batch,
@@ -79,34 +101,10 @@ template <class Cfg, class TileA, class TileB> struct GtTransposeLoader {
         const TA* A = reinterpret_cast<const TA*>(args.a) + (gt_i64)batch * args.stride_a;
         const TB* B = reinterpret_cast<const TB*>(args.b) + (gt_i64)batch * args.stride_b;
         const bool k_inside = k0 + DU <= K;
-        if constexpr (A_TRANSPOSED) {
-            if (m0 + MT0 <= M && k_inside) {
-                r.a.template issue<false>(A, args.lda, m0, k0, M, K, tid);
-            } else {
-                r.a.template issue<true>(A, args.lda, m0, k0, M, K, tid);
-            }
-        } else {
-            TA* la = reinterpret_cast<TA*>(stage);
-            if (m0 + MT0 <= M && k_inside) {
-                gt_load_tile<TileA, DU, MT0, V, false, T>(la, A, args.lda, k0, m0, K, M, tid);
-            } else {
-                gt_load_tile<TileA, DU, MT0, V, true, T>(la, A, args.lda, k0, m0, K, M, tid);
-            }
-        }
-        if constexpr (B_TRANSPOSED) {
-            if (n0 + MT1 <= N && k_inside) {
-                r.b.template issue<false>(B, args.ldb, n0, k0, N, K, tid);
-            } else {
-                r.b.template issue<true>(B, args.ldb, n0, k0, N, K, tid);
-            }
-        } else {
-            TB* lb = reinterpret_cast<TB*>(stage + TileA::BYTES);
-            if (n0 + MT1 <= N && k_inside) {
-                gt_load_tile<TileB, DU, MT1, V, false, T>(lb, B, args.ldb, k0, n0, K, N, tid);
-            } else {
-                gt_load_tile<TileB, DU, MT1, V, true, T>(lb, B, args.ldb, k0, n0, K, N, tid);
-            }
-        }
+        issue_operand<A_TRANSPOSED, TileA, MT0>(A, args.lda, m0, k0, M, K, k_inside, reinterpret_cast<TA*>(stage),
+                                                r.a, tid);
+        issue_operand<B_TRANSPOSED, TileB, MT1>(B, args.ldb, n0, k0, N, K, k_inside,
+                                                reinterpret_cast<TB*>(stage + TileA::BYTES), r.b, tid);
     }
 
     // Writes the registers `issue` filled into LDS stage `stage`.

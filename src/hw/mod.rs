@@ -296,8 +296,13 @@ impl HwSpec {
 
     /// Matrix-instruction shapes available for an input type (empty: FMA path only).
     pub fn mi_shapes(&self, t: DataType) -> &[[u32; 3]] {
+        self.shapes_of(type_key(t))
+    }
+
+    /// The `matrix_instructions` entry under `key`; empty where there is none.
+    fn shapes_of(&self, key: &str) -> &[[u32; 3]] {
         self.matrix_instructions
-            .get(type_key(t))
+            .get(key)
             .map(|v| v.as_slice())
             .unwrap_or(&[])
     }
@@ -315,17 +320,16 @@ impl HwSpec {
 
     /// Matrix-instruction shapes a problem can run on (its compute type included).
     pub fn mi_shapes_for(&self, p: &GemmProblem) -> &[[u32; 3]] {
-        self.matrix_instructions
-            .get(Self::problem_key(p))
-            .map(|v| v.as_slice())
-            .unwrap_or(&[])
+        self.shapes_of(Self::problem_key(p))
     }
 
     /// Dense peak TFLOP/s a problem can reach (its compute type included): tf32 for
     /// `c_xf32_r` where the GPU has tf32 instructions, else its input type's.
     pub fn peak_tflops_of(&self, p: &GemmProblem) -> f64 {
-        match self.matrix_instructions.get(Self::problem_key(p)) {
-            Some(_) => self.peak_tflops[Self::problem_key(p)],
+        let key = Self::problem_key(p);
+        match self.matrix_instructions.get(key) {
+            // `validate` holds every instruction key to a peak.
+            Some(_) => self.peak_tflops[key],
             None => self.peak_tflops_for(p.a_type),
         }
     }

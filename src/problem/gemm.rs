@@ -166,6 +166,16 @@ impl GemmProblem {
             .any(|&s| s != 1.0)
     }
 
+    /// Whether A (`is_a`) or B is stored with K contiguous: A with transA = T, B with
+    /// transB = N (K-major); otherwise along M or N.
+    pub fn k_contiguous(&self, is_a: bool) -> bool {
+        if is_a {
+            self.trans_a.is_t()
+        } else {
+            !self.trans_b.is_t()
+        }
+    }
+
     /// Rows of A as stored (its leading dimension must cover them).
     pub fn a_rows(&self) -> i64 {
         if self.trans_a.is_t() {

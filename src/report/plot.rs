@@ -78,6 +78,20 @@ pub(crate) fn legend_line(style: ShapeStyle) -> impl Fn((i32, i32)) -> PathEleme
     move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style)
 }
 
+/// Draws a chart's legend at `at`, in the charts' one legend style (labels over a pale box).
+pub(crate) fn draw_legend<'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    at: SeriesLabelPosition,
+) -> DrawResult {
+    chart
+        .configure_series_labels()
+        .position(at)
+        .label_font((FONT, 12))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+}
+
 /// Best-so-far is a step function: each value holds until the next improvement, and the last
 /// one until `xmax`, where the plot ends.
 fn steps(points: &[(f64, f64)], xmax: f64) -> Vec<(f64, f64)> {
@@ -153,13 +167,7 @@ pub fn line_plot_svg(
                 .legend(legend_line(style));
         }
         // Best-so-far falls from the left, so the upper right corner is usually empty.
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font((FONT, 12))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)
     })
 }
 

@@ -11,7 +11,7 @@
 
 use plotters::prelude::*;
 
-use super::plot::{legend_line, render_svg, COLORS, FONT};
+use super::plot::{draw_legend, legend_line, render_svg, COLORS, FONT};
 use super::BenchReport;
 use crate::hw::HwSpec;
 
@@ -111,13 +111,7 @@ pub fn roofline_svg(
                 .legend(move |p| TriangleMarker::new(p, 8, mark));
         }
         // Under the flat roof right of the ridge is empty: points sit at or below it.
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .label_font((FONT, 12))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)
     })
 }
 

@@ -170,15 +170,22 @@ impl Space {
             (ParamId::LdsPadA, 4),
             (ParamId::LdsPadB, 4),
         ];
-        let mut candidate = self.clone();
-        for (id, v) in prefs {
-            if candidate.domain(id).contains(v) {
-                candidate.domain_mut(id).default = v;
-            }
-        }
+        let candidate = self.preferring(&prefs);
         if candidate.is_valid(&candidate.raw_default()) {
             *self = candidate;
         }
+    }
+
+    /// This space with each preferred value as its parameter's default, where the domain
+    /// holds it (the others keep theirs).
+    fn preferring<'a>(&self, prefs: impl IntoIterator<Item = &'a (ParamId, i64)>) -> Space {
+        let mut s = self.clone();
+        for &(id, v) in prefs {
+            if s.domain(id).contains(v) {
+                s.domain_mut(id).default = v;
+            }
+        }
+        s
     }
 
     /// Where the warpgroup path applies (Hopper, both operands K-contiguous), it is the fast
@@ -240,12 +247,7 @@ impl Space {
         } else {
             Vec::new()
         };
-        let mut candidate = self.clone();
-        for &(id, v) in prefs.iter().chain(wide).chain(&small) {
-            if candidate.domain(id).contains(v) {
-                candidate.domain_mut(id).default = v;
-            }
-        }
+        let candidate = self.preferring(prefs.iter().chain(wide).chain(&small));
         // Small tiles, and the single N tile, stream with as many stages as fit.
         let candidate = if small.is_empty() && !one_n_tile {
             Some(candidate)

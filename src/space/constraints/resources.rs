@@ -45,8 +45,8 @@ pub fn registers_estimate(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u32
         if c.uses_matrix_cores() {
             0
         } else {
-            let a = if p.trans_a.is_t() { loads_a } else { 0 };
-            let b = if p.trans_b.is_t() { 0 } else { loads_b };
+            let a = if p.k_contiguous(true) { loads_a } else { 0 };
+            let b = if p.k_contiguous(false) { loads_b } else { 0 };
             (a + b) * c.grvw * e / 4
         }
     } else {

@@ -23,13 +23,8 @@ use crate::space::config::{GsuAlgo, KernelConfig};
 /// each warpgroup's part of it: a descriptor starts at a whole chunk. The kernel
 /// (`GtWgmmaMnTile`) and its tensor-map boxes use the same chunk.
 pub fn mn_chunk(cfg: &KernelConfig, p: &GemmProblem, is_a: bool) -> Option<u32> {
-    let k_major = if is_a {
-        p.trans_a.is_t()
-    } else {
-        !p.trans_b.is_t()
-    };
     // Only 16-bit operands can be read transposed; an M- or N-major tf32 operand is packed.
-    if k_major || p.a_type.bytes() != 2 {
+    if p.k_contiguous(is_a) || p.a_type.bytes() != 2 {
         return None;
     }
     let [wt_m, wt_n] = warpgroup_tile(cfg);
@@ -77,12 +72,7 @@ pub fn packed_operands(c: &KernelConfig, p: &GemmProblem) -> [bool; 2] {
         return [false, false];
     }
     let pack = |is_a: bool| {
-        let mn_major = if is_a {
-            !p.trans_a.is_t()
-        } else {
-            p.trans_b.is_t()
-        };
-        !tma_readable(p, is_a) || (mn_major && mn_chunk(c, p, is_a).is_none())
+        !tma_readable(p, is_a) || (!p.k_contiguous(is_a) && mn_chunk(c, p, is_a).is_none())
     };
     [pack(true), pack(false)]
 }
