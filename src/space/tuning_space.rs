@@ -458,7 +458,7 @@ impl Space {
             ],
             // The two N tiles of a row of A run next to each other (WorkGroupMapping 1), so
             // A comes from DRAM once: 16032x320x16384 on an H100, same call, 238.9 us against
-            // 255.1 with WGM8 (cuBLASLt 229.8); 16032x384 276.8 against 279.8.
+            // 255.1 with WGM8 (cuBLASLt 230.1); 16032x384 276.8 against 279.8.
             vec![
                 (ParamId::MacroTile0, 128),
                 (ParamId::MacroTile1, half),
