@@ -80,6 +80,31 @@ template <int N, bool READ_ONLY> GT_DEVICE void gt_bulk_wait() {
         asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
     }
 }
+// Stores 8x8 matrices of 16-bit elements from the matrix fragment layout (lane l holds row
+// l / 4, columns 2 (l % 4) and 2 (l % 4) + 1, packed in one register per matrix) to LDS, one
+// 16-byte row per address: lane l names row l % 8 of matrix l / 8. TRANS writes each matrix
+// transposed: its columns become the 16-byte rows.
+template <bool TRANS> GT_DEVICE void gt_stmatrix_x4(gt_u32 addr, gt_u32 r0, gt_u32 r1, gt_u32 r2, gt_u32 r3) {
+    if constexpr (TRANS) {
+        asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0),
+                     "r"(r1), "r"(r2), "r"(r3)
+                     : "memory");
+    } else {
+        asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0),
+                     "r"(r1), "r"(r2), "r"(r3)
+                     : "memory");
+    }
+}
+// Two matrices: lanes 0-15 name the rows.
+template <bool TRANS> GT_DEVICE void gt_stmatrix_x2(gt_u32 addr, gt_u32 r0, gt_u32 r1) {
+    if constexpr (TRANS) {
+        asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], {%1, %2};" ::"r"(addr), "r"(r0), "r"(r1)
+                     : "memory");
+    } else {
+        asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};" ::"r"(addr), "r"(r0), "r"(r1)
+                     : "memory");
+    }
+}
 // Makes this thread's ordinary LDS writes visible to the async proxy (tensor-map stores).
 GT_DEVICE void gt_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 // A barrier of `threads` threads (whole warps) on hardware barrier `id` (0 is __syncthreads').

@@ -5,8 +5,10 @@
 // accelerator, which writes it to D while the consumers go on with the next tile. The tile
 // goes out in PASSES column groups of OUT_N (at most 128 columns each), so the staging area
 // costs the operand ring as little LDS as possible; before a group is staged, the previous
-// group's stores must have read the area. Only the consumers take part: they synchronise on
-// a barrier of their own, never with the producer warp.
+// group's stores must have read the area (two halves used in turn, each group a half as
+// wide, ran slower: the extra barriers and stores cost more than the wait). Only the
+// consumers take part: they synchronise on a barrier of their own, never with the producer
+// warp.
 //
 // D = alpha * AB only (beta = 0): rounding alpha * acc once to D's type is exactly what the
 // other epilogues compute then.
@@ -29,15 +31,75 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
 
     GT_DEVICE static void consumers_sync() { gt_named_barrier(CONSUMER_BARRIER, Cfg::THREADS); }
 
-    // Waits until the stores of the tile staged before have read it (thread 0 issued them).
+    // Waits until the stores of the group staged before have read it (thread 0 issued them).
     GT_DEVICE static void reclaim(int tid) {
         if (tid == 0) gt_bulk_wait<0, true>();
         consumers_sync();
     }
 
+    // 16-bit D goes through matrix stores: per 64-row slice s and 8 instruction columns j a
+    // warp holds two 8x8 fragments (rows 0-7 and 8-15 of its 16), and one stmatrix writes
+    // four of them (columns j and j + 1) as 16-byte runs along M, where element stores would
+    // take 32 instructions. Unswapped, a fragment's rows are m and its columns n: written
+    // transposed, each run is 8 m of one n. Swapped, its rows are n and each run is a row.
+    // A group of 8 or 16 n must lie inside one column group.
+    static constexpr bool MATRIX_STORES = !GT_VENDOR_AMD && sizeof(TD) == 2 && (!Cfg::SWAP_AB || OUT_N % 16 == 0);
+    static constexpr int SLICES = Mainloop::Compute::SLICES, JS = Mainloop::Compute::ACC_SLICE / 4;
+
+    // Is fragment group (s, j) of this warp inside column group `pass`?
+    GT_DEVICE static bool in_pass(const GtPos& pos, int s, int j, int pass) {
+        if (PASSES == 1) return true;
+        const int n = (Cfg::SWAP_AB ? pos.wn0 + s * 64 : pos.wn0 + 8 * j) - pass * OUT_N;
+        return n >= 0 && n < OUT_N;
+    }
+    // The LDS address lane `lane` names for row lane % 8 of fragment `f` (rows 8 (f % 2)..,
+    // columns 8 (j + f / 2)..) of slice s.
+    GT_DEVICE static gt_u32 row_addr(gt_u32 out, const GtPos& pos, int s, int j, int f, int pass) {
+        const int r = pos.lane & 7, rows = s * 64 + 8 * (f & 1), cols = 8 * (j + (f >> 1));
+        const int m = Cfg::SWAP_AB ? pos.wm0 + cols : pos.wm0 + rows;
+        const int n = (Cfg::SWAP_AB ? pos.wn0 + rows + r : pos.wn0 + cols + r) - pass * OUT_N;
+        return out + gt_u32(Tile::byte_off(m, n));
+    }
+    GT_DEVICE static void stage_matrices(unsigned char* out, const float (&acc)[ACC], const GtPos& pos, float alpha,
+                                         int pass) {
+        constexpr bool TRANS = !Cfg::SWAP_AB;
+        const gt_u32 base = gt_lds_addr(out);
+        // Fragment rows 0-7 and 8-15 of group (s, j), packed pairs of columns.
+        auto lo = [&](int s, int j) {
+            const int i = s * Mainloop::Compute::ACC_SLICE + 4 * j;
+            return gt_pack2_from_f32<TD>(alpha * acc[i], alpha * acc[i + 1]);
+        };
+        auto hi = [&](int s, int j) {
+            const int i = s * Mainloop::Compute::ACC_SLICE + 4 * j;
+            return gt_pack2_from_f32<TD>(alpha * acc[i + 2], alpha * acc[i + 3]);
+        };
+#pragma unroll
+        for (int s = 0; s < SLICES; ++s) {
+#pragma unroll
+            for (int j = 0; j < JS; j += 2) {
+                const bool a = in_pass(pos, s, j, pass), b = j + 1 < JS && in_pass(pos, s, j + 1, pass);
+                const int f = (pos.lane >> 3) & 3;
+                if (a && b) {
+                    gt_stmatrix_x4<TRANS>(row_addr(base, pos, s, j, f, pass), lo(s, j), hi(s, j), lo(s, j + 1),
+                                          hi(s, j + 1));
+                } else {
+                    // One of the two straddles the column groups' border (indices stay
+                    // compile-time constants: a selected index would put acc in local memory).
+                    if (a) gt_stmatrix_x2<TRANS>(row_addr(base, pos, s, j, f & 1, pass), lo(s, j), hi(s, j));
+                    if (b) gt_stmatrix_x2<TRANS>(row_addr(base, pos, s, j + 1, f & 1, pass), lo(s, j + 1), hi(s, j + 1));
+                }
+            }
+        }
+    }
+
     // Each consumer thread writes its accumulators of column group `pass`, times alpha, in
     // D's type.
     GT_DEVICE static void stage(unsigned char* out, const float (&acc)[ACC], const GtPos& pos, float alpha, int pass) {
+        if constexpr (MATRIX_STORES) {
+            stage_matrices(out, acc, pos, alpha, pass);
+            gt_fence_proxy_async();
+            return;
+        }
 #pragma unroll
         for (int i = 0; i < ACC; ++i) {
             int m, n;
