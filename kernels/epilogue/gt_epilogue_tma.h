@@ -46,10 +46,14 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     static constexpr bool MATRIX_STORES = !GT_VENDOR_AMD && sizeof(TD) == 2 && (!Cfg::SWAP_AB || OUT_N % 16 == 0);
     static constexpr int SLICES = Mainloop::Compute::SLICES, JS = Mainloop::Compute::ACC_SLICE / 4;
 
+    // This warp's first column: a constant 0 when the warpgroups do not split N (unswapped),
+    // so that with the column groups unrolled the tests below fold away and only the matrix
+    // stores of each group are emitted.
+    GT_DEVICE static int wn0(const GtPos& pos) { return !Cfg::SWAP_AB && Cfg::WG1 == 1 ? 0 : pos.wn0; }
     // Is fragment group (s, j) of this warp inside column group `pass`?
     GT_DEVICE static bool in_pass(const GtPos& pos, int s, int j, int pass) {
         if (PASSES == 1) return true;
-        const int n = (Cfg::SWAP_AB ? pos.wn0 + s * 64 : pos.wn0 + 8 * j) - pass * OUT_N;
+        const int n = (Cfg::SWAP_AB ? wn0(pos) + s * 64 : wn0(pos) + 8 * j) - pass * OUT_N;
         return n >= 0 && n < OUT_N;
     }
     // The LDS address lane `lane` names for row lane % 8 of fragment `f` (rows 8 (f % 2)..,
@@ -57,7 +61,7 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     GT_DEVICE static gt_u32 row_addr(gt_u32 out, const GtPos& pos, int s, int j, int f, int pass) {
         const int r = pos.lane & 7, rows = s * 64 + 8 * (f & 1), cols = 8 * (j + (f >> 1));
         const int m = Cfg::SWAP_AB ? pos.wm0 + cols : pos.wm0 + rows;
-        const int n = (Cfg::SWAP_AB ? pos.wn0 + rows + r : pos.wn0 + cols + r) - pass * OUT_N;
+        const int n = (Cfg::SWAP_AB ? wn0(pos) + rows + r : wn0(pos) + cols + r) - pass * OUT_N;
         return out + gt_u32(Tile::byte_off(m, n));
     }
     GT_DEVICE static void stage_matrices(unsigned char* out, const float (&acc)[ACC], const GtPos& pos, float alpha,
@@ -97,16 +101,15 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     GT_DEVICE static void stage(unsigned char* out, const float (&acc)[ACC], const GtPos& pos, float alpha, int pass) {
         if constexpr (MATRIX_STORES) {
             stage_matrices(out, acc, pos, alpha, pass);
-            gt_fence_proxy_async();
-            return;
-        }
+        } else {
 #pragma unroll
-        for (int i = 0; i < ACC; ++i) {
-            int m, n;
-            Mainloop::acc_coord(pos.lane, i, m, n);
-            n += pos.wn0 - pass * OUT_N;
-            if (PASSES == 1 || (n >= 0 && n < OUT_N))
-                *reinterpret_cast<TD*>(out + Tile::byte_off(pos.wm0 + m, n)) = gt_from_f32<TD>(alpha * acc[i]);
+            for (int i = 0; i < ACC; ++i) {
+                int m, n;
+                Mainloop::acc_coord(pos.lane, i, m, n);
+                n += pos.wn0 - pass * OUT_N;
+                if (PASSES == 1 || (n >= 0 && n < OUT_N))
+                    *reinterpret_cast<TD*>(out + Tile::byte_off(pos.wm0 + m, n)) = gt_from_f32<TD>(alpha * acc[i]);
+            }
         }
         // The tensor-map stores read LDS through the async proxy.
         gt_fence_proxy_async();
@@ -130,11 +133,21 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
                                 int n0, int batch, int tid) {
         gt_plant_wrong_result(acc);
         const gt_u32 out_lds = gt_lds_addr(out);
+        if constexpr (MATRIX_STORES) {
+            // Unrolled: each group's matrix stores are known at compile time.
+#pragma unroll
+            for (int pass = 0; pass < PASSES; ++pass) {
+                reclaim(tid);
+                stage(out, acc, pos, args.alpha, pass);
+                store(args, out_lds, m0, n0 + pass * OUT_N, batch, tid);
+            }
+        } else {
 #pragma unroll 1
-        for (int pass = 0; pass < PASSES; ++pass) {
-            reclaim(tid);
-            stage(out, acc, pos, args.alpha, pass);
-            store(args, out_lds, m0, n0 + pass * OUT_N, batch, tid);
+            for (int pass = 0; pass < PASSES; ++pass) {
+                reclaim(tid);
+                stage(out, acc, pos, args.alpha, pass);
+                store(args, out_lds, m0, n0 + pass * OUT_N, batch, tid);
+            }
         }
     }
 
