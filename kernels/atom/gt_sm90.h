@@ -111,6 +111,11 @@ GT_DEVICE void gt_fence_proxy_async() { asm volatile("fence.proxy.async.shared::
 GT_DEVICE void gt_named_barrier(int id, int threads) {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
+// The same on a barrier named at compile time: ptxas reserves only the barriers named (an id
+// in a register reserves all 16).
+template <int ID> GT_DEVICE void gt_named_barrier(int threads) {
+    asm volatile("bar.sync %0, %1;" ::"n"(ID), "r"(threads) : "memory");
+}
 
 // Copies the box at coordinates (c0, c1, c2) of the tensor `map` (a kernel parameter) to LDS
 // address `dst`, completing on mbarrier `bar`.

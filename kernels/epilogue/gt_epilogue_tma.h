@@ -25,16 +25,42 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     static constexpr int PASSES = gt_out_passes(Cfg::MT1), OUT_N = Cfg::MT1 / PASSES;
     typedef GtOutTile<TD, Cfg::MT0, OUT_N> Tile;
     static constexpr int ACC = Mainloop::ACC;
-    // Hardware barrier 1: the consumers' own (0 is the whole workgroup's).
-    static constexpr int CONSUMER_BARRIER = 1;
     static_assert(Cfg::BETA_ZERO, "the persistent epilogue stores alpha * AB (beta = 0)");
+    // When the warpgroups stack along M (unswapped, N not split) and each one's rows are whole
+    // store boxes along M, every warpgroup stages and stores its own rows: it synchronises
+    // only its own four warps (hardware barrier 2 + its index) and its first thread issues
+    // its boxes, so the warpgroups never wait for each other between tiles. Otherwise the
+    // consumers share hardware barrier 1 (0 is the whole workgroup's) and thread 0 stores.
+    static constexpr int WGT0 = Mainloop::Compute::WGT0;
+    static constexpr bool OWN_ROWS = !Cfg::SWAP_AB && Cfg::WG1 == 1 && Cfg::WG0 > 4 && WGT0 % Tile::CE == 0;
+    static constexpr int SYNC_THREADS = OWN_ROWS ? 128 : Cfg::THREADS;
 
-    GT_DEVICE static void consumers_sync() { gt_named_barrier(CONSUMER_BARRIER, Cfg::THREADS); }
+    GT_DEVICE static void consumers_sync(int tid) {
+        if constexpr (!OWN_ROWS) {
+            gt_named_barrier<1>(Cfg::THREADS);
+        } else {
+            // Only as many barriers as warpgroups are named.
+            constexpr int WGS = Cfg::WG0 / 4;
+            static_assert(WGS <= 4, "at most four warpgroups");
+            const int wg = tid / 128;
+            if (wg == 0) {
+                gt_named_barrier<2>(128);
+            } else if (WGS == 2 || wg == 1) {
+                gt_named_barrier<3>(128);
+            } else if (WGS == 3 || wg == 2) {
+                gt_named_barrier<4>(128);
+            } else {
+                gt_named_barrier<5>(128);
+            }
+        }
+    }
+    // The thread that issues (and waits for) this thread's stores.
+    GT_DEVICE static bool leader(int tid) { return tid % SYNC_THREADS == 0; }
 
-    // Waits until the stores of the group staged before have read it (thread 0 issued them).
+    // Waits until the stores of the group staged before have read it (the leader issued them).
     GT_DEVICE static void reclaim(int tid) {
-        if (tid == 0) gt_bulk_wait<0, true>();
-        consumers_sync();
+        if (leader(tid)) gt_bulk_wait<0, true>();
+        consumers_sync(tid);
     }
 
     // 16-bit D goes through matrix stores: per 64-row slice s and 8 instruction columns j a
@@ -115,15 +141,16 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
         gt_fence_proxy_async();
     }
 
-    // Once every consumer has staged its part, thread 0 stores the column group at (m0, n0)
-    // of `batch`; the boxes clip at D's edges.
+    // Once every consumer (of this warpgroup) has staged its part, the leader stores the
+    // column group at (m0, n0) of `batch` (its warpgroup's boxes); the boxes clip at D's edges.
     GT_DEVICE static void store(const GtGemmArgs& args, gt_u32 out, int m0, int n0, int batch, int tid) {
-        consumers_sync();
-        if (tid == 0) {
+        consumers_sync(tid);
+        if (leader(tid)) {
 #pragma unroll
             for (int j = 0; j < Tile::BOXES; ++j)
-                gt_tma_store_3d(&args.tma_d, out + gt_u32(Tile::box_src(j)), m0 + Tile::box_m(j), n0 + Tile::box_n(j),
-                                batch);
+                if (!OWN_ROWS || Tile::box_m(j) / WGT0 == tid / 128)
+                    gt_tma_store_3d(&args.tma_d, out + gt_u32(Tile::box_src(j)), m0 + Tile::box_m(j),
+                                    n0 + Tile::box_n(j), batch);
             gt_bulk_commit();
         }
     }
@@ -153,6 +180,6 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
 
     // The last stores have completed (before the workgroup exits).
     GT_DEVICE static void drain(int tid) {
-        if (tid == 0) gt_bulk_wait<0, false>();
+        if (leader(tid)) gt_bulk_wait<0, false>();
     }
 };
