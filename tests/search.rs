@@ -1142,6 +1142,43 @@ fn a_new_shape_starts_from_what_similar_shapes_taught() {
     }
 }
 
+/// The model search is a function of the database and the seed: two searches over the same
+/// measurements, handed over in different orders (a database's rows come grouped through a
+/// hash map), propose the same batches in the same order.
+#[test]
+fn the_model_search_is_deterministic_for_a_database_and_a_seed() {
+    use gemmtune::search::corpus::{Corpus, ShapeRecords};
+    let datasets = shape_datasets();
+    let target = shape_space(2048, 256, 4096);
+    let others: Vec<ShapeRecords> = datasets
+        .iter()
+        .map(|(_, d)| ShapeRecords::from_dataset(d))
+        .filter(|s| s.problem.key() != target.problem.key())
+        .collect();
+    assert!(others.len() >= 3);
+    let mut reordered = others.clone();
+    reordered.rotate_left(1);
+    for s in &mut reordered {
+        s.configs.reverse();
+    }
+    let run = |shapes: Vec<ShapeRecords>| {
+        let opts = StrategyOptions {
+            corpus: Some(Arc::new(Corpus::new(shapes))),
+            device: device_info().name,
+            ..StrategyOptions::default()
+        };
+        let (r, _) = run_on_sim(&target, "model", &budget_opts(32, 7), None, &opts).unwrap();
+        r.history
+            .iter()
+            .map(|e| e.config.name())
+            .collect::<Vec<_>>()
+    };
+    let first = run(others.clone());
+    assert_eq!(first.len(), 32);
+    assert_eq!(first, run(others), "the same corpus twice");
+    assert_eq!(first, run(reordered), "the same corpus in another order");
+}
+
 #[test]
 fn the_default_strategy_is_the_model_with_measurements_and_fills_an_llm() {
     use gemmtune::search::corpus::{Corpus, ShapeRecords};

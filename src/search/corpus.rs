@@ -103,6 +103,12 @@ impl Clone for Corpus {
 
 impl Corpus {
     /// Shapes with at least one timed config; records of one shape given twice are merged.
+    ///
+    /// The shapes are kept in the order of their keys and each shape's configs in the order
+    /// of their names, whatever order they came in: the prior's training rows, its bootstrap
+    /// draws and the ties among transfers follow this order, and the caller may gather the
+    /// shapes from a hash map (the CLI does), so without it two searches over the same
+    /// database would learn different priors and propose different batches.
     pub fn new(shapes: Vec<ShapeRecords>) -> Self {
         let mut merged: Vec<ShapeRecords> = Vec::new();
         for s in shapes {
@@ -112,6 +118,11 @@ impl Corpus {
             }
         }
         merged.retain(|s| s.best_us().is_some());
+        merged.sort_by_cached_key(|s| s.key());
+        for s in &mut merged {
+            // Stable: a config given twice keeps its measurements in the order they came.
+            s.configs.sort_by_cached_key(|(c, _)| c.name());
+        }
         Corpus {
             shapes: merged,
             priors: Mutex::new(HashMap::new()),

@@ -19,9 +19,14 @@
 //!    can take a place; each config of the same tile family (tile, instruction, waves) already
 //!    picked adds [`FAMILY_PENALTY`], so one wrong guess about the structure does not take
 //!    the whole batch. The first batch also measures the space's default config and its
-//!    structural starts, as the pattern search does, and the [`NEAR_DEFAULT`] neighbours of
-//!    the default the model ranks best. Later batches are measured in order of predicted
-//!    time, most promising first.
+//!    structural starts, as the pattern search does, and the [`NEAR_DEFAULT`] moves from the
+//!    default the model ranks best (one parameter stepped, or two coupled). Each later batch
+//!    starts with the [`NEAR_BEST`] moves from the best config so far the model ranks best,
+//!    and is measured in order of predicted time, most promising first.
+//!
+//! A search is a function of the corpus, this shape's measurements and the seed: the corpus
+//! keeps its shapes in one order whatever order they came in ([`Corpus::new`]), every forest
+//! grows from a seeded generator, and ties are broken by the candidates' order.
 //!
 //! docs/search.md compares it with the other strategies on replayed sweeps, each judged on a
 //! sweep it did not learn from.
@@ -48,10 +53,18 @@ pub const PRIOR_TRUST: f64 = 4.0;
 /// an uncertain config predicted a little slower can take a place, not so much that the
 /// prior's best guesses lose theirs.
 pub const EXPLORATION: f64 = 0.5;
-/// Neighbours of the default config in the first batch: where the default is close to the
-/// best (a well-chosen start), the best is usually one step away, which the prior, learned on
-/// other shapes, may not rank first.
-pub const NEAR_DEFAULT: usize = 2;
+/// Moves from the default config in the first batch: where the default is close to the
+/// best (a well-chosen start), the best is usually a move or two away, which the prior,
+/// learned on other shapes, may not rank first. A move steps one parameter, or moves one and
+/// takes the adjacent step of a second that makes it valid (a shallower DepthU that frees
+/// the LDS for one more prefetch stage): such coupled moves are often where the gain is, and
+/// no single step reaches them.
+pub const NEAR_DEFAULT: usize = 3;
+/// Moves from the best config measured so far at the head of each later batch: most of
+/// them share the incumbent's tile family, so under the family penalty alone its close
+/// neighbourhood waits behind configs of other families, though a move or two from the best
+/// so far is where the last few percent usually are.
+pub const NEAR_BEST: usize = 2;
 /// What each config of the same tile family already in the batch adds to a candidate's
 /// score (log time: 0.1 is 10% slower).
 pub const FAMILY_PENALTY: f64 = 0.1;
@@ -247,6 +260,23 @@ fn prior_slope(points: &[([f32; COUNT], f64, f64)]) -> f64 {
     ((n * fitted + PRIOR_TRUST) / (n + PRIOR_TRUST)).clamp(0.0, 1.0)
 }
 
+/// The `k` configs of `among` with the lowest confidence bound (predicted log time less
+/// [`EXPLORATION`] deviations) that `batch` does not hold yet; ties keep the candidates'
+/// order, so the pick is a function of the candidates and the model alone.
+fn best_ranked(
+    scored: &[(f64, f64, KernelConfig)],
+    among: &HashSet<KernelConfig>,
+    batch: &[KernelConfig],
+    k: usize,
+) -> Vec<KernelConfig> {
+    let mut ranked: Vec<&(f64, f64, KernelConfig)> = scored
+        .iter()
+        .filter(|s| among.contains(&s.2) && !batch.contains(&s.2))
+        .collect();
+    ranked.sort_by(|a, b| (a.0 - EXPLORATION * a.1).total_cmp(&(b.0 - EXPLORATION * b.1)));
+    ranked.into_iter().take(k).map(|s| s.2).collect()
+}
+
 /// Orders a batch by predicted log time, lowest first; configs without a prediction keep
 /// their place ahead of the rest (stable: ties keep the order they were picked in).
 fn by_promise(configs: &mut [KernelConfig], predicted: &HashMap<KernelConfig, f64>) {
@@ -281,10 +311,13 @@ impl Strategy for ModelSearch {
             .take(self.options.neighbourhoods)
             .map(|e| e.config)
             .collect();
+        // The best's moves, one parameter or two coupled (see [`NEAR_BEST`]).
+        let mut incumbent_moves: HashSet<KernelConfig> = HashSet::new();
         for (i, c) in tops.iter().enumerate() {
             let mut around = ctx.space.neighbors(c);
             if i == 0 {
                 around.extend(wide_neighbors(ctx.space, c));
+                incumbent_moves.extend(around.iter().copied());
             }
             for nb in around {
                 self.add(ctx, nb);
@@ -311,7 +344,7 @@ impl Strategy for ModelSearch {
         // The first batch also measures the default config and the structural starts (split
         // and stream-K, wide N, persistent), as the pattern search does: the prior, learned
         // on other shapes, may never rank a schedule this shape needs and they do not have.
-        // Then the neighbours of the default the model ranks best.
+        // Then the moves from the default the model ranks best.
         if ctx.history.is_empty() {
             if let Ok(d) = ctx.space.default_config() {
                 configs.push(d);
@@ -321,16 +354,18 @@ impl Strategy for ModelSearch {
                         .into_iter()
                         .take(n.saturating_sub(1)),
                 );
-                let near: HashSet<KernelConfig> = ctx.space.neighbors(&d).into_iter().collect();
-                let mut ranked: Vec<&(f64, f64, KernelConfig)> = scored
-                    .iter()
-                    .filter(|s| near.contains(&s.2) && !configs.contains(&s.2))
-                    .collect();
-                ranked.sort_by(|a, b| {
-                    (a.0 - EXPLORATION * a.1).total_cmp(&(b.0 - EXPLORATION * b.1))
-                });
-                configs.extend(ranked.into_iter().take(NEAR_DEFAULT).map(|s| s.2));
+                let mut moves: HashSet<KernelConfig> =
+                    ctx.space.neighbors(&d).into_iter().collect();
+                moves.extend(wide_neighbors(ctx.space, &d));
+                let near = best_ranked(&scored, &moves, &configs, NEAR_DEFAULT);
+                configs.extend(near);
             }
+        } else {
+            // Each later batch starts from the best so far: its moves the model ranks best,
+            // before the family penalty (which most of them would pay, sharing its tile
+            // family) spreads the rest of the batch.
+            let near = best_ranked(&scored, &incumbent_moves, &configs, NEAR_BEST.min(n));
+            configs.extend(near);
         }
         let mut picks: HashMap<_, i32> = HashMap::new();
         for c in &configs {
