@@ -474,6 +474,45 @@ impl Space {
             .collect()
     }
 
+    /// A start for skinny problems whose N the default's tile cuts with idle columns (N = 160
+    /// in three 64-column tiles: 192 columns): N cut into c equal tiles (multiples of 16, at
+    /// most 256 columns), c chosen by a streaming estimate (waves of workgroups times the rows
+    /// and columns each streams along K), side by side (WorkGroupMapping 1, so the N tiles of
+    /// a row of A run together and A comes from DRAM once). On an H100 3584x160x18944 ran
+    /// 62.4-63.0 us on MT64x80 (two N tiles, 112 workgroups) where the search had kept
+    /// 71.8-78.3 us kernels (cuBLASLt 65.5-66.0): only a lucky step of the pattern search
+    /// reached it.
+    pub fn n_fit_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let start = self.raw_default();
+        let mt0 = start.mt0 as i64;
+        let tiles_n = (p.n + start.mt1 as i64 - 1) / start.mt1 as i64;
+        let idle = tiles_n * start.mt1 as i64 - p.n;
+        if !constraints::is_wgmma(&start)
+            || start.sab > 0
+            || tiles_n < 2
+            || idle < 16
+            || tile_count(p, mt0, start.mt1 as i64) >= 2 * self.hw.compute_units as i64
+        {
+            return None;
+        }
+        let cus = self.hw.compute_units.max(1) as i64;
+        let tiles_m = (p.m + mt0 - 1) / mt0 * p.batch.max(1);
+        let width = |c: i64| ((p.n + c - 1) / c + 15) / 16 * 16;
+        let cost = |c: i64| ((tiles_m * c + cus - 1) / cus) * (mt0 + width(c));
+        let c = (1..=tiles_n)
+            .filter(|&c| width(c) <= 256)
+            .min_by_key(|&c| (cost(c), c))?;
+        if width(c) == start.mt1 as i64 {
+            return None;
+        }
+        let space = self.with_deepest_pipeline(&[
+            (ParamId::MacroTile1, width(c)),
+            (ParamId::WorkGroupMapping, 1),
+        ])?;
+        Some(space.raw_default())
+    }
+
     /// A start for problems of several waves of tiles: the default's tile as a persistent
     /// kernel (one workgroup per compute unit walking the tiles, its producer warp loading the
     /// next tile's operands while the warpgroups store the last through a tensor map), as
@@ -518,6 +557,7 @@ impl Space {
             .into_iter()
             .chain(full.stream_k_start())
             .chain(full.wide_n_starts())
+            .chain(full.n_fit_start())
             .chain(full.persistent_start())
             .chain(full.gemv_starts())
             .filter_map(|c| self.nearest_recorded(&c))
@@ -973,6 +1013,25 @@ mod tests {
             for n in s.neighbors(&a) {
                 s.check(&n).unwrap();
             }
+        }
+    }
+
+    #[test]
+    fn a_skinny_n_cut_with_idle_columns_starts_on_equal_n_tiles() {
+        let hw = HwSpec::by_name("H100-SXM").unwrap();
+        let s = Space::for_problem(&GemmProblem::new(3584, 160, 18944), &hw);
+        // 56 x 3 tiles of 64x64 (192 columns, two waves): two tiles of 80, one wave.
+        let c = s.n_fit_start().expect("N = 160 on 64-column tiles");
+        s.check(&c).unwrap();
+        assert_eq!(
+            (c.mt0, c.mt1, c.wgm),
+            (s.default_config().unwrap().mt0, 80, 1)
+        );
+        assert!(s.extra_starts().contains(&c));
+        // N a whole number of the default's tiles, or a problem of many waves: none.
+        for (m, n, k) in [(4096, 128, 4096), (4096, 4096, 4096), (16032, 109, 16384)] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            assert_eq!(s.n_fit_start(), None, "{m}x{n}x{k}");
         }
     }
 
