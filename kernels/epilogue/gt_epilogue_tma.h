@@ -1,13 +1,14 @@
 // epilogue/gt_epilogue_tma.h: the epilogue of the persistent kernel (scheduler/gt_persistent.h).
 // The consumers stage alpha * accumulators, already in D's type, in an LDS tile of its own
 // (layout/gt_wgmma_tile.h's GtOutTile, outside the operand ring, which the producer is already
-// refilling with the next tile's operands), and one thread hands it to the tensor memory
-// accelerator, which writes it to D while the consumers go on with the next tile. The tile
+// refilling with the next tile's operands), and one thread (one per warpgroup where each
+// warpgroup owns whole store boxes: OWN_ROWS) hands it to the tensor memory accelerator,
+// which writes it to D while the consumers go on with the next tile. The tile
 // goes out in PASSES column groups of OUT_N (at most 128 columns each), so the staging area
 // costs the operand ring as little LDS as possible; before a group is staged, the previous
 // group's stores must have read the area (two halves used in turn, each group a half as
 // wide, ran slower: the extra barriers and stores cost more than the wait). Only the
-// consumers take part: they synchronise on a barrier of their own, never with the producer
+// consumers take part: they synchronise on barriers of their own, never with the producer
 // warp.
 //
 // D = alpha * AB only (beta = 0): rounding alpha * acc once to D's type is exactly what the
