@@ -95,14 +95,10 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
                                          int pass) {
         constexpr bool TRANS = !Cfg::SWAP_AB;
         const gt_u32 base = gt_lds_addr(out);
-        // Fragment rows 0-7 and 8-15 of group (s, j), packed pairs of columns.
-        auto lo = [&](int s, int j) {
-            const int i = s * Mainloop::Compute::ACC_SLICE + 4 * j;
+        // Fragment rows 0-7 (h = 0) or 8-15 (h = 1) of group (s, j), packed pairs of columns.
+        auto frag = [&](int s, int j, int h) {
+            const int i = s * Mainloop::Compute::ACC_SLICE + 4 * j + 2 * h;
             return gt_pack2_from_f32<TD>(alpha * acc[i], alpha * acc[i + 1]);
-        };
-        auto hi = [&](int s, int j) {
-            const int i = s * Mainloop::Compute::ACC_SLICE + 4 * j;
-            return gt_pack2_from_f32<TD>(alpha * acc[i + 2], alpha * acc[i + 3]);
         };
 #pragma unroll
         for (int s = 0; s < SLICES; ++s) {
@@ -111,13 +107,15 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
                 const bool a = in_pass(pos, s, j, pass), b = j + 1 < JS && in_pass(pos, s, j + 1, pass);
                 const int f = (pos.lane >> 3) & 3;
                 if (a && b) {
-                    gt_stmatrix_x4<TRANS>(row_addr(base, pos, s, j, f, pass), lo(s, j), hi(s, j), lo(s, j + 1),
-                                          hi(s, j + 1));
+                    gt_stmatrix_x4<TRANS>(row_addr(base, pos, s, j, f, pass), frag(s, j, 0), frag(s, j, 1),
+                                          frag(s, j + 1, 0), frag(s, j + 1, 1));
                 } else {
                     // One of the two straddles the column groups' border (indices stay
                     // compile-time constants: a selected index would put acc in local memory).
-                    if (a) gt_stmatrix_x2<TRANS>(row_addr(base, pos, s, j, f & 1, pass), lo(s, j), hi(s, j));
-                    if (b) gt_stmatrix_x2<TRANS>(row_addr(base, pos, s, j + 1, f & 1, pass), lo(s, j + 1), hi(s, j + 1));
+                    if (a) gt_stmatrix_x2<TRANS>(row_addr(base, pos, s, j, f & 1, pass), frag(s, j, 0), frag(s, j, 1));
+                    if (b)
+                        gt_stmatrix_x2<TRANS>(row_addr(base, pos, s, j + 1, f & 1, pass), frag(s, j + 1, 0),
+                                              frag(s, j + 1, 1));
                 }
             }
         }
@@ -161,21 +159,14 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
                                 int n0, int batch, int tid) {
         gt_plant_wrong_result(acc);
         const gt_u32 out_lds = gt_lds_addr(out);
-        if constexpr (MATRIX_STORES) {
-            // Unrolled: each group's matrix stores are known at compile time.
-#pragma unroll
-            for (int pass = 0; pass < PASSES; ++pass) {
-                reclaim(tid);
-                stage(out, acc, pos, args.alpha, pass);
-                store(args, out_lds, m0, n0 + pass * OUT_N, batch, tid);
-            }
-        } else {
-#pragma unroll 1
-            for (int pass = 0; pass < PASSES; ++pass) {
-                reclaim(tid);
-                stage(out, acc, pos, args.alpha, pass);
-                store(args, out_lds, m0, n0 + pass * OUT_N, batch, tid);
-            }
+        // With matrix stores unrolled, so each group's stores are known at compile time; the
+        // element stores, 128 per group, stay a loop.
+        constexpr int unroll = MATRIX_STORES ? PASSES : 1;
+#pragma unroll(unroll)
+        for (int pass = 0; pass < PASSES; ++pass) {
+            reclaim(tid);
+            stage(out, acc, pos, args.alpha, pass);
+            store(args, out_lds, m0, n0 + pass * OUT_N, batch, tid);
         }
     }
 
