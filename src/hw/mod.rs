@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use thiserror::Error;
 
-use crate::problem::{ComputeType, DataType, GemmProblem};
+use crate::problem::{DataType, GemmProblem};
 
 #[derive(Debug, Error)]
 pub enum HwSpecError {
@@ -311,7 +311,7 @@ impl HwSpec {
     /// type, or `xf32` for f32 inputs whose compute type lets the matrix cores round them to
     /// tf32 (`c_xf32_r`).
     fn problem_key(p: &GemmProblem) -> &'static str {
-        if p.a_type == DataType::F32 && p.compute_type == ComputeType::Xf32 {
+        if p.reads_f32_as_tf32() {
             "xf32"
         } else {
             type_key(p.a_type)

@@ -60,7 +60,7 @@ pub fn tolerance(p: &GemmProblem) -> f64 {
     // f32 inputs read as tf32 (c_xf32_r on the matrix cores): 10 bits of mantissa, truncated
     // by the instruction, a relative error of up to 2^-10 per input that does not average out
     // along K (a bias of the same sign in every product).
-    let tf32 = if p.a_type == DataType::F32 && p.compute_type == crate::problem::ComputeType::Xf32 {
+    let tf32 = if p.reads_f32_as_tf32() {
         2f64.powi(-10) * 4.0
     } else {
         0.0

@@ -166,6 +166,12 @@ impl GemmProblem {
             .any(|&s| s != 1.0)
     }
 
+    /// Whether f32 inputs may be read as tf32 (the `c_xf32_r` compute type): the matrix cores'
+    /// tf32 form where the GPU has one, with tf32's rounding.
+    pub fn reads_f32_as_tf32(&self) -> bool {
+        self.a_type == DataType::F32 && self.compute_type == ComputeType::Xf32
+    }
+
     /// Whether A (`is_a`) or B is stored with K contiguous: A with transA = T, B with
     /// transB = N (K-major); otherwise along M or N.
     pub fn k_contiguous(&self, is_a: bool) -> bool {

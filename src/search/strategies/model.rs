@@ -43,7 +43,7 @@ use crate::search::corpus::{Corpus, FAILURE_PENALTY};
 use crate::search::features::{self, COUNT};
 use crate::search::forest::{Forest, ForestOptions, Rows};
 use crate::search::strategy::{Proposal, ProposeCtx, Strategy, StrategyError};
-use crate::space::KernelConfig;
+use crate::space::{KernelConfig, Space};
 
 /// Timed configs of this shape needed before a model without a prior is trusted.
 pub const MIN_LOCAL: usize = 8;
@@ -260,6 +260,14 @@ fn prior_slope(points: &[([f32; COUNT], f64, f64)]) -> f64 {
     ((n * fitted + PRIOR_TRUST) / (n + PRIOR_TRUST)).clamp(0.0, 1.0)
 }
 
+/// The moves from `c` ([`NEAR_DEFAULT`]): its single-parameter steps, and each parameter
+/// moved to any value, alone or with the adjacent step of a second that makes it valid.
+fn moves(space: &Space, c: &KernelConfig) -> Vec<KernelConfig> {
+    let mut out = space.neighbors(c);
+    out.extend(wide_neighbors(space, c));
+    out
+}
+
 /// The `k` configs of `among` with the lowest confidence bound (predicted log time less
 /// [`EXPLORATION`] deviations) that `batch` does not hold yet; ties keep the candidates'
 /// order, so the pick is a function of the candidates and the model alone.
@@ -314,11 +322,13 @@ impl Strategy for ModelSearch {
         // The best's moves, one parameter or two coupled (see [`NEAR_BEST`]).
         let mut incumbent_moves: HashSet<KernelConfig> = HashSet::new();
         for (i, c) in tops.iter().enumerate() {
-            let mut around = ctx.space.neighbors(c);
-            if i == 0 {
-                around.extend(wide_neighbors(ctx.space, c));
-                incumbent_moves.extend(around.iter().copied());
-            }
+            let around = if i == 0 {
+                let m = moves(ctx.space, c);
+                incumbent_moves.extend(m.iter().copied());
+                m
+            } else {
+                ctx.space.neighbors(c)
+            };
             for nb in around {
                 self.add(ctx, nb);
             }
@@ -354,10 +364,9 @@ impl Strategy for ModelSearch {
                         .into_iter()
                         .take(n.saturating_sub(1)),
                 );
-                let mut moves: HashSet<KernelConfig> =
-                    ctx.space.neighbors(&d).into_iter().collect();
-                moves.extend(wide_neighbors(ctx.space, &d));
-                let near = best_ranked(&scored, &moves, &configs, NEAR_DEFAULT);
+                let from_default: HashSet<KernelConfig> =
+                    moves(ctx.space, &d).into_iter().collect();
+                let near = best_ranked(&scored, &from_default, &configs, NEAR_DEFAULT);
                 configs.extend(near);
             }
         } else {
