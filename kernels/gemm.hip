@@ -13,6 +13,8 @@
 //                  GtWgmmaMainloop   tensor-map boxes (loader/gt_tma_loader.h) feeding
 //                                    warpgroup wgmma (mainloop/gt_wgmma.h), sm_90a;
 //                                    GtWgmmaMainloopWs: a producer warp issues the loads
+//                                    (into every workgroup of a cluster sharing A, with
+//                                    loader/gt_free_slots.h's cluster-wide releases)
 //   a scheduler  scheduler/  which tile and which K range each workgroup takes:
 //                  GtDataParallel    one tile per workgroup in WorkGroupMapping order,
 //                                    split-K over the grid's y
@@ -52,6 +54,7 @@
 #if !GT_VENDOR_AMD
 #include "atom/gt_sm90.h"
 #include "loader/gt_tma_loader.h"
+#include "loader/gt_free_slots.h"
 #include "mainloop/gt_wgmma.h"
 #include "mainloop/gt_mainloop_wgmma.h"
 #include "mainloop/gt_mainloop_wgmma_ws.h"
@@ -99,7 +102,15 @@ typedef GtCompose<GtCfg> GtKernel;
 #define GT_ARGS_PARAM GtGemmArgs args
 #endif
 
-extern "C" __global__ void __launch_bounds__(GtCfg::LAUNCH_THREADS) GT_KERNEL_NAME(GT_ARGS_PARAM) {
+// ClusterN: the workgroups are launched in clusters of GT_CLUSTER_N along x (the grid's x is a
+// multiple of it), fixed at compile time so that any launch makes them.
+#if GT_CLUSTER_N > 1
+#define GT_CLUSTER_DIMS __cluster_dims__(GT_CLUSTER_N, 1, 1)
+#else
+#define GT_CLUSTER_DIMS
+#endif
+
+extern "C" __global__ void __launch_bounds__(GtCfg::LAUNCH_THREADS) GT_CLUSTER_DIMS GT_KERNEL_NAME(GT_ARGS_PARAM) {
     extern __shared__ __align__(16) unsigned char gt_smem[];
     const int tid = threadIdx.x;
     gt_plant_at_entry(args, tid);

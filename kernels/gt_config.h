@@ -34,6 +34,11 @@
 #ifndef GT_PERSISTENT
 #define GT_PERSISTENT 0
 #endif
+// ClusterN (warpgroup path with the producer warp): clusters of this many workgroups along N
+// share their A tiles (loader/gt_tma_loader.h).
+#ifndef GT_CLUSTER_N
+#define GT_CLUSTER_N 1
+#endif
 // The GEMV path (mainloop/gt_gemv.h, scheduler/gt_gemv_rows.h) for N up to 8.
 #ifndef GT_GEMV
 #define GT_GEMV 0
@@ -90,6 +95,7 @@ struct GtCfg {
     static constexpr int GSU = GT_GSU, WGM = GT_WGM, SU = GT_SU;
     static constexpr bool STREAM_K = GT_STREAM_K;
     static constexpr bool PERSISTENT = GT_PERSISTENT;
+    static constexpr int CLUSTER_N = GT_CLUSTER_N;
     // Gemv: dot products of A's rows with N <= 8 columns, A straight from global memory.
     static constexpr bool GEMV = GT_GEMV;
     static constexpr bool GSU_ATOMIC = GT_GSU_ATOMIC;
@@ -112,6 +118,8 @@ static_assert(GtCfg::STAGES >= 1 && GtCfg::STAGES <= (GtCfg::WGMMA ? 16 : 4),
               "PrefetchGlobalRead is 1..4 (1..16 with wgmma)");
 static_assert(!GtCfg::PRODUCER_WARP || (GtCfg::WGMMA && !GtCfg::STREAM_K),
               "ProducerWarp is for the wgmma path, without stream-K");
+static_assert(GtCfg::CLUSTER_N == 1 || (GtCfg::WGMMA && GtCfg::PRODUCER_WARP && !GtCfg::STREAM_K && !GtCfg::GSU_SINGLE_KERNEL),
+              "clusters sharing A (ClusterN) are for the warpgroup path with the producer warp, without stream-K or the in-kernel split sum");
 static_assert(!GtCfg::GSU_SINGLE_KERNEL || (GtCfg::GSU > 1 && !GtCfg::STREAM_K && !GtCfg::GSU_ATOMIC),
               "the single-kernel reduction is a way to sum GSU > 1 workspace partials");
 

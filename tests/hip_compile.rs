@@ -190,6 +190,7 @@ fn sample_configs() -> Vec<(GemmProblem, KernelConfig)> {
         sab: 0,
         pk: 0,
         gv: 0,
+        cn: 1,
     };
     let mut out = Vec::new();
     let layouts = [

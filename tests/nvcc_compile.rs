@@ -546,7 +546,32 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
             false,
         ),
     ];
-    for (p, name, bits, pack_a, pack_b) in cases.into_iter().chain(persistent) {
+    // Clusters of two along N sharing A (ClusterN): data-parallel with 8-bit inputs and a
+    // split, persistent, and an NN problem whose swapped M tiles of 80 pack A K-major.
+    let clustered: Vec<Case> = vec![
+        (
+            problem(4096, 128, 4096, "TN", F8, Bf16, 0.0, 1),
+            "MT64x64x128_MI64x8x32_WG4x1_PGR13_PLR0_LPA0_LPB0_SW1_GSU2R_WGM8_GRVW16_SVW8_SU0_PW1_CN2",
+            "",
+            false,
+            false,
+        ),
+        (
+            problem(4096, 4096, 4096, "TN", Bf16, Bf16, 0.0, 2),
+            "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1_CN2",
+            "0, 0",
+            false,
+            false,
+        ),
+        (
+            problem(4096, 4096, 4096, "NN", Bf16, Bf16, 1.0, 1),
+            "MT80x128x64_MI64x8x16_WG8x1_PGR2_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW1_SAB1_CN2",
+            "0, 0",
+            true,
+            false,
+        ),
+    ];
+    for (p, name, bits, pack_a, pack_b) in cases.into_iter().chain(persistent).chain(clustered) {
         let cfg = KernelConfig::parse(name).unwrap();
         Space::for_problem(&p, &hw)
             .check(&cfg)
@@ -578,6 +603,18 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
                 p.label()
             );
         }
+        // A cluster's producers multicast their slices of A; the cluster size is the
+        // kernel's own (a plain launch makes the clusters).
+        assert_eq!(
+            main.contains(".multicast::cluster"),
+            cfg.cn > 1,
+            "{name}: multicast A loads"
+        );
+        assert_eq!(
+            ptx.contains(&format!(".reqnctapercluster {}, 1, 1", cfg.cn)),
+            cfg.cn > 1,
+            "{name}: cluster dimensions"
+        );
         let k = format!("k{}", 32 / p.a_type.bytes());
         let k = k.as_str();
         assert!(main.contains("wgmma.mma_async"), "{name}");

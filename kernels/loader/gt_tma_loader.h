@@ -4,17 +4,29 @@
 // (K, rows, batch) when K-major and (rows, K, batch) when MN-major, with the swizzles of
 // layout/gt_wgmma_tile.h), every thread waits for the slot's phase. Edges cost nothing: the maps zero-fill whatever lies outside the
 // matrices.
+//
+// In a cluster of CLUSTER_N workgroups along N (ClusterN, scheduler/gt_tile_map.h) the
+// workgroups share one row of tiles and so one A tile per stage: each loads 1 / CLUSTER_N of
+// its rows (A's tensor map has boxes that many times shorter) into the slot of every
+// workgroup of the cluster at once, and its own B tile as usual. Every slot barrier still
+// counts the whole stage's bytes; the slices of the others arrive on it too. A slot may be
+// refilled only once every workgroup of the cluster has released it (loader/gt_free_slots.h).
 #pragma once
 
 template <class Cfg, class TileA, class TileB> struct GtTmaRing {
     static constexpr int STAGES = Cfg::STAGES, DU = Cfg::DU;
     static constexpr int STAGE_BYTES = TileA::BYTES + TileB::BYTES;
+    static constexpr int CLUSTER_N = Cfg::CLUSTER_N;
     gt_u32 lds, bar0;  // LDS address of slot 0 and of the first barrier
 
     GT_DEVICE GtTmaRing(unsigned char* smem, gt_u64* bars) : lds(gt_lds_addr(smem)), bar0(gt_lds_addr(bars)) {}
-    // Thread 0 initialises the barriers; the caller's next barrier publishes them.
-    GT_DEVICE void init(int tid) const {
+    // Thread 0 initialises the barriers (the caller's next barrier publishes them) and starts
+    // fetching both tensor maps, so the first loads do not wait for them: the maps live in
+    // the kernel's parameters, which a cold cache holds nowhere near.
+    GT_DEVICE void init(const GtGemmArgs& args, int tid) const {
         if (tid == 0) {
+            gt_prefetch_tensor_map(&args.tma_a);
+            gt_prefetch_tensor_map(&args.tma_b);
 #pragma unroll
             for (int s = 0; s < STAGES; ++s) gt_mbar_init(bar0 + 8 * s, 1);
             gt_mbar_init_fence();
@@ -24,7 +36,21 @@ template <class Cfg, class TileA, class TileB> struct GtTmaRing {
     GT_DEVICE void load(const GtGemmArgs& args, int slot, int k0, int m0, int n0, int batch) const {
         const gt_u32 bar = bar0 + 8 * slot, st = lds + gt_u32(slot * STAGE_BYTES);
         gt_mbar_expect(bar, STAGE_BYTES);
-        if constexpr (TileA::BOXES == TileB::BOXES) {
+        if constexpr (CLUSTER_N > 1) {
+            // This workgroup's slice of every A box, to the whole cluster; then its own B.
+            static_assert(TileA::K_MAJOR && TileA::BOX_ROWS % (8 * CLUSTER_N) == 0,
+                          "a cluster shares K-major A tiles whose boxes split into whole 8-row groups");
+            constexpr int SLICE = TileA::BOX_ROWS / CLUSTER_N;
+            const int rank = int(gt_cluster_rank());
+#pragma unroll
+            for (int j = 0; j < TileA::BOXES; ++j)
+                gt_tma_load_3d_multicast(st + gt_u32(TileA::box_dst(j) + rank * SLICE * 128), &args.tma_a,
+                                         TileA::box_c0(j, k0, m0), TileA::box_c1(j, k0, m0) + rank * SLICE, batch,
+                                         bar, (unsigned short)((1u << CLUSTER_N) - 1));
+#pragma unroll
+            for (int j = 0; j < TileB::BOXES; ++j)
+                load_box<TileB>(st + gt_u32(TileA::BYTES), &args.tma_b, j, k0, n0, batch, bar);
+        } else if constexpr (TileA::BOXES == TileB::BOXES) {
             // The same number of boxes (K-major tiles of 16-bit types): A's and B's slabs of
             // one K range are issued together.
 #pragma unroll

@@ -48,11 +48,11 @@ template <class Cfg> struct GtWgmmaMainloop {
         // Byte offsets in a slot of this warpgroup's first A row and first B row.
         GT_DEVICE static int a_row0(const GtPos& pos) { return TileA::desc_off(pos.wgm0, 0); }
         GT_DEVICE static int b_row0(const GtPos& pos) { return TileA::BYTES + TileB::desc_off(pos.wgn0, 0); }
-        GT_DEVICE Stages(unsigned char* smem, gt_u64* bars, const GtPos& pos)
+        GT_DEVICE Stages(const GtGemmArgs& args, unsigned char* smem, gt_u64* bars, const GtPos& pos)
             : ring(smem, bars),
               ds0(gt_wgmma_desc_lo<typename Compute::TileS>(ring.lds + gt_u32(SWAP ? b_row0(pos) : a_row0(pos)))),
               dn0(gt_wgmma_desc_lo<typename Compute::TileN>(ring.lds + gt_u32(SWAP ? a_row0(pos) : b_row0(pos)))) {
-            ring.init(pos.tid);
+            ring.init(args, pos.tid);
         }
         // Issues this warpgroup's wgmmas on `slot` as one commit group; the caller waits.
         GT_DEVICE void multiply(float (&acc)[ACC], int slot) const {
@@ -67,7 +67,7 @@ template <class Cfg> struct GtWgmmaMainloop {
     GT_DEVICE static void run(const GtGemmArgs& args, unsigned char* smem, const GtPos& pos, int m0, int n0,
                               int batch, const GtKRange<Cfg::DU>& kr, float (&acc)[ACC]) {
         __shared__ __align__(8) gt_u64 gt_slot_bars[STAGES];
-        const Stages st(smem, gt_slot_bars, pos);
+        const Stages st(args, smem, gt_slot_bars, pos);
         gt_barrier();
         auto load_stage = [&](int slot, int local) {
             if (pos.tid == 0) st.ring.load(args, slot, kr.k0(local), m0, n0, batch);

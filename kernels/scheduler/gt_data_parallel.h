@@ -22,15 +22,19 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtDataParallel {
         if constexpr (Cfg::REDUCTION_KERNEL) gt_allow_dependents();
         // The output tile is staged where the operand tiles were.
         float* const ctile = reinterpret_cast<float*>(smem);
+        // A cluster's workgroups (ClusterN) take neighbouring tiles of one row, from one
+        // staggered K start.
+        constexpr int CN = Cfg::CLUSTER_N;
+        const int group = int(blockIdx.x) / CN;
         int tm, tn;
-        gt_tile_of<Cfg::WGM>(blockIdx.x, tiles_m, tiles_n, tm, tn);
+        gt_cluster_tile_of<Cfg::WGM, CN>(group, tiles_m, tiles_n, tm, tn);
         const int split = blockIdx.y, batch = blockIdx.z;
         // This split's K tiles, visited from a staggered start (StaggerU) and wrapping around.
         const int per_split = (ktiles + GSU - 1) / GSU;
         const int kt_begin = split * per_split;
         const int kt_count = (ktiles - kt_begin) < per_split ? (ktiles - kt_begin > 0 ? ktiles - kt_begin : 0)
                                                               : per_split;
-        const int kt_start = (Cfg::SU > 0 && kt_count > 0) ? int((gt_i64)blockIdx.x * Cfg::SU % kt_count) : 0;
+        const int kt_start = (Cfg::SU > 0 && kt_count > 0) ? int((gt_i64)group * Cfg::SU % kt_count) : 0;
 #pragma unroll
         for (int i = 0; i < Mainloop::ACC; ++i) acc[i] = 0.0f;
         const GtKRange<DU> kr{kt_begin, kt_count, kt_start};

@@ -7,13 +7,17 @@
 // (epilogue/gt_epilogue_tma.h) without waiting for the stores. Nothing drains between tiles:
 // no pipeline refill and no epilogue on the tensor cores' critical path.
 //
+//
 //   producer warp: for each tile, each K tile: wait for a free slot, issue its boxes
 //   warpgroups:    for each tile: multiply each stage, free its slot; stage the tile, store it
+//
+// A cluster of CLUSTER_N workgroups along N (ClusterN) walks the tiles as one: cluster c takes
+// groups of CLUSTER_N neighbouring tiles along N c, c + clusters, ..., each workgroup the tile
+// of its rank, and the A tile of each stage is shared (loader/gt_tma_loader.h).
 #pragma once
 
 template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentScheduler {
     static constexpr int MT0 = Cfg::MT0, MT1 = Cfg::MT1, DU = Cfg::DU, STAGES = Cfg::STAGES, ACC = Mainloop::ACC;
-    static constexpr int CONSUMER_WARPS = Cfg::THREADS / Cfg::WAVE;
     static_assert(Cfg::WGMMA && Cfg::PRODUCER_WARP && Cfg::GSU == 1 && !Cfg::STREAM_K,
                   "the persistent kernel is the warpgroup path with a producer warp, without split-K");
 
@@ -22,69 +26,68 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
         unsigned char* const smem = Mainloop::lds_base(lds);
         const int tiles_m = int((args.m + MT0 - 1) / MT0), tiles_n = int((args.n + MT1 - 1) / MT1);
         const int ktiles = int((args.k + DU - 1) / DU);
-        const int tiles_mn = tiles_m * tiles_n, tiles = tiles_mn * args.batch;
-        // Tile `t` -> its origin and batch.
-        auto place = [&](int t, int& m0, int& n0, int& batch) {
-            batch = t / tiles_mn;
+        // Groups of CLUSTER_N tiles along N: one per cluster at a time.
+        constexpr int CN = Cfg::CLUSTER_N;
+        const int groups_mn = tiles_m * (tiles_n / CN), groups = groups_mn * args.batch;
+        const int cluster = int(blockIdx.x) / CN, clusters = int(gridDim.x) / CN;
+        // Tile group `g` -> this workgroup's tile origin and batch.
+        auto place = [&](int g, int& m0, int& n0, int& batch) {
+            batch = g / groups_mn;
             int tm, tn;
-            gt_tile_of<Cfg::WGM>(t - batch * tiles_mn, tiles_m, tiles_n, tm, tn);
+            gt_cluster_tile_of<Cfg::WGM, CN>(g - batch * groups_mn, tiles_m, tiles_n, tm, tn);
             m0 = tm * MT0;
             n0 = tn * MT1;
         };
         __shared__ __align__(8) gt_u64 gt_slot_bars[STAGES];
         __shared__ __align__(8) gt_u64 gt_free_bars[STAGES];
-        const typename Mainloop::Stages st(smem, gt_slot_bars, pos);
-        const gt_u32 free0 = gt_lds_addr(gt_free_bars);
-        if (tid == 0) {
-#pragma unroll
-            for (int s = 0; s < STAGES; ++s) gt_mbar_init(free0 + 8 * s, CONSUMER_WARPS);
-            gt_mbar_init_fence();
-        }
-        gt_barrier();
+        const typename Mainloop::Stages st(args, smem, gt_slot_bars, pos);
+        if (tid == 0) gt_prefetch_tensor_map(&args.tma_d);
+        const GtFreeSlots<Cfg> free(gt_free_bars);
+        free.init(tid);
+        free.sync_all();
         if (tid >= Cfg::THREADS) {
-            // The producer: `it` counts the stages loaded, across tiles; the f-th refill of a
-            // slot waits for the release of the fill before it (phase f - 1 of its free
-            // barrier).
+            // The producer: `it` counts the stages loaded, across tiles.
             if (pos.lane == 0) {
                 int it = 0;
-                for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+                for (int g = cluster; g < groups; g += clusters) {
                     int m0, n0, batch;
-                    place(t, m0, n0, batch);
+                    place(g, m0, n0, batch);
                     for (int kt = 0; kt < ktiles; ++kt, ++it) {
-                        const int slot = it % STAGES;
-                        if (it >= STAGES) gt_mbar_wait(free0 + 8 * slot, gt_u32(it / STAGES - 1) & 1u);
-                        st.ring.load(args, slot, kt * DU, m0, n0, batch);
+                        free.wait_refill(it);
+                        st.ring.load(args, it % STAGES, kt * DU, m0, n0, batch);
                     }
                 }
             }
             __syncwarp();
-            return;
-        }
-        // The warpgroups: IN_FLIGHT stages stay in the tensor cores while the next is issued;
-        // the stage before them is done and its slot goes back to the producer.
-        constexpr int IN_FLIGHT = Cfg::PLR;
-        unsigned char* const out = smem + STAGES * Mainloop::STAGE_BYTES;
-        auto release = [&](int it) {
-            if (pos.lane == 0) gt_mbar_arrive(free0 + 8 * (it % STAGES));
-        };
-        float acc[ACC];
-        int it = 0;
-        for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        } else {
+            // The warpgroups: IN_FLIGHT stages stay in the tensor cores while the next is
+            // issued; the stage before them is done and its slot goes back to the producer.
+            constexpr int IN_FLIGHT = Cfg::PLR;
+            unsigned char* const out = smem + STAGES * Mainloop::STAGE_BYTES;
+            auto release = [&](int it) {
+                if (pos.lane == 0) free.release(it);
+            };
+            float acc[ACC];
+            int it = 0;
+            for (int g = cluster; g < groups; g += clusters) {
 #pragma unroll
-            for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
-            for (int kt = 0; kt < ktiles; ++kt, ++it) {
-                st.ring.wait(it);
-                st.multiply(acc, it % STAGES);
-                Mainloop::Compute::template settle<IN_FLIGHT>(acc);
-                if (kt >= IN_FLIGHT) release(it - IN_FLIGHT);
+                for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
+                for (int kt = 0; kt < ktiles; ++kt, ++it) {
+                    st.ring.wait(it);
+                    st.multiply(acc, it % STAGES);
+                    Mainloop::Compute::template settle<IN_FLIGHT>(acc);
+                    if (kt >= IN_FLIGHT) release(it - IN_FLIGHT);
+                }
+                Mainloop::Compute::template settle<0>(acc);
+                // The stages still in the tensor cores are done: the producer may refill them.
+                for (int j = IN_FLIGHT < ktiles ? IN_FLIGHT : ktiles; j >= 1; --j) release(it - j);
+                int m0, n0, batch;
+                place(g, m0, n0, batch);
+                Epilogue::write(args, out, acc, pos, m0, n0, batch, tid);
             }
-            Mainloop::Compute::template settle<0>(acc);
-            // The stages still in the tensor cores are done: the producer may refill them.
-            for (int j = IN_FLIGHT < ktiles ? IN_FLIGHT : ktiles; j >= 1; --j) release(it - j);
-            int m0, n0, batch;
-            place(t, m0, n0, batch);
-            Epilogue::write(args, out, acc, pos, m0, n0, batch, tid);
+            Epilogue::drain(tid);
         }
-        Epilogue::drain(tid);
+        // A workgroup of a cluster keeps its LDS until its peers stop arriving on its barriers.
+        if constexpr (CN > 1) gt_cluster_sync();
     }
 };

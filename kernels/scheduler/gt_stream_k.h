@@ -135,7 +135,7 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtStreamKScheduler {
         if constexpr (Mainloop::ASYNC_TENSOR) {
             // Tensor-map loads by one thread, as in the warpgroup mainloop.
             __shared__ __align__(8) gt_u64 gt_slot_bars[STAGES];
-            const typename Mainloop::Stages st(smem, gt_slot_bars, pos);
+            const typename Mainloop::Stages st(args, smem, gt_slot_bars, pos);
             gt_barrier();
             pipeline([&](int slot) { if (tid == 0) st.ring.load(args, slot, ld_k * DU, ld_m0, ld_n0, ld_batch); }, st);
         } else {

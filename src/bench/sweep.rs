@@ -21,14 +21,16 @@ use crate::space::{KernelConfig, ParamId, Space, SpaceError, GEMV_FIXED};
 /// parameters at their defaults) fits.
 const SWEEP_POINTS_MAX: u128 = 160_000_000;
 
-/// Parameters the preset pins to their defaults (PersistentKernel: a sweep measures the
-/// tile kernels; `--fix PersistentKernel=0,1` adds the persistent ones).
-pub const PINNED: [ParamId; 5] = [
+/// Parameters the preset pins to their defaults (PersistentKernel and ClusterN: a sweep
+/// measures the tile kernels; `--fix PersistentKernel=0,1` adds the persistent ones,
+/// `--fix ClusterN=1,2` the clusters).
+pub const PINNED: [ParamId; 6] = [
     ParamId::StoreVectorWidth,
     ParamId::StaggerU,
     ParamId::WorkGroupMapping,
     ParamId::GlobalReadVectorWidth,
     ParamId::PersistentKernel,
+    ParamId::ClusterN,
 ];
 
 /// The two LDS layouts a sweep covers: (padding of A and B, swizzle).

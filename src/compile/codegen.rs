@@ -79,6 +79,10 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
         include_str!("../../kernels/loader/gt_tma_loader.h"),
     ),
     (
+        "loader/gt_free_slots.h",
+        include_str!("../../kernels/loader/gt_free_slots.h"),
+    ),
+    (
         "mainloop/gt_warp_mma.h",
         include_str!("../../kernels/mainloop/gt_warp_mma.h"),
     ),
@@ -284,7 +288,8 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
         let chunk = 128 / p.d_type.bytes() as u32;
         return LaunchPlan {
             symbol: cfg.name(),
-            grid: [tiles.min(target.compute_units.max(1) as u64) as u32, 1, 1],
+            // Whole clusters: the tiles come in groups of ClusterN (constraints::cluster).
+            grid: [persistent_grid(cfg, tiles, target), 1, 1],
             block,
             shared_bytes,
             workspace_bytes: 0,
@@ -360,6 +365,14 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
     }
 }
 
+/// Workgroups of a persistent launch: one per compute unit, never more than there are tiles,
+/// in whole clusters of ClusterN.
+fn persistent_grid(cfg: &KernelConfig, tiles: u64, target: &Target) -> u32 {
+    let cn = cfg.cn.max(1) as u64;
+    let units = (target.compute_units.max(1) as u64 / cn * cn).max(cn);
+    tiles.min(units) as u32
+}
+
 /// Lanes per wave (warp) on the target's vendor.
 fn wave_size(target: &Target) -> u32 {
     match target.vendor {
@@ -399,10 +412,13 @@ pub fn tma_boxes(cfg: &KernelConfig, p: &GemmProblem) -> [TmaBox; 2] {
             swizzle_bytes: chunk * t.bytes() as u32,
         },
     };
-    [
-        boxes(true, p.a_type, cfg.mt0),
-        boxes(false, p.b_type, cfg.mt1),
-    ]
+    let mut a = boxes(true, p.a_type, cfg.mt0);
+    // In a cluster sharing A each workgroup loads a 1/ClusterN slice of every box
+    // (kernels/loader/gt_tma_loader.h; K-major, constraints::cluster).
+    if a.k_major {
+        a.outer /= cfg.cn.max(1);
+    }
+    [a, boxes(false, p.b_type, cfg.mt1)]
 }
 
 /// Workgroups of a stream-K launch: GSU per compute unit, never more than there are (tile, K
@@ -613,6 +629,10 @@ fn scheduler_defines(s: &PartSpec, b: &mut DefineBlock) {
     // The GEMV path's own schedule (rows by K splits); named only when set.
     if c.gv > 0 {
         b.def("GT_GEMV", 1);
+    }
+    // Clusters sharing A (constraints::cluster); named only when set.
+    if c.cn > 1 {
+        b.def("GT_CLUSTER_N", c.cn);
     }
     b.def("GT_WGM", c.wgm);
 }
@@ -986,6 +1006,36 @@ mod tests {
         let plain = KernelConfig { pw: 0, ..cfg };
         assert_eq!(launch_plan(&plain, &p, &target()).block, [128, 1, 1]);
         assert!(!defines(&plain, &p, &target()).contains("GT_PRODUCER_WARP"));
+    }
+
+    #[test]
+    fn a_cluster_shares_a_in_slices_and_launches_whole_clusters() {
+        let p = GemmProblem::new(4096, 256, 4096);
+        let cfg = KernelConfig::parse(
+            "MT128x128x64_MI64x8x16_WG8x1_PGR6_PLR1_LPA0_LPB0_SW1_GSU1_WGM1_GRVW8_SVW8_SU0_PW1_CN2",
+        )
+        .unwrap();
+        let t = Target {
+            compute_units: 131,
+            ..target()
+        };
+        let plan = launch_plan(&cfg, &p, &t);
+        // 32 x 2 tiles: 32 clusters; each workgroup loads 64 of A's 128 rows per box.
+        assert_eq!(plan.grid, [64, 1, 1]);
+        let [a, b] = plan.tma.unwrap();
+        assert_eq!((a.outer, b.outer), (64, 128));
+        assert!(defines(&cfg, &p, &t).contains(
+            "#define GT_CLUSTER_N 2
+"
+        ));
+        // Persistent: one workgroup per compute unit, rounded down to whole clusters.
+        let big = GemmProblem::new(16384, 4096, 4096);
+        let pk = KernelConfig { pk: 1, ..cfg };
+        assert_eq!(launch_plan(&pk, &big, &t).grid, [130, 1, 1]);
+        let single = KernelConfig { cn: 1, ..pk };
+        assert_eq!(launch_plan(&single, &big, &t).grid, [131, 1, 1]);
+        assert_eq!(launch_plan(&single, &big, &t).tma.unwrap()[0].outer, 128);
+        assert!(!defines(&single, &big, &t).contains("GT_CLUSTER_N"));
     }
 
     #[test]

@@ -115,6 +115,18 @@ pub struct KernelConfig {
     /// `_GV1` at the end of the kernel name only when set.
     #[serde(default)]
     pub gv: u32,
+    /// ClusterN (warpgroup path with the producer warp only): the workgroups run in clusters
+    /// of this many along N, which share one row of tiles and so their A tile: each loads a
+    /// 1/ClusterN slice of it into all of them (tensor-map multicast), so A comes into the
+    /// compute units once per cluster instead of once per workgroup. 1 = no cluster. Named
+    /// `_CN<n>` at the end of the kernel name only when above 1.
+    #[serde(default = "one")]
+    pub cn: u32,
+}
+
+/// The serde default of fields whose neutral value is 1.
+fn one() -> u32 {
+    1
 }
 
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -168,6 +180,7 @@ impl KernelConfig {
                 pw: 0,
                 sab: 0,
                 pk: 0,
+                cn: 1,
                 ..self
             };
         }
@@ -179,6 +192,7 @@ impl KernelConfig {
             self.gsu = 1;
             self.gsu_algo = GsuAlgo::Reduce;
         }
+        self.cn = self.cn.max(1);
         self
     }
 
@@ -214,6 +228,11 @@ impl KernelConfig {
             + if c.sab > 0 { "_SAB1" } else { "" }
             + if c.pk > 0 { "_PK1" } else { "" }
             + if c.gv > 0 { "_GV1" } else { "" }
+            + &if c.cn > 1 {
+                format!("_CN{}", c.cn)
+            } else {
+                String::new()
+            }
     }
 
     /// Parses a canonical name back into the config. Every field must be present, once.
@@ -231,10 +250,10 @@ impl KernelConfig {
                 ))),
             }
         };
-        let mut fields: [Option<&str>; 17] = [None; 17];
-        const PREFIXES: [&str; 17] = [
+        let mut fields: [Option<&str>; 18] = [None; 18];
+        const PREFIXES: [&str; 18] = [
             "MT", "MI", "WG", "PGR", "PLR", "LPA", "LPB", "SW", "GSU", "WGM", "GRVW", "SVW", "SU",
-            "PW", "SAB", "PK", "GV",
+            "PW", "SAB", "PK", "GV", "CN",
         ];
         for part in name.trim().split('_') {
             // Longest prefix first so that `SVW` is not read as `SW`... and `SU` after `SVW`.
@@ -294,6 +313,7 @@ impl KernelConfig {
             sab: if fields[14].is_some() { num(14)? } else { 0 },
             pk: if fields[15].is_some() { num(15)? } else { 0 },
             gv: if fields[16].is_some() { num(16)? } else { 0 },
+            cn: if fields[17].is_some() { num(17)? } else { 1 },
         };
         if cfg.pw > 1 {
             return Err(bad(format!("`PW{}`: ProducerWarp is 0 or 1", cfg.pw)));
@@ -306,6 +326,9 @@ impl KernelConfig {
         }
         if cfg.gv > 1 {
             return Err(bad(format!("`GV{}`: Gemv is 0 or 1", cfg.gv)));
+        }
+        if cfg.cn == 0 {
+            return Err(bad("`CN0`: ClusterN is at least 1".into()));
         }
         if cfg.gsu == 0 || cfg.wgm == 0 || cfg.wg.contains(&0) || cfg.mt0 == 0 || cfg.mt1 == 0 {
             return Err(bad("zero tile, wave, GSU or WGM".into()));
@@ -353,6 +376,7 @@ mod tests {
             sab: 0,
             pk: 0,
             gv: 0,
+            cn: 1,
         }
     }
 
@@ -370,6 +394,29 @@ mod tests {
         );
         assert!(KernelConfig::parse(&name.replace("_PW1", "_PW2")).is_err());
         assert!(KernelConfig::parse(&format!("{name}_PW1")).is_err());
+    }
+
+    #[test]
+    fn cluster_n_is_named_only_above_one_and_last() {
+        let mut c = sample();
+        c.pw = 1;
+        c.pk = 1;
+        assert!(!c.name().contains("_CN"));
+        c.cn = 2;
+        let name = c.name();
+        assert!(name.ends_with("_PW1_PK1_CN2"), "{name}");
+        assert_eq!(KernelConfig::parse(&name).unwrap(), c);
+        let unclustered = KernelConfig::parse(&name.replace("_CN2", "_CN1")).unwrap();
+        assert_eq!(unclustered, KernelConfig { cn: 1, ..c });
+        assert_eq!(unclustered.name(), name.replace("_CN2", ""));
+        assert!(KernelConfig::parse(&name.replace("_CN2", "_CN0")).is_err());
+        // Older records have no ClusterN: they read as unclustered.
+        let json = serde_json::to_string(&unclustered)
+            .unwrap()
+            .replace(",\"cn\":1", "");
+        assert!(!json.contains("cn"), "{json}");
+        let back: KernelConfig = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, unclustered);
     }
 
     #[test]

@@ -151,6 +151,18 @@ pub(super) fn reads(rule: &str) -> Option<&'static [ParamId]> {
             GlobalSplitUAlgorithm,
             MacroTile1,
         ],
+        "cluster" => &[
+            ClusterN,
+            MatrixInstruction,
+            ProducerWarp,
+            GlobalSplitU,
+            GlobalSplitUAlgorithm,
+            MacroTile0,
+            MacroTile1,
+            WavesM,
+            WavesN,
+            SwapAB,
+        ],
         "split-k" => &[
             GlobalSplitU,
             GlobalSplitUAlgorithm,

@@ -33,10 +33,11 @@ pub enum ParamId {
     SwapAB,
     PersistentKernel,
     Gemv,
+    ClusterN,
 }
 
 impl ParamId {
-    pub const ALL: [ParamId; 21] = [
+    pub const ALL: [ParamId; 22] = [
         ParamId::MacroTile0,
         ParamId::MacroTile1,
         ParamId::DepthU,
@@ -58,6 +59,7 @@ impl ParamId {
         ParamId::SwapAB,
         ParamId::PersistentKernel,
         ParamId::Gemv,
+        ParamId::ClusterN,
     ];
 
     /// The name used in configs, prompts, TOML files and Tensile exports.
@@ -84,6 +86,7 @@ impl ParamId {
             ParamId::SwapAB => "SwapAB",
             ParamId::PersistentKernel => "PersistentKernel",
             ParamId::Gemv => "Gemv",
+            ParamId::ClusterN => "ClusterN",
         }
     }
 
@@ -118,6 +121,7 @@ impl ParamId {
             ParamId::SwapAB => "SAB",
             ParamId::PersistentKernel => "PK",
             ParamId::Gemv => "GV",
+            ParamId::ClusterN => "CN",
         }
     }
 
@@ -144,6 +148,7 @@ impl ParamId {
             ParamId::ProducerWarp => "1 = warp specialisation on the Hopper wgmma path: one extra warp issues the tensor-map loads into every free pipeline stage while the warpgroups only multiply (no workgroup barrier in the main loop); 0 = the warpgroups take turns loading",
             ParamId::PersistentKernel => "1 = on the Hopper wgmma path with the producer warp, one workgroup per compute unit walks many output tiles: the next tile's operands load while the last tile is stored through the tensor memory accelerator, so no pipeline refill and no epilogue sit between tiles (compute-bound shapes; beta = 0, no split-K)",
             ParamId::Gemv => "1 = the GEMV path for N up to 8 (decode): dot products of A's rows with every column of B, A read once straight from global memory in GlobalReadVectorWidth vectors with PrefetchGlobalRead of them in flight per row, MacroTile0 rows per workgroup over WavesM waves, MacroTile1 >= N columns (1, 2, 4 or 8), K split over GlobalSplitU workgroups (algorithm 0 or 1); MatrixInstruction 1x1x1, the LDS, pipeline and store parameters at fixed values",
+            ParamId::ClusterN => "on the Hopper wgmma path with the producer warp, workgroups run in clusters of this many along N that share one row of tiles and load their common A tile once for the cluster (each a slice, multicast to all), so A reaches the compute units once per cluster: skinny and memory-bound shapes whose N spans 2 or 4 tiles; 1 = no cluster",
             ParamId::SwapAB => "1 = on the Hopper wgmma path, compute the transposed tile (B^T A^T): the instruction's 64-row slices run along N (MacroTile1 per warpgroup a multiple of 64) and MacroTile0 may be any multiple of 16, so skinny problems get M tiles (48, 80, 224 ...) that fill every compute unit in one wave",
         }
     }
@@ -175,6 +180,7 @@ impl ParamId {
             ParamId::SwapAB => c.sab,
             ParamId::PersistentKernel => c.pk,
             ParamId::Gemv => c.gv,
+            ParamId::ClusterN => c.cn,
         }) as i64
     }
 
@@ -207,6 +213,7 @@ impl ParamId {
             ParamId::SwapAB => c.sab = u,
             ParamId::PersistentKernel => c.pk = u,
             ParamId::Gemv => c.gv = u,
+            ParamId::ClusterN => c.cn = u,
         }
     }
 
@@ -276,9 +283,14 @@ pub fn unpack_mi(v: i64) -> [u32; 3] {
 pub struct Domain {
     pub id: ParamId,
     pub kind: DomainKind,
-    /// Ordered allowed values.
+    /// Ordered allowed values: what the search samples and steps through.
     pub values: Vec<i64>,
     pub default: i64,
+    /// Values that are valid when asked for by name (`--fix`, `--config`) but that the
+    /// search never visits on its own: kernel variants measured to pay nowhere tried, kept
+    /// for the user who wants to try them (ClusterN).
+    #[serde(default)]
+    pub opt_in: Vec<i64>,
 }
 
 /// How a domain was described; decides how its values were generated and how to display it.
@@ -323,11 +335,26 @@ impl Domain {
             kind,
             values,
             default,
+            opt_in: Vec::new(),
         }
+    }
+
+    /// The same domain with values valid only when asked for (see `opt_in`).
+    pub fn with_opt_in(mut self, values: Vec<i64>) -> Self {
+        self.opt_in = values
+            .into_iter()
+            .filter(|v| !self.values.contains(v))
+            .collect();
+        self
     }
 
     pub fn contains(&self, v: i64) -> bool {
         self.values.contains(&v)
+    }
+
+    /// Whether `v` may be named: a value of the domain or one of its opt-in values.
+    pub fn admits(&self, v: i64) -> bool {
+        self.contains(v) || self.opt_in.contains(&v)
     }
 
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> i64 {
@@ -361,10 +388,16 @@ impl Domain {
         }
     }
 
-    /// Restricts the domain to `keep`, preserving order. Values outside the domain are
-    /// ignored. A default that is no longer allowed moves to the closest allowed value.
+    /// Restricts the domain to `keep`, preserving order; opt-in values in `keep` join it
+    /// (after the others, in `keep`'s order). Other values outside the domain are ignored.
+    /// A default that is no longer allowed moves to the closest allowed value.
     pub fn restrict(&mut self, keep: &[i64]) {
         self.values.retain(|v| keep.contains(v));
+        for v in keep {
+            if self.opt_in.contains(v) && !self.values.contains(v) {
+                self.values.push(*v);
+            }
+        }
         if !self.values.contains(&self.default) {
             let old = self.default;
             if let Some(&closest) = self.values.iter().min_by_key(|&&v| (v - old).abs()) {

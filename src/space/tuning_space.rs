@@ -137,6 +137,17 @@ impl Space {
                 0,
             ),
             Domain::choice(ParamId::Gemv, if gemv { vec![0, 1] } else { vec![0] }, 0),
+            // Clusters sharing A where the warpgroup path runs: opt-in (`--fix ClusterN=1,2`),
+            // since pairs ran no faster than single workgroups on every shape measured
+            // (constraints::cluster says by how much).
+            Domain::choice(ParamId::ClusterN, vec![1], 1).with_opt_in(if wgmma {
+                constraints::CLUSTER_N_VALUES
+                    .iter()
+                    .map(|&v| v as i64)
+                    .collect()
+            } else {
+                Vec::new()
+            }),
         ];
         let mut space = Space {
             domains,
@@ -337,7 +348,12 @@ impl Space {
     /// of 128-row tiles the bigger tile stays: 10240x128x8192 (80 tiles) ran 53 us on
     /// MT128x128 against 68-83 us on 64-row tiles (1.2 and 2.4 waves). These start with the
     /// producer warp: 4096x128x4096 on MT64x64 PGR8 ran 17.0-17.2 us with it against
-    /// 17.8-18.0 without (H200, same run).
+    /// 17.8-18.0 without (H200, same run); with one stage left in the tensor cores while the
+    /// next is issued (PrefetchLocalRead 1), and the N tiles of a row of A side by side
+    /// (WorkGroupMapping 1) where N spans several. H100, same call (cuBLASLt in brackets),
+    /// e4m3 on MT64x64 PGR12: 4096x128x4096 13.0 us -> 12.4 (PLR1) -> 11.9 (and WGM1) [11.3];
+    /// 4096x128x14336 30.6 -> 28.3 -> 27.8 [27.1]; 8192x64x8192 29.4 -> 28.8 [29.0]; bf16
+    /// 3584x160x18944 on MT64x80 65.1 -> 59.3 [65.8].
     fn small_wgmma_tile(&self) -> Vec<(ParamId, i64)> {
         let p = &self.problem;
         let n_tile = self.domain(ParamId::MacroTile1).default;
@@ -350,13 +366,18 @@ impl Space {
             64
         };
         let split = default_split_for(p, &self.hw, 64, mt1);
-        vec![
+        let mut prefs = vec![
             (ParamId::MacroTile0, 64),
             (ParamId::MacroTile1, mt1),
             (ParamId::WavesM, 4),
             (ParamId::GlobalSplitU, split),
             (ParamId::ProducerWarp, 1),
-        ]
+            (ParamId::PrefetchLocalRead, 1),
+        ];
+        if mt1 < p.n {
+            prefs.push((ParamId::WorkGroupMapping, 1));
+        }
+        prefs
     }
 
     /// A second start for problems that start on a small warpgroup tile without a split: the
@@ -386,6 +407,43 @@ impl Space {
             (ParamId::GlobalSplitUAlgorithm, 3),
             (ParamId::WorkGroupMapping, 1),
             (ParamId::PrefetchLocalRead, 1),
+            (ParamId::ProducerWarp, 1),
+        ])?;
+        Some(space.raw_default())
+    }
+
+    /// A start for small M with long K whose N fits one warpgroup tile: all of N (up to 256
+    /// columns) on 64 rows, so B is read once per row of tiles and each workgroup streams the
+    /// fewest operand rows per output, with K split in s (2 to 4) so that the tiles times s
+    /// fill 80% or more of the compute units in one wave, the splits summed in the main
+    /// kernel (GSU<s>K), the producer warp loading. H100, same call (cuBLASLt in brackets):
+    /// 4096x200x14336 56.7 us on MT64x208 GSU2K against 60.2 on the N-fit MT64x112 [56.7];
+    /// 3584x109x18944 58.0 on MT64x112 GSU2K [62.0]; 3584x160x18944 62.3 on MT64x160 GSU2K
+    /// against 59.8 on the N-fit MT64x80 [65.2].
+    pub fn full_n_split_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let start = self.raw_default();
+        let mt1 = (p.n + 15) / 16 * 16;
+        if !constraints::is_wgmma(&start) || !(32..=256).contains(&mt1) {
+            return None;
+        }
+        let cus = self.hw.compute_units as i64;
+        let tiles = tile_count(p, 64, mt1);
+        let split = (2..=4)
+            .rev()
+            .find(|&s| tiles * s <= cus && tiles * s * 10 >= cus * 8)?;
+        // Each split still streams a long K (the estimate is of streaming).
+        if p.k < split * 16 * start.depth_u as i64 {
+            return None;
+        }
+        let space = self.with_deepest_pipeline(&[
+            (ParamId::MacroTile0, 64),
+            (ParamId::MacroTile1, mt1),
+            (ParamId::WavesM, 4),
+            (ParamId::SwapAB, 0),
+            (ParamId::GlobalSplitU, split),
+            (ParamId::GlobalSplitUAlgorithm, 3),
+            (ParamId::WorkGroupMapping, 1),
             (ParamId::ProducerWarp, 1),
         ])?;
         Some(space.raw_default())
@@ -475,42 +533,74 @@ impl Space {
     }
 
     /// A start for skinny problems whose N the default's tile cuts with idle columns (N = 160
-    /// in three 64-column tiles: 192 columns): N cut into c equal tiles (multiples of 16, at
-    /// most 256 columns), c chosen by a streaming estimate (waves of workgroups times the rows
-    /// and columns each streams along K), side by side (WorkGroupMapping 1, so the N tiles of
-    /// a row of A run together and A comes from DRAM once). On an H100 3584x160x18944 ran
-    /// 62.4-63.0 us on MT64x80 (two N tiles, 112 workgroups) where the search had kept
-    /// 71.8-78.3 us kernels (cuBLASLt 65.5-66.0): only a lucky step of the pattern search
-    /// reached it.
+    /// in three 64-column tiles: 192 columns), or whose default tiles leave more than half of
+    /// the compute units idle (8192x256 on 128x256 tiles: 64 workgroups on 132 units): N cut
+    /// into c equal tiles (multiples of 16, at most 256 columns), c chosen by a streaming
+    /// estimate (waves of workgroups times the rows and columns each streams along K), side by
+    /// side (WorkGroupMapping 1, so the N tiles of a row of A run together and A comes from
+    /// DRAM once). On an H100 3584x160x18944 ran 62.4-63.0 us on MT64x80 (two N tiles, 112
+    /// workgroups) where the search had kept 71.8-78.3 us kernels (cuBLASLt 65.5-66.0): only a
+    /// lucky step of the pattern search reached it; 8192x256x28672 e4m3 ran 99.5 us on
+    /// MT128x128 with the producer warp (cuBLASLt 94.6) where 30-evaluation tunes from the
+    /// 128x256 default kept 112.0 and 133.7 us.
     pub fn n_fit_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let start = self.raw_default();
         let mt0 = start.mt0 as i64;
         let tiles_n = (p.n + start.mt1 as i64 - 1) / start.mt1 as i64;
         let idle = tiles_n * start.mt1 as i64 - p.n;
+        let cus = self.hw.compute_units.max(1) as i64;
+        let tiles = tile_count(p, mt0, start.mt1 as i64);
+        // The estimate below is of streaming along K: it says nothing of short K, where a
+        // workgroup's few K tiles cost less than its launch.
+        let underfilled = 2 * tiles <= cus && p.n >= 32 && p.k >= 16 * start.depth_u as i64;
         if !constraints::is_wgmma(&start)
             || start.sab > 0
-            || tiles_n < 2
-            || idle < 16
-            || tile_count(p, mt0, start.mt1 as i64) >= 2 * self.hw.compute_units as i64
+            || (tiles_n < 2 && !underfilled)
+            || (idle < 16 && !underfilled)
+            || tiles >= 2 * cus
         {
             return None;
         }
-        let cus = self.hw.compute_units.max(1) as i64;
         let tiles_m = (p.m + mt0 - 1) / mt0 * p.batch.max(1);
         let width = |c: i64| ((p.n + c - 1) / c + 15) / 16 * 16;
         let cost = |c: i64| ((tiles_m * c + cus - 1) / cus) * (mt0 + width(c));
-        let c = (1..=tiles_n)
+        let c = (1..=(p.n / 16).max(tiles_n))
             .filter(|&c| width(c) <= 256)
             .min_by_key(|&c| (cost(c), c))?;
-        if width(c) == start.mt1 as i64 {
-            return None;
-        }
-        let space = self.with_deepest_pipeline(&[
+        // Whole K per tile (the tiles fill the GPU by themselves), with the producer warp
+        // where it fits: 8192x256x28672 e4m3 ran 99.5 us with it against 105.1 without
+        // (H100); 3584x109x18944 58.8 us on MT64x64 without a split against 64.2 on MT64x112
+        // (the default's MT64x64 splits K in two: 83.6), cuBLASLt 63.6.
+        let fit = [
             (ParamId::MacroTile1, width(c)),
             (ParamId::WorkGroupMapping, 1),
-        ])?;
-        Some(space.raw_default())
+            (ParamId::GlobalSplitU, 1),
+        ];
+        let with_producer = [fit[0], fit[1], fit[2], (ParamId::ProducerWarp, 1)];
+        let space = self
+            .with_deepest_pipeline(&with_producer)
+            .or_else(|| self.with_deepest_pipeline(&fit))?;
+        let fitted = space.raw_default();
+        (fitted.canonical() != start.canonical()).then_some(fitted)
+    }
+
+    /// The N-fit start and the same with the other PrefetchLocalRead: which of the two wins
+    /// flips with the tile and is measured, not modelled. H100, same call (cuBLASLt in
+    /// brackets): 3584x160x18944 on MT64x80 59.3 us with PLR1 against 65.1 with PLR0 [65.8];
+    /// 4096x200x14336 on MT64x112 70.4 against 60.4 [56.6]; 8192x256x28672 e4m3 on
+    /// MT128x128 98.5 against 97.1 [94.2].
+    pub fn n_fit_starts(&self) -> Vec<KernelConfig> {
+        let Some(fitted) = self.n_fit_start() else {
+            return Vec::new();
+        };
+        let other = KernelConfig {
+            plr: 1 - fitted.plr.min(1),
+            ..fitted
+        };
+        std::iter::once(fitted)
+            .chain(self.is_valid(&other).then_some(other))
+            .collect()
     }
 
     /// A start for problems of several waves of tiles: the default's tile as a persistent
@@ -557,7 +647,8 @@ impl Space {
             .into_iter()
             .chain(full.stream_k_start())
             .chain(full.wide_n_starts())
-            .chain(full.n_fit_start())
+            .chain(full.n_fit_starts())
+            .chain(full.full_n_split_start())
             .chain(full.persistent_start())
             .chain(full.gemv_starts())
             .filter_map(|c| self.nearest_recorded(&c))
@@ -608,6 +699,7 @@ impl Space {
         let allowed = || {
             dom.values
                 .iter()
+                .chain(&dom.opt_in)
                 .map(|v| id.format_value(*v))
                 .collect::<Vec<_>>()
                 .join(", ")
@@ -615,7 +707,7 @@ impl Space {
         let mut keep = Vec::new();
         for raw in values.split([',', ';']).filter(|s| !s.trim().is_empty()) {
             match id.parse_value(raw) {
-                Some(v) if dom.contains(v) => keep.push(v),
+                Some(v) if dom.admits(v) => keep.push(v),
                 _ => {
                     return Err(SpaceError::BadValue {
                         param: id.name(),
@@ -647,7 +739,7 @@ impl Space {
             {
                 continue;
             }
-            if !d.contains(v) {
+            if !d.admits(v) {
                 return Err(Violation {
                     rule: "domain",
                     message: format!(
@@ -895,6 +987,7 @@ fn blank() -> KernelConfig {
         sab: 0,
         pk: 0,
         gv: 0,
+        cn: 1,
     }
 }
 
@@ -1028,10 +1121,43 @@ mod tests {
             (s.default_config().unwrap().mt0, 80, 1)
         );
         assert!(s.extra_starts().contains(&c));
-        // N a whole number of the default's tiles, or a problem of many waves: none.
-        for (m, n, k) in [(4096, 128, 4096), (4096, 4096, 4096), (16032, 109, 16384)] {
+        // N a whole number of the default's tiles that fill the GPU, or a problem of many
+        // waves: none.
+        for (m, n, k) in [(16032, 128, 4096), (4096, 4096, 4096), (16032, 109, 16384)] {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
             assert_eq!(s.n_fit_start(), None, "{m}x{n}x{k}");
+        }
+        // Whole tiles that leave most compute units idle: 64 tiles of 128x256 become 128 of
+        // 128x128.
+        let mut f8 = GemmProblem::new(8192, 256, 28672);
+        (f8.a_type, f8.b_type) = (crate::problem::DataType::F8, crate::problem::DataType::F8);
+        let s = Space::for_problem(&f8, &hw);
+        assert_eq!(s.default_config().unwrap().mt1, 256);
+        let c = s.n_fit_start().expect("64 workgroups on 132 compute units");
+        s.check(&c).unwrap();
+        assert_eq!((c.mt0, c.mt1, c.wgm), (128, 128, 1));
+        // Both ways of keeping stages in the tensor cores start.
+        let both = s.n_fit_starts();
+        assert_eq!(both.len(), 2);
+        assert_eq!((both[0], both[1].plr), (c, 1 - c.plr));
+        assert!(both.iter().all(|c| s.extra_starts().contains(c)));
+    }
+
+    #[test]
+    fn small_m_with_long_k_starts_on_all_of_n_split_in_the_kernel() {
+        let hw = HwSpec::by_name("H100-SXM").unwrap();
+        let s = Space::for_problem(&GemmProblem::new(4096, 200, 14336), &hw);
+        let c = s
+            .full_n_split_start()
+            .expect("64 tiles of 64x208, two splits");
+        s.check(&c).unwrap();
+        assert_eq!((c.mt0, c.mt1, c.wgm, c.pw), (64, 208, 1, 1));
+        assert_eq!((c.gsu, c.gsu_algo), (2, GsuAlgo::SingleKernel));
+        assert!(s.extra_starts().contains(&c));
+        // Tiles that fill the GPU by themselves, N past one tile, or short K: none.
+        for (m, n, k) in [(16032, 109, 16384), (4096, 4096, 4096), (3584, 160, 1024)] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            assert_eq!(s.full_n_split_start(), None, "{m}x{n}x{k}");
         }
     }
 
@@ -1095,6 +1221,7 @@ mod tests {
             ("StaggerU", "0"),
             ("GlobalReadVectorWidth", "8"),
             ("GlobalSplitUAlgorithm", "1"),
+            ("ClusterN", "1"),
         ] {
             s.fix(p, v).unwrap();
         }

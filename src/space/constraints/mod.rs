@@ -8,12 +8,13 @@
 //! new part brings its rules in one place: `shape` (the workgroup, its tile and pipeline
 //! depth), `lds_layout` (padding, swizzle, LDS bytes), `atom` (matrix instructions, wave
 //! tiles), `warpgroup` (the `wgmma` mainloop, producer warp, SwapAB), `loader` (global
-//! reads), `epilogue` (stores, output types), `scheduler` (split-K, stream-K) and
-//! `resources` (LDS and registers against the GPU); `gemv` holds every rule of the GEMV path,
+//! reads), `epilogue` (stores, output types), `scheduler` (split-K, stream-K), `cluster`
+//! (clusters sharing A) and `resources` (LDS and registers against the GPU); `gemv` holds every rule of the GEMV path,
 //! which has no tiles in LDS, and replaces the others for its configs. [`check`] applies them
 //! in the order of [`RULE_ORDER`], the first broken rule wins.
 
 mod atom;
+mod cluster;
 mod epilogue;
 mod gemv;
 mod lds_layout;
@@ -30,6 +31,7 @@ use crate::problem::GemmProblem;
 use crate::space::config::KernelConfig;
 
 pub use atom::{fma_lane_grid, is_wgmma, warpgroup_tile, wgmma_mi, WARPGROUP_WARPS, WGMMA_MI};
+pub use cluster::CLUSTER_N_VALUES;
 pub use gemv::{gemv_lds_bytes, gemv_registers, gemv_rows, GEMV_MAX_N, GEMV_MMA};
 pub use lds_layout::{lds_bytes, persistent_output_bytes, persistent_output_passes};
 pub use resources::{registers_estimate, workgroups_per_cu};
@@ -79,6 +81,7 @@ pub const RULE_ORDER: &[&str] = &[
     "registers",
     "split-k",
     "persistent",
+    "cluster",
     "tile-vs-problem",
 ];
 
@@ -112,6 +115,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
     resources::registers(c, p, hw)?;
     scheduler::split_k(c, p, hw)?;
     scheduler::persistent(c, p)?;
+    cluster::cluster(c, p, hw)?;
     shape::tile_vs_problem(c, p)?;
     epilogue::output_types(p)
 }
@@ -124,6 +128,7 @@ mod tests {
     use super::*;
     use crate::problem::Trans;
     use crate::space::config::GsuAlgo;
+    use crate::space::Space;
 
     fn wgmma_cfg(name: &str) -> KernelConfig {
         KernelConfig::parse(name).unwrap()
@@ -150,6 +155,76 @@ mod tests {
             check(&wgmma_cfg(name), &square, &hw).unwrap_or_else(|v| panic!("{name}: {v}"));
         }
         assert_eq!(warpgroup_tile(&wgmma_cfg(SEED_BEST)), [64, 112]);
+    }
+
+    /// Clusters sharing A: the warpgroup path with its producer warp, a K-major A whose
+    /// boxes split into whole 8-row slices, N in whole groups of ClusterN tiles, no stream-K
+    /// or in-kernel split sum, sizes the space offers, NVIDIA only.
+    #[test]
+    fn clusters_share_k_major_a_tiles_of_whole_tile_groups() {
+        use crate::problem::DataType;
+        let hw = HwSpec::by_name("H100-SXM").unwrap();
+        let p = GemmProblem::new(3584, 160, 18944);
+        let ok = wgmma_cfg(
+            "MT64x80x64_MI64x8x16_WG4x1_PGR12_PLR0_LPA0_LPB0_SW1_GSU1_WGM1_GRVW8_SVW8_SU0_PW1_CN2",
+        );
+        assert_eq!(rule(&ok, &p, &hw), "ok");
+        for (c, why) in [
+            (KernelConfig { pw: 0, ..ok }, "producer warp"),
+            (KernelConfig { cn: 4, ..ok }, "ClusterN is one of"),
+            (KernelConfig { cn: 3, ..ok }, "ClusterN is one of"),
+            // N = 160 in three tiles of 64: no whole pair.
+            (KernelConfig { mt1: 64, ..ok }, "groups of 2 tiles"),
+            (
+                KernelConfig {
+                    gsu: 2,
+                    gsu_algo: GsuAlgo::SingleKernel,
+                    ..ok
+                },
+                "no stream-K",
+            ),
+        ] {
+            let v = check(&c, &p, &hw).unwrap_err();
+            assert_eq!(v.rule, "cluster", "{}: {v}", c.name());
+            assert!(v.message.contains(why), "{}: {v}", c.name());
+        }
+        // Swapped M tiles of 16 rows share slices of 8.
+        let swapped = KernelConfig {
+            mt0: 16,
+            mt1: 128,
+            sab: 1,
+            ..ok
+        };
+        assert_eq!(rule(&swapped, &p, &hw), "ok");
+        // A split over the grid keeps a cluster's K ranges equal.
+        let split = KernelConfig {
+            gsu: 2,
+            gsu_algo: GsuAlgo::Reduce,
+            ..ok
+        };
+        assert_eq!(rule(&split, &p, &hw), "ok");
+        // An M-major A read in place is not shared; 8-bit inputs are K-major.
+        let nn = GemmProblem {
+            trans_a: Trans::N,
+            ..p.clone()
+        };
+        assert_eq!(rule(&ok, &nn, &hw), "cluster");
+        let mut f8 = p.clone();
+        (f8.a_type, f8.b_type) = (DataType::F8, DataType::F8);
+        let f8_ok = wgmma_cfg(
+            "MT64x80x128_MI64x8x32_WG4x1_PGR8_PLR0_LPA0_LPB0_SW1_GSU1_WGM1_GRVW16_SVW8_SU0_PW1_CN2",
+        );
+        assert_eq!(rule(&f8_ok, &f8, &hw), "ok");
+        // Opt-in where a warpgroup instruction runs (the search never visits them unless
+        // fixed), absent elsewhere.
+        use crate::space::ParamId::ClusterN;
+        let mut h100 = Space::for_problem(&p, &hw);
+        assert_eq!(h100.domain(ClusterN).values, vec![1]);
+        assert!(h100.check(&ok).is_ok());
+        h100.fix("ClusterN", "1,2").unwrap();
+        assert_eq!(h100.domain(ClusterN).values, vec![1, 2]);
+        let mut mi300 = Space::for_problem(&p, &HwSpec::by_name("MI300X").unwrap());
+        assert!(mi300.fix("ClusterN", "2").is_err());
     }
 
     /// f32 inputs with the c_xf32_r compute type run on the warpgroup instruction's tf32 form

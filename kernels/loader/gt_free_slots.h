@@ -1,0 +1,53 @@
+// loader/gt_free_slots.h: the "slot free" mbarriers of a warp-specialised operand ring
+// (mainloop/gt_mainloop_wgmma_ws.h, scheduler/gt_persistent.h). The consumer warps release a
+// slot once their wgmmas on it are done (lane 0 of each warp arrives); the producer waits for
+// the release before it refills the slot. In a cluster sharing A tiles (ClusterN,
+// loader/gt_tma_loader.h) a workgroup's producer writes its A slice into every workgroup's
+// slot, so every consumer warp releases the slot in every workgroup of the cluster, and a
+// slot's phase completes only when the whole cluster is done with it.
+//
+//   consumers: release(it)    -> CONSUMER_WARPS * CLUSTER_N arrivals per phase
+//   producer:  wait_refill(it) before loading the it-th stage into slot it % STAGES
+#pragma once
+
+template <class Cfg> struct GtFreeSlots {
+    static constexpr int STAGES = Cfg::STAGES, CLUSTER_N = Cfg::CLUSTER_N;
+    static constexpr int CONSUMER_WARPS = Cfg::THREADS / Cfg::WAVE;
+    gt_u32 bar0;
+
+    GT_DEVICE explicit GtFreeSlots(gt_u64* bars) : bar0(gt_lds_addr(bars)) {}
+    // Thread 0 initialises the barriers; publish() then makes them (and the ring's) usable.
+    GT_DEVICE void init(int tid) const {
+        if (tid == 0) {
+#pragma unroll
+            for (int s = 0; s < STAGES; ++s) gt_mbar_init(bar0 + 8 * s, CONSUMER_WARPS * CLUSTER_N);
+            gt_mbar_init_fence();
+        }
+    }
+    // Every thread of the workgroup (of the cluster, when it shares A) meets once the barriers
+    // are initialised: no peer copies into or arrives on a barrier before it exists. The same
+    // meeting at the end keeps a workgroup's LDS alive while its peers may still arrive on it.
+    GT_DEVICE static void sync_all() {
+        if constexpr (CLUSTER_N > 1) {
+            gt_cluster_sync();
+        } else {
+            gt_barrier();
+        }
+    }
+    // Producer: the f-th refill of a slot waits for the release of the fill before it, which
+    // completes phase f - 1 of the slot's barrier.
+    GT_DEVICE void wait_refill(int it) const {
+        if (it < STAGES) return;
+        gt_mbar_wait(bar0 + 8 * (it % STAGES), gt_u32(it / STAGES - 1) & 1u);
+    }
+    // Lane 0 of a consumer warp: the warp is done with the it-th stage's slot.
+    GT_DEVICE void release(int it) const {
+        const gt_u32 bar = bar0 + 8 * (it % STAGES);
+        if constexpr (CLUSTER_N > 1) {
+#pragma unroll
+            for (int r = 0; r < CLUSTER_N; ++r) gt_mbar_arrive_cluster(bar, gt_u32(r));
+        } else {
+            gt_mbar_arrive(bar);
+        }
+    }
+};

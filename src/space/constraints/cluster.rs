@@ -1,0 +1,75 @@
+//! Clusters sharing A (ClusterN): what the kernel's multicast A loads and cluster-wide slot
+//! releases need (kernels/loader/gt_tma_loader.h, kernels/loader/gt_free_slots.h).
+//!
+//! Rule: `cluster`.
+
+use super::atom::is_wgmma;
+use super::warpgroup::{k_major_box_rows, mn_chunk};
+use super::{fail, Violation};
+use crate::hw::{HwSpec, Vendor};
+use crate::problem::GemmProblem;
+use crate::space::config::{GsuAlgo, KernelConfig};
+
+/// Cluster sizes the space offers. The kernel takes any size whose A slices are whole 8-row
+/// groups, but clusters of 4 ran 1.6-2.2x slower than 2 on every shape tried on an H100
+/// (4096x128x4096 e4m3 on 64x32 tiles 29.2 us against 13.4 on 64x64 in pairs; 3584x160x18944
+/// 124.5 against 63.6): their A boxes of 16 rows and four remote releases per stage cost more
+/// than the shared reads save.
+pub const CLUSTER_N_VALUES: [u32; 2] = [1, 2];
+
+/// `cluster`: ClusterN > 1 runs the warpgroup path with its producer warp on NVIDIA, whose
+/// producers multicast slices of a K-major A tile (each tensor-map box cut into ClusterN
+/// slices of whole 8-row groups) and whose consumers release each slot cluster-wide. The
+/// cluster's workgroups take neighbouring tiles of one row, so N must come in a whole number
+/// of groups of ClusterN tiles; split-K over the grid keeps every split's K range the same
+/// in a cluster, stream-K and the in-kernel split sum do not.
+pub(super) fn cluster(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
+    let rule = "cluster";
+    if c.cn == 1 {
+        return Ok(());
+    }
+    if !CLUSTER_N_VALUES.contains(&c.cn) {
+        return fail(
+            rule,
+            format!("ClusterN is one of {CLUSTER_N_VALUES:?}, not {}", c.cn),
+        );
+    }
+    if hw.vendor != Vendor::Nvidia || !is_wgmma(c) || c.pw != 1 {
+        return fail(
+            rule,
+            "ClusterN > 1 runs the Hopper warpgroup path with its producer warp: MI64x8x16/MI64x8x32/MI64x8x8 and ProducerWarp=1".into(),
+        );
+    }
+    if c.gsu_algo == GsuAlgo::StreamK || c.sums_splits_in_kernel() {
+        return fail(
+            rule,
+            "ClusterN > 1 shares whole K ranges: no stream-K, no in-kernel split sum (GlobalSplitUAlgorithm 0 or 1)".into(),
+        );
+    }
+    if mn_chunk(c, p, true).is_some() {
+        return fail(
+            rule,
+            "ClusterN > 1 shares a K-major A tile (transA = T, or an 8-bit or tf32 A)".into(),
+        );
+    }
+    let tiles_n = (p.n as u64).div_ceil(c.mt1.max(1) as u64);
+    if !tiles_n.is_multiple_of(c.cn as u64) {
+        return fail(
+            rule,
+            format!(
+                "ClusterN {} takes groups of {} tiles along N: N = {} is {tiles_n} tiles of MacroTile1 {}",
+                c.cn, c.cn, p.n, c.mt1
+            ),
+        );
+    }
+    match k_major_box_rows(c.mt0) {
+        Some(rows) if rows.is_multiple_of(8 * c.cn) => Ok(()),
+        _ => fail(
+            rule,
+            format!(
+                "ClusterN {} cuts each A box of MacroTile0 {} into slices of whole 8-row groups",
+                c.cn, c.mt0
+            ),
+        ),
+    }
+}
