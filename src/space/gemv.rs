@@ -6,9 +6,11 @@
 //!
 //! Where A and B are 16-bit and K-contiguous on NVIDIA, first the matrix-core GEMV (MI
 //! 16x8x16): workgroups of one or two 16-row groups whose waves share K. With FMAs:
-//! K-contiguous A (transA = T, a decode projection): 16-row workgroups, two rows per wave
-//! with four vectors of each in flight, and four rows per wave (each column of B read from
-//! L1 once per four rows of A, for N near 8), each split along K until the row blocks give
+//! K-contiguous A (transA = T, a decode projection): eight vectors in flight per lane, spent
+//! three ways: two rows per wave with four vectors of each (16-row workgroups of eight
+//! waves), four rows with two (16 rows on four waves: each column of B read from L1 once per
+//! four rows of A, for N near 8) and eight rows with one (32 rows on four waves: B read once
+//! per eight rows, half as many workgroups); each split along K until the row blocks give
 //! every compute unit one, keeping at least 2048 of K per split. M-contiguous A: one 16-byte
 //! vector of rows per lane, eight waves taking turns along K, split along K until there are
 //! two row blocks per compute unit (a few hundred rows make a block, so K is split finely,
@@ -133,7 +135,16 @@ impl Space {
         }
         let mt1 = (p.n.max(1) as u32).next_power_of_two();
         if p.trans_a.is_t() {
-            for (mt0, waves, pgr) in [(16, 8, 4), (16, 4, 2)] {
+            // The same eight vectors in flight per lane (about the same registers) on two,
+            // four and eight rows per wave. More rows read each vector of B for more rows of
+            // A but make fewer row blocks, which the split gives back where they leave compute
+            // units idle; which spends the loads best is measured, not modelled. H100, the
+            // recorded 4096x1x4096 sweep (four-wave workgroups only): eight rows with one
+            // vector each, K split in 2 (256 workgroups), 18.6 us, the sweep's second fastest
+            // (18.5 split in 4); with two vectors each 19.0 split in 2 and 21.3 unsplit (128
+            // workgroups on 132 SMs). A tune of the same problem (docs/performance.md) kept
+            // two rows per wave, unsplit.
+            for (mt0, waves, pgr) in [(16, 8, 4), (16, 4, 2), (32, 4, 1)] {
                 candidates.push((start(mt0, mt1, [1, 1, 1], waves, pgr, grvw), 1));
             }
         } else {
@@ -190,6 +201,38 @@ mod tests {
     use super::*;
     use crate::hw::HwSpec;
     use crate::problem::GemmProblem;
+    use crate::space::constraints;
+
+    #[test]
+    fn a_decode_gemv_starts_on_eight_rows_per_wave_split_to_fill_the_compute_units() {
+        let hw = HwSpec::by_name("H100-SXM").unwrap();
+        let fma_starts = |m: i64| {
+            let p = GemmProblem::new(m, 1, 4096);
+            let space = Space::for_problem(&p, &hw);
+            let starts: Vec<KernelConfig> = (space.gemv_starts().into_iter())
+                .filter(|c| c.mi == [1, 1, 1])
+                .collect();
+            for c in &starts {
+                space.check(c).unwrap();
+            }
+            let rows = |c: &KernelConfig| constraints::gemv_rows(c, &p, hw.wave_size);
+            // Every FMA start keeps eight vectors in flight per lane, on 2, 4 or 8 rows.
+            let spread: Vec<u32> = starts.iter().map(rows).collect();
+            assert_eq!(spread, [2, 4, 8]);
+            assert!(starts.iter().all(|c| rows(c) * c.pgr == 8));
+            let eight = *starts.iter().find(|c| rows(c) == 8).unwrap();
+            let blocks = (p.m + eight.mt0 as i64 - 1) / eight.mt0 as i64;
+            (eight, blocks)
+        };
+        // 128 blocks of 32 rows leave 4 of the 132 SMs idle: K split in two, 256 workgroups.
+        let (c, blocks) = fma_starts(4096);
+        assert_eq!((c.mt0, c.wg, c.pgr, c.gsu), (32, [4, 1], 1, 2));
+        assert_eq!(c.gsu_algo, GsuAlgo::Reduce);
+        assert!(blocks * c.gsu as i64 >= hw.compute_units as i64);
+        // 448 blocks fill them without a split.
+        let (c, _) = fma_starts(14336);
+        assert_eq!((c.mt0, c.gsu), (32, 1));
+    }
 
     #[test]
     fn canonical_gemv_configs_hold_the_fixed_values() {
