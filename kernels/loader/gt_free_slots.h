@@ -16,7 +16,7 @@ template <class Cfg> struct GtFreeSlots {
     gt_u32 bar0;
 
     GT_DEVICE explicit GtFreeSlots(gt_u64* bars) : bar0(gt_lds_addr(bars)) {}
-    // Thread 0 initialises the barriers; publish() then makes them (and the ring's) usable.
+    // Thread 0 initialises the barriers; sync_all() then makes them (and the ring's) usable.
     GT_DEVICE void init(int tid) const {
         if (tid == 0) {
 #pragma unroll
