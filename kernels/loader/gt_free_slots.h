@@ -26,13 +26,19 @@ template <class Cfg> struct GtFreeSlots {
     }
     // Every thread of the workgroup (of the cluster, when it shares A) meets once the barriers
     // are initialised: no peer copies into or arrives on a barrier before it exists. The same
-    // meeting at the end keeps a workgroup's LDS alive while its peers may still arrive on it.
+    // meeting at the end keeps a workgroup's LDS alive while its peers may still arrive on it
+    // (and, in the mainloop, frees the LDS for the output tile).
     GT_DEVICE static void sync_all() {
         if constexpr (CLUSTER_N > 1) {
             gt_cluster_sync();
         } else {
             gt_barrier();
         }
+    }
+    // Before a workgroup that needs no barrier of its own leaves: in a cluster, its peers may
+    // still arrive on its barriers until they meet here too; alone, nothing waits.
+    GT_DEVICE static void leave() {
+        if constexpr (CLUSTER_N > 1) gt_cluster_sync();
     }
     // Producer: the f-th refill of a slot waits for the release of the fill before it, which
     // completes phase f - 1 of the slot's barrier.

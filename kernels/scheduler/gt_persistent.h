@@ -7,7 +7,6 @@
 // (epilogue/gt_epilogue_tma.h) without waiting for the stores. Nothing drains between tiles:
 // no pipeline refill and no epilogue on the tensor cores' critical path.
 //
-//
 //   producer warp: for each tile, each K tile: wait for a free slot, issue its boxes
 //   warpgroups:    for each tile: multiply each stage, free its slot; stage the tile, store it
 //
@@ -87,7 +86,6 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
             }
             Epilogue::drain(tid);
         }
-        // A workgroup of a cluster keeps its LDS until its peers stop arriving on its barriers.
-        if constexpr (CN > 1) gt_cluster_sync();
+        free.leave();
     }
 };

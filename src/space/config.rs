@@ -117,9 +117,9 @@ pub struct KernelConfig {
     pub gv: u32,
     /// ClusterN (warpgroup path with the producer warp only): the workgroups run in clusters
     /// of this many along N, which share one row of tiles and so their A tile: each loads a
-    /// 1/ClusterN slice of it into all of them (tensor-map multicast), so A comes into the
-    /// compute units once per cluster instead of once per workgroup. 1 = no cluster. Named
-    /// `_CN<n>` at the end of the kernel name only when above 1.
+    /// 1/ClusterN slice of it into all of them (tensor-map multicast), so A is read from L2
+    /// once per cluster instead of once per workgroup (every workgroup still receives all of
+    /// it). 1 = no cluster. Named `_CN<n>` at the end of the kernel name only when above 1.
     #[serde(default = "one")]
     pub cn: u32,
 }

@@ -139,7 +139,7 @@ impl Space {
             Domain::choice(ParamId::Gemv, if gemv { vec![0, 1] } else { vec![0] }, 0),
             // Clusters sharing A where the warpgroup path runs: opt-in (`--fix ClusterN=1,2`),
             // since pairs ran no faster than single workgroups on every shape measured
-            // (constraints::cluster says by how much).
+            // (docs/performance.md says by how much).
             Domain::choice(ParamId::ClusterN, vec![1], 1).with_opt_in(if wgmma {
                 constraints::CLUSTER_N_VALUES
                     .iter()
@@ -1221,7 +1221,6 @@ mod tests {
             ("StaggerU", "0"),
             ("GlobalReadVectorWidth", "8"),
             ("GlobalSplitUAlgorithm", "1"),
-            ("ClusterN", "1"),
         ] {
             s.fix(p, v).unwrap();
         }

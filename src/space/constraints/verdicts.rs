@@ -409,8 +409,6 @@ fn bounded_spaces_enumerate_the_configs_they_did() {
             ("PrefetchGlobalRead", "1,2,4"),
             ("GlobalSplitUAlgorithm", "1,2"),
             ("StoreVectorWidth", "4"),
-            // Counted before clusters existed (the constraints' tests count those).
-            ("ClusterN", "1"),
         ] {
             s.fix(param, values).unwrap();
         }
