@@ -25,7 +25,8 @@
 //                  GtGemvRows        rows of A by K splits (the GEMV path, N <= 8: its own
 //                                    mainloops, dot products straight from global memory
 //                                    with FMAs, mainloop/gt_gemv.h, or on the matrix cores,
-//                                    mainloop/gt_gemv_mma.h)
+//                                    mainloop/gt_gemv_mma.h); with SwapAB rows of B^T for
+//                                    M <= 8 (layout/gt_gemv_view.h)
 //   (a packer    loader/gt_pack_kernel.h: an operand the tensor maps cannot read in place is
 //                copied K-major into the workspace by <name>_pack_a / _pack_b first)
 //   an epilogue  epilogue/   the accumulators staged through LDS, then D with alpha/beta
@@ -44,6 +45,7 @@
 #include "atom/gt_mma.h"
 #include "layout/gt_lds_tile.h"
 #include "layout/gt_wgmma_tile.h"
+#include "layout/gt_gemv_view.h"
 #include "loader/gt_vector_loader.h"
 #include "loader/gt_transpose_loader.h"
 #include "loader/gt_pack_kernel.h"

@@ -43,6 +43,12 @@
 #ifndef GT_GEMV
 #define GT_GEMV 0
 #endif
+// How the GEMV reads an N-contiguous B (transB = T of the problem it computes), from the
+// problem's leading dimension: 0 element by element, 1 its single column as a K-contiguous
+// run (ldb = 1), 2 each row's MT1 columns as one vector (ldb a multiple of MT1).
+#ifndef GT_GEMV_B_VECTORS
+#define GT_GEMV_B_VECTORS 0
+#endif
 #ifndef GT_PACK_A
 #define GT_PACK_A 0
 #endif
@@ -98,6 +104,7 @@ struct GtCfg {
     static constexpr int CLUSTER_N = GT_CLUSTER_N;
     // Gemv: dot products of A's rows with N <= 8 columns, A straight from global memory.
     static constexpr bool GEMV = GT_GEMV;
+    static constexpr int GEMV_B_VECTORS = GT_GEMV_B_VECTORS;
     static constexpr bool GSU_ATOMIC = GT_GSU_ATOMIC;
     // The split partials are summed in the main kernel by the last split of each tile to
     // finish (GSU<n>K) instead of by the reduction kernel.

@@ -267,7 +267,8 @@ fn sweep_writes_the_roofline_chart() {
 
 #[test]
 fn an_empty_sweep_is_a_usage_error_naming_the_pinned_parameters() {
-    // lda = 333: no 8-wide global read is aligned, and the sweep pins GRVW to 8.
+    // ldd = 333 takes no 8-wide store, which the user fixes, and the sweep pins the minor
+    // parameters (GRVW among them) to their defaults: nothing is left to sweep.
     let out = gemmtune(&[
         "bench",
         "--backend",
@@ -285,6 +286,8 @@ fn an_empty_sweep_is_a_usage_error_naming_the_pinned_parameters() {
         "--sweep",
         "--fix",
         "GSU=2",
+        "--fix",
+        "StoreVectorWidth=8",
     ]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);

@@ -1,4 +1,4 @@
-//! The GEMV path (Gemv = 1, N up to 8): which configs the space holds, where the search
+//! The GEMV path (Gemv = 1, N up to 8, or M up to 8 along N with SwapAB): which configs the space holds, where the search
 //! starts, how a GEMV kernel is launched, and that its kernels compile without spills for
 //! sm_90a (nvcc) and gfx90a (hipcc) in every layout and input type, with and without split-K,
 //! batches and beta. Without a compiler the compile checks print a notice and pass, unless
@@ -41,6 +41,11 @@ fn problems() -> Vec<GemmProblem> {
         problem(2048, 7, 1024, "NN", F32, F32, 0.25, 1),
         problem(4096, 8, 4096, "TN", F8, Bf16, 0.0, 1),
         problem(4096, 1, 4096, "NN", F8, Bf16, 0.0, 1),
+        // M up to 8: along N (SwapAB), B streamed K-contiguous (transB = N) or N-contiguous.
+        problem(1, 4096, 4096, "NN", Bf16, Bf16, 0.0, 1),
+        problem(3, 1000, 777, "TN", F16, F16, 0.5, 2),
+        problem(2, 2048, 1024, "NT", F32, F32, 0.25, 1),
+        problem(4, 4096, 4096, "TN", F8, Bf16, 0.0, 1),
     ]
 }
 
@@ -107,6 +112,60 @@ fn gemv_configs_are_valid_for_n_up_to_8_only() {
     // A tile kernel never takes the GEMV's small column counts.
     let tile = KernelConfig { gv: 0, ..c };
     assert_ne!(rule(&tile, &p, &hw), "ok");
+}
+
+#[test]
+fn a_row_vector_times_a_matrix_runs_the_gemv_along_n() {
+    use gemmtune::device::sim::model_time_us;
+    let hw = HwSpec::by_name("H100-SXM").unwrap();
+    let target = Target::arch(Vendor::Nvidia, "sm_90a");
+    let p = problem(1, 4096, 4096, "NN", DataType::Bf16, DataType::Bf16, 0.0, 1);
+    // One column: D's single row.
+    let one = KernelConfig {
+        mt1: 1,
+        ..cfg(TN_START)
+    };
+    let along_n = KernelConfig { sab: 1, ..one };
+    assert_eq!(rule(&along_n, &p, &hw), "ok");
+    assert!(along_n.name().ends_with("_SAB1_GV1"), "{}", along_n.name());
+    assert_eq!(KernelConfig::parse(&along_n.name()).unwrap(), along_n);
+    // Unswapped its columns would be N = 4096; swapped, M past 8 is past its reach.
+    assert_eq!(rule(&one, &p, &hw), "gemv");
+    let nine = problem(9, 4096, 4096, "NN", DataType::Bf16, DataType::Bf16, 0.0, 1);
+    assert_eq!(rule(&along_n, &nine, &hw), "gemv");
+    // SwapAB says which side the GEMV runs along: canonical names keep it.
+    assert_eq!(along_n.canonical().sab, 1);
+    // Row blocks of N, and the kernel told to transpose.
+    let plan = codegen::launch_plan(&along_n, &p, &target);
+    assert_eq!(plan.grid, [256, 1, 1]);
+    let src = codegen::generate(&along_n, &p, &target);
+    assert!(src.defines.contains("#define GT_SWAP_AB 1"));
+    assert!(src.defines.contains("#define GT_GEMV 1"));
+    // The row vector (A, N-contiguous with lda = 1) is one K-contiguous run, read in vectors;
+    // four rows of it (lda = 4) are read a row of four columns at a time.
+    assert!(src.defines.contains("#define GT_GEMV_B_VECTORS 1"));
+    let four = problem(4, 4096, 4096, "NN", DataType::Bf16, DataType::Bf16, 0.0, 1);
+    let four_cols = KernelConfig { mt1: 4, ..along_n };
+    assert_eq!(constraints::gemv_b_vectors(&four_cols, &four), 2);
+    assert_eq!(constraints::gemv_b_vectors(&along_n, &four), 0);
+    // The model sees the transposed problem: x^T W costs what W^T x does.
+    let t = p.transposed();
+    assert_eq!(
+        (t.m, t.n, t.trans_a.is_t(), t.trans_b.is_t()),
+        (4096, 1, true, true)
+    );
+    assert_eq!(
+        model_time_us(&along_n, &p, &hw),
+        model_time_us(&one, &t, &hw)
+    );
+    // The space starts there, and a GEMV sweep of it runs along N only.
+    let space = Space::for_problem(&p, &hw);
+    let starts = space.gemv_starts();
+    assert!(!starts.is_empty() && starts.iter().all(|c| c.sab == 1 && c.gv == 1));
+    assert_eq!(
+        space.gemv_only().unwrap().domain(ParamId::SwapAB).values,
+        [1]
+    );
 }
 
 #[test]
@@ -257,7 +316,7 @@ fn compile_cases(hw: &HwSpec) -> Vec<(GemmProblem, KernelConfig)> {
                 },
                 KernelConfig {
                     grvw: (s.grvw / 2).max(1),
-                    mt0: if p.trans_a.is_t() {
+                    mt0: if constraints::gemv_problem(&s, &p).trans_a.is_t() {
                         s.mt0 * 2
                     } else {
                         s.mt0 / 2

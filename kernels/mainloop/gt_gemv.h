@@ -33,6 +33,9 @@ GT_DEVICE void gt_sum_across_waves(float* lds, int tid, const float (&acc)[ACC],
 }
 
 template <class Cfg> struct GtGemv {
+    // The operands as this kernel streams them (layout/gt_gemv_view.h: A and B exchanged
+    // along N).
+    typedef typename Cfg::Sides S;
     typedef typename Cfg::TA TA;
     typedef typename Cfg::TB TB;
     static constexpr int V = Cfg::GRVW, U = Cfg::STAGES, NC = Cfg::MT1;
@@ -43,6 +46,18 @@ template <class Cfg> struct GtGemv {
     typedef typename GtVec<AB>::type VecA;
     // (Only K-contiguous B columns are read as vectors, which the space keeps within 16 bytes.)
     typedef typename GtVec<(BB < 16 ? BB : 16)>::type VecB;
+    // One column of an N-contiguous B (transB = T) whose rows lie one element apart (ldb = 1:
+    // a packed row vector, the single row of D along N) is a K-contiguous run: read in vectors
+    // as a K-contiguous column is (GEMV_B_VECTORS 1, which codegen sets from the problem).
+    static constexpr bool B_RUN = Cfg::TRANS_B && Cfg::GEMV_B_VECTORS == 1;
+    // An N-contiguous B with its MT1 columns side by side in each row (NB bytes): a row is
+    // read as one vector where every row starts aligned (GEMV_B_VECTORS 2: ldb a multiple of
+    // MT1, so a row of ldb >= N elements holds all MT1), the columns past N zeroed.
+    static constexpr int NB = NC * int(sizeof(TB));
+    static constexpr bool B_ROWS = Cfg::TRANS_B && Cfg::GEMV_B_VECTORS == 2;
+    typedef typename GtVec<(B_ROWS ? NB : 1)>::type VecRow;
+    static_assert(!B_RUN || (NC == 1 && BB <= 16), "a K-contiguous run of B is one column of vectors up to 16 bytes");
+    static_assert(!B_ROWS || (NC >= 2 && NB <= 16), "rows of B are vectors of 2 to 8 columns, up to 16 bytes");
     // Sums per thread: rows x columns (x the GRVW rows of a vector when A is M-contiguous).
     static constexpr int ACC = K_ROWS ? R * NC : R * V * NC;
     // K elements one split's range is a multiple of: whole wave-wide vector runs, or runs of
@@ -57,15 +72,15 @@ template <class Cfg> struct GtGemv {
 
     // B(k, n) as f32; 0 past N.
     GT_DEVICE static float b_at(const TB* b, const GtGemmArgs& args, gt_i64 k, int n) {
-        if (n >= args.n) return 0.0f;
-        return gt_to_f32(Cfg::TRANS_B ? b[k * args.ldb + n] : b[k + n * args.ldb]);
+        if (n >= S::n(args)) return 0.0f;
+        return gt_to_f32(Cfg::TRANS_B ? b[k * S::ldb(args) + n] : b[k + n * S::ldb(args)]);
     }
 
     // Adds this thread's share of rows [m0, m0 + MT0) x K range [k0, k1) of batch `batch`.
     GT_DEVICE static void accumulate(const GtGemmArgs& args, gt_i64 m0, int batch, gt_i64 k0, gt_i64 k1, int tid,
                                      float (&acc)[ACC]) {
-        const TA* const a = reinterpret_cast<const TA*>(args.a) + batch * args.stride_a;
-        const TB* const b = reinterpret_cast<const TB*>(args.b) + batch * args.stride_b;
+        const TA* const a = reinterpret_cast<const TA*>(S::a(args)) + batch * S::stride_a(args);
+        const TB* const b = reinterpret_cast<const TB*>(S::b(args)) + batch * S::stride_b(args);
         if constexpr (K_ROWS)
             rows_along_k(args, a, b, m0 + (tid / WAVE) * R, k0, k1, tid % WAVE, acc);
         else
@@ -78,7 +93,7 @@ template <class Cfg> struct GtGemv {
         // Rows past M read the last row (in bounds); their sums are never stored. Row r is
         // recomputed where it is read: an array of R row pointers made ptxas spill 8 bytes at
         // 72 registers (2048x2x2048 f32 on 32-row workgroups of four waves, sm_90a).
-        const gt_i64 last = args.m - 1 - m0, lda = args.lda;
+        const gt_i64 last = S::m(args) - 1 - m0, lda = S::lda(args);
         const TA* const base = a + m0 * lda;
         auto row = [&](int r) { return base + (r <= last ? r : last) * lda; };
         constexpr int STEP = WAVE * V;
@@ -120,16 +135,39 @@ template <class Cfg> struct GtGemv {
     // The V k's from k on, of R rows (one vector each) against every column of B.
     GT_DEVICE static void fma_k_vector(const GtGemmArgs& args, const TB* b, gt_i64 k, const VecA (&av)[R],
                                        float (&acc)[ACC]) {
+        if constexpr (B_ROWS) {
+            float bt[V][NC];
+            const gt_i64 ldb = S::ldb(args), n_end = S::n(args);
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+                gt_unpack<TB>(*reinterpret_cast<const VecRow*>(b + (k + e) * ldb), bt[e]);
+#pragma unroll
+                for (int n = 0; n < NC; ++n)
+                    if (n >= n_end) bt[e][n] = 0.0f;
+            }
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                float ax[V];
+                gt_unpack<TA>(av[r], ax);
+#pragma unroll
+                for (int n = 0; n < NC; ++n)
+#pragma unroll
+                    for (int e = 0; e < V; ++e) acc[r * NC + n] = fmaf(ax[e], bt[e][n], acc[r * NC + n]);
+            }
+            return;
+        }
 #pragma unroll
         for (int n = 0; n < NC; ++n) {
             float bx[V];
             if constexpr (!Cfg::TRANS_B) {
-                if (n < args.n) {
-                    gt_unpack<TB>(*reinterpret_cast<const VecB*>(b + k + n * args.ldb), bx);
+                if (n < S::n(args)) {
+                    gt_unpack<TB>(*reinterpret_cast<const VecB*>(b + k + n * S::ldb(args)), bx);
                 } else {
 #pragma unroll
                     for (int e = 0; e < V; ++e) bx[e] = 0.0f;
                 }
+            } else if constexpr (B_RUN) {
+                gt_unpack<TB>(*reinterpret_cast<const VecB*>(b + k), bx);
             } else {
 #pragma unroll
                 for (int e = 0; e < V; ++e) bx[e] = b_at(b, args, k + e, n);
@@ -158,8 +196,8 @@ template <class Cfg> struct GtGemv {
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
                     const gt_i64 m = m0 + (r * WAVE + lane) * V;
-                    const TA* src = a + (in_k ? k : k0) * args.lda + m;
-                    if (in_k && m + V <= args.m) {
+                    const TA* src = a + (in_k ? k : k0) * S::lda(args) + m;
+                    if (in_k && m + V <= S::m(args)) {
                         av[u][r] = gt_load_once<AB>(src);
                     } else {
                         // The matrix's edge: element by element, zeros outside.
@@ -167,11 +205,18 @@ template <class Cfg> struct GtGemv {
                         TA* e = reinterpret_cast<TA*>(&av[u][r]);
 #pragma unroll
                         for (int i = 0; i < V; ++i)
-                            if (in_k && m + i < args.m) e[i] = src[i];
+                            if (in_k && m + i < S::m(args)) e[i] = src[i];
                     }
                 }
+                if constexpr (B_ROWS) {
+                    gt_unpack<TB>(*reinterpret_cast<const VecRow*>(b + (in_k ? k : k0) * S::ldb(args)), bx[u]);
 #pragma unroll
-                for (int n = 0; n < NC; ++n) bx[u][n] = in_k ? b_at(b, args, k, n) : 0.0f;
+                    for (int n = 0; n < NC; ++n)
+                        if (!in_k || n >= S::n(args)) bx[u][n] = 0.0f;
+                } else {
+#pragma unroll
+                    for (int n = 0; n < NC; ++n) bx[u][n] = in_k ? b_at(b, args, k, n) : 0.0f;
+                }
             }
 #pragma unroll
             for (int u = 0; u < U; ++u)

@@ -15,6 +15,8 @@
 #pragma once
 
 template <class Cfg> struct GtGemvMma {
+    // The operands as this kernel streams them (layout/gt_gemv_view.h).
+    typedef typename Cfg::Sides S;
     typedef typename Cfg::TA TA;
     typedef typename Cfg::TB TB;
     typedef typename GtVec<16>::type Vec;
@@ -46,7 +48,7 @@ template <class Cfg> struct GtGemvMma {
     GT_DEVICE static void accumulate(const GtGemmArgs& args, gt_i64 m0, int batch, gt_i64 k0, gt_i64 k1, int tid,
                                      float (&acc)[ACC]) {
         const int lane = tid % 32, wave = tid / 32, g = lane >> 2, t = lane & 3;
-        const TA* const a = reinterpret_cast<const TA*>(args.a) + batch * args.stride_a;
+        const TA* const a = reinterpret_cast<const TA*>(S::a(args)) + batch * S::stride_a(args);
         const TA* row[R][2];
 #pragma unroll
         for (int r = 0; r < R; ++r)
@@ -54,11 +56,11 @@ template <class Cfg> struct GtGemvMma {
             for (int h = 0; h < 2; ++h) {
                 // Rows past M read the last row; their sums are never stored.
                 const gt_i64 m = m0 + 16 * r + 8 * h + g;
-                row[r][h] = a + (m < args.m ? m : args.m - 1) * args.lda;
+                row[r][h] = a + (m < S::m(args) ? m : S::m(args) - 1) * S::lda(args);
             }
         // Columns past N read as zero.
-        const bool column = g < args.n;
-        const TB* const b = reinterpret_cast<const TB*>(args.b) + batch * args.stride_b + (column ? g : 0) * args.ldb;
+        const bool column = g < S::n(args);
+        const TB* const b = reinterpret_cast<const TB*>(S::b(args)) + batch * S::stride_b(args) + (column ? g : 0) * S::ldb(args);
         for (gt_i64 kb = k0 + (gt_i64)wave * STEP * U; kb < k1; kb += (gt_i64)WAVES * STEP * U) {
             Vec av[U][R][2], bv[U];
 #pragma unroll

@@ -5,6 +5,11 @@
 // and every column of B at once, so A is read exactly once. Its totals go straight to D
 // (GSU = 1) or, as f32 partials, to the workspace the reduction kernel sums (GSU<n>R, GSU<n>A:
 // epilogue/gt_reduce_kernel.h).
+//
+// SwapAB (M up to 8, a row vector or a few rows times a long matrix): the same mainloops run
+// on D^T = B^T A^T through layout/gt_gemv_view.h, so their rows are D's columns; each total
+// (r, c) goes to D's (c, r), and split partials to the workspace in D's own order, which the
+// reduction kernel reads unchanged.
 #pragma once
 
 // The matrix-core GEMV mainloop exists on NVIDIA only (mainloop/gt_gemv_mma.h); elsewhere the
@@ -12,8 +17,11 @@
 template <class Cfg> struct GtGemvMma;
 
 template <class Cfg> struct GtGemvRows {
+    // The configuration the mainloop computes with: this one, or its transpose (SwapAB).
+    typedef GtGemvView<Cfg, Cfg::SWAP_AB> Rows;
+    typedef typename Rows::Sides Sides;
     // FMA dot products (MI 1x1x1) or the matrix cores (MI 16x8x16).
-    typedef typename GtPick<Cfg::USE_MMA, GtGemvMma<Cfg>, GtGemv<Cfg>>::type Mainloop;
+    typedef typename GtPick<Cfg::USE_MMA, GtGemvMma<Rows>, GtGemv<Rows>>::type Mainloop;
 
     GT_DEVICE static void run(const GtGemmArgs& args, unsigned char* lds, int tid) {
         static_assert(!Cfg::STREAM_K && !Cfg::GSU_SINGLE_KERNEL && !Cfg::PERSISTENT,
@@ -33,7 +41,10 @@ template <class Cfg> struct GtGemvRows {
         if (k0 < k1) Mainloop::accumulate(args, m0, batch, k0, k1, tid, acc);
         gt_plant_wrong_result(acc);
         Mainloop::for_each_total(reinterpret_cast<float*>(lds), tid, acc, [&](int m, int n, float x) {
-            gt_store_total<Cfg>(args, batch, split, m0 + m, n, x);
+            if constexpr (Cfg::SWAP_AB)
+                gt_store_total<Cfg>(args, batch, split, n, m0 + m, x);
+            else
+                gt_store_total<Cfg>(args, batch, split, m0 + m, n, x);
         });
     }
 };

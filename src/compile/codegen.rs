@@ -63,6 +63,10 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
         include_str!("../../kernels/layout/gt_wgmma_tile.h"),
     ),
     (
+        "layout/gt_gemv_view.h",
+        include_str!("../../kernels/layout/gt_gemv_view.h"),
+    ),
+    (
         "loader/gt_vector_loader.h",
         include_str!("../../kernels/loader/gt_vector_loader.h"),
     ),
@@ -276,8 +280,14 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
 /// The launch geometry of the main kernel (and its reduction) for the problem it reads.
 fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> LaunchPlan {
     let wave = wave_size(target);
-    let tiles_m = (p.m as u64).div_ceil(cfg.mt0 as u64);
-    let tiles_n = (p.n as u64).div_ceil(cfg.mt1 as u64);
+    // A GEMV along N (SwapAB) takes row blocks of the transposed problem: N in MacroTile0's.
+    let (rows, cols) = if cfg.gv > 0 && cfg.sab > 0 {
+        (p.n, p.m)
+    } else {
+        (p.m, p.n)
+    };
+    let tiles_m = (rows as u64).div_ceil(cfg.mt0 as u64);
+    let tiles_n = (cols as u64).div_ceil(cfg.mt1 as u64);
     let block = [cfg.launch_threads(wave), 1, 1];
     let shared_bytes = crate::space::constraints::lds_bytes(cfg, p) as u32;
     let tma = uses_tma(cfg, target).then(|| tma_boxes(cfg, p));
@@ -626,9 +636,17 @@ fn scheduler_defines(s: &PartSpec, b: &mut DefineBlock) {
     if c.pk > 0 {
         b.def("GT_PERSISTENT", 1);
     }
-    // The GEMV path's own schedule (rows by K splits); named only when set.
+    // The GEMV path's own schedule (rows by K splits); named only when set, like the side
+    // it runs along (SwapAB: along N, for M up to 8).
     if c.gv > 0 {
         b.def("GT_GEMV", 1);
+        if c.sab > 0 {
+            b.def("GT_SWAP_AB", 1);
+        }
+        let b_vectors = crate::space::constraints::gemv_b_vectors(c, s.p);
+        if b_vectors > 0 {
+            b.def("GT_GEMV_B_VECTORS", b_vectors);
+        }
     }
     // Clusters sharing A (constraints::cluster); named only when set.
     if c.cn > 1 {

@@ -23,11 +23,15 @@ use crate::space::{constraints, GsuAlgo, KernelConfig};
 const FLIGHT_PER_CU: f64 = 32.0 * 1024.0;
 
 /// The modelled time of one GEMV launch in microseconds, without noise.
-pub fn gemv_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
+pub fn gemv_time_us(c: &KernelConfig, problem: &GemmProblem, hw: &HwSpec) -> f64 {
     let wave = hw.wave_size;
+    // The constraint helpers take the problem as given (they transpose it for SwapAB = 1
+    // themselves); the model's rows, A and B are those of the problem the kernel computes.
+    let per_cu = (constraints::workgroups_per_cu(c, problem, hw) as f64).min(32.0);
+    let rows = constraints::gemv_rows(c, problem, wave) as f64;
+    let p = &*constraints::gemv_problem(c, problem);
     let threads = c.threads(wave).max(1) as f64;
     let blocks = (p.m as f64 / c.mt0 as f64).ceil() * c.gsu as f64 * p.batch.max(1) as f64;
-    let per_cu = (constraints::workgroups_per_cu(c, p, hw) as f64).min(32.0);
     let cus = hw.compute_units as f64;
     let resident = blocks.min(per_cu * cus);
     let ea = p.a_type.bytes() as f64;
@@ -35,7 +39,7 @@ pub fn gemv_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     let mma = c.mi == constraints::GEMV_MMA;
     // Rows of A a thread has vectors in flight for: on the matrix cores two rows of each
     // 16-row group per lane.
-    let rows_per_thread = constraints::gemv_rows(c, p, wave) as f64 * if mma { 2.0 } else { 1.0 };
+    let rows_per_thread = rows * if mma { 2.0 } else { 1.0 };
     let in_flight = resident * threads * rows_per_thread * c.pgr as f64 * vector;
     let flight_eff = (in_flight / (cus * FLIGHT_PER_CU)).min(1.0).sqrt();
     let vec_eff = (vector / 16.0).min(1.0).powf(0.25);

@@ -22,6 +22,14 @@ impl Trans {
     pub fn is_t(self) -> bool {
         self == Trans::T
     }
+    /// The other layout: an operand stored K-contiguous is M- (or N-) contiguous when read as
+    /// its transpose.
+    pub fn flipped(self) -> Trans {
+        match self {
+            Trans::N => Trans::T,
+            Trans::T => Trans::N,
+        }
+    }
     pub fn letter(self) -> char {
         match self {
             Trans::N => 'N',
@@ -157,6 +165,29 @@ impl GemmProblem {
             p.stride_b = if self.batch > 1 { p.ldb * self.n } else { 0 };
         }
         p
+    }
+
+    /// The operands of D^T = B^T A^T: M and N exchanged, B in A's place (read with the
+    /// opposite transpose flag: a K-contiguous B is a K-contiguous A of the transposed
+    /// problem) and A in B's. C and D keep their own layout: a kernel that computes the
+    /// transposed problem (the GEMV path along N, `SwapAB`) stores its row r, column c at D's
+    /// (c, r).
+    pub fn transposed(&self) -> GemmProblem {
+        GemmProblem {
+            m: self.n,
+            n: self.m,
+            trans_a: self.trans_b.flipped(),
+            trans_b: self.trans_a.flipped(),
+            lda: self.ldb,
+            ldb: self.lda,
+            stride_a: self.stride_b,
+            stride_b: self.stride_a,
+            a_type: self.b_type,
+            b_type: self.a_type,
+            scale_a: self.scale_b,
+            scale_b: self.scale_a,
+            ..self.clone()
+        }
     }
 
     /// Whether any per-tensor scale differs from 1.

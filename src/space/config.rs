@@ -167,7 +167,8 @@ impl KernelConfig {
     pub fn canonical(mut self) -> Self {
         if self.gv == 1 {
             // The GEMV path has no LDS tiles, pipeline, staged stores or tile order: these
-            // take fixed values, so they never tell two GEMV kernels apart.
+            // take fixed values, so they never tell two GEMV kernels apart. (SwapAB stays: it
+            // says which side the GEMV runs along.)
             self = KernelConfig {
                 depth_u: 16,
                 plr: 0,
@@ -178,7 +179,6 @@ impl KernelConfig {
                 svw: 1,
                 su: 0,
                 pw: 0,
-                sab: 0,
                 pk: 0,
                 cn: 1,
                 ..self

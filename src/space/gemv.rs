@@ -1,4 +1,4 @@
-//! The GEMV path (Gemv = 1, N up to 8) in the space: the parameters it ignores and the values
+//! The GEMV path (Gemv = 1, N up to 8, or M up to 8 along N with SwapAB = 1) in the space: the parameters it ignores and the values
 //! they take ([`GEMV_FIXED`], what [`KernelConfig::canonical`] sets), the space a sweep of
 //! GEMV kernels walks, and where the search starts: a few configs of the shapes
 //! `kernels/mainloop/gt_gemv.h` runs best, measured in the first batch beside the tile
@@ -15,14 +15,19 @@
 //! vector of rows per lane, eight waves taking turns along K, split along K until there are
 //! two row blocks per compute unit (a few hundred rows make a block, so K is split finely,
 //! at least 128 per split; the partial sums are N columns of M, small next to A).
+//!
+//! M up to 8 (a row vector times a matrix, `x^T W`) starts the same way on the transposed
+//! problem D^T = B^T A^T (SwapAB = 1): B is then the streamed matrix, and where B is
+//! K-contiguous (transB = N) it is read as the K-contiguous rows above.
 
 use super::constraints::{GEMV_MAX_N, GEMV_MMA};
 use super::param::pack_mi;
 use super::{GsuAlgo, KernelConfig, ParamId, Space};
+use crate::problem::GemmProblem;
 
 /// The parameters a GEMV kernel has no use for, at the values its canonical name gives them
 /// (kept equal to `KernelConfig::canonical`, which a test checks).
-pub const GEMV_FIXED: [(ParamId, i64); 11] = [
+pub const GEMV_FIXED: [(ParamId, i64); 10] = [
     (ParamId::DepthU, 16),
     (ParamId::PrefetchLocalRead, 0),
     (ParamId::LdsPadA, 0),
@@ -32,7 +37,6 @@ pub const GEMV_FIXED: [(ParamId, i64); 11] = [
     (ParamId::StoreVectorWidth, 1),
     (ParamId::StaggerU, 0),
     (ParamId::ProducerWarp, 0),
-    (ParamId::SwapAB, 0),
     (ParamId::PersistentKernel, 0),
 ];
 
@@ -66,6 +70,14 @@ impl Space {
         for (id, v) in GEMV_FIXED {
             s.domain_mut(id).restrict(&[v]);
         }
+        // The side it runs along: N up to 8 unswapped, M up to 8 swapped.
+        let p = &self.problem;
+        let sides: Vec<i64> = [(0, p.n), (1, p.m)]
+            .into_iter()
+            .filter(|&(_, cols)| cols <= GEMV_MAX_N)
+            .map(|(sab, _)| sab)
+            .collect();
+        s.domain_mut(ParamId::SwapAB).restrict(&sides);
         Some(s)
     }
 
@@ -89,10 +101,22 @@ impl Space {
 
     /// The GEMV starts valid in this space (none where N > 8 or the space has no Gemv = 1).
     pub fn gemv_starts(&self) -> Vec<KernelConfig> {
-        let p = &self.problem;
-        if p.n > GEMV_MAX_N || !self.domain(ParamId::Gemv).contains(1) {
+        if !self.domain(ParamId::Gemv).contains(1) {
             return Vec::new();
         }
+        let p = &self.problem;
+        if p.n <= GEMV_MAX_N {
+            self.gemv_starts_along(p, 0)
+        } else if p.m <= GEMV_MAX_N && self.domain(ParamId::SwapAB).contains(1) {
+            self.gemv_starts_along(&p.transposed(), 1)
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The starts of the GEMV kernels computing `p` (this space's problem, or its transpose
+    /// with SwapAB = `sab` 1).
+    fn gemv_starts_along(&self, p: &GemmProblem, sab: u32) -> Vec<KernelConfig> {
         let wave = self.hw.wave_size as i64;
         // B's K-contiguous columns are read in vectors of as many elements as A's.
         let b_vectors = p.trans_a.is_t() && !p.trans_b.is_t();
@@ -121,9 +145,10 @@ impl Space {
                 wg: [waves, 1],
                 pgr,
                 grvw: vector as u32,
-                gsu: self.gemv_split(row_blocks(mt0)) as u32,
+                gsu: self.gemv_split(p, row_blocks(mt0)) as u32,
                 gsu_algo: GsuAlgo::Reduce,
                 gv: 1,
+                sab,
                 ..self.raw_default()
             };
         // (start, fewest loads in flight it may step down to).
@@ -173,8 +198,8 @@ impl Space {
     /// The smallest split in the domain that gives every compute unit one row block
     /// (K-contiguous A) or two (M-contiguous A), keeping the least K per split above; 1
     /// when none is needed or allowed.
-    fn gemv_split(&self, blocks: i64) -> i64 {
-        let (per_cu, min_k) = if self.problem.trans_a.is_t() {
+    fn gemv_split(&self, p: &GemmProblem, blocks: i64) -> i64 {
+        let (per_cu, min_k) = if p.trans_a.is_t() {
             (1, MIN_SPLIT_K_ROWS)
         } else {
             (2, MIN_SPLIT_M_ROWS)
@@ -183,7 +208,7 @@ impl Space {
         if blocks >= want {
             return 1;
         }
-        let most = (self.problem.k / min_k).max(1);
+        let most = (p.k / min_k).max(1);
         let allowed: Vec<i64> = (self.domain(ParamId::GlobalSplitU).values.iter().copied())
             .filter(|&s| s <= most)
             .collect();

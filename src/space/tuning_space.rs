@@ -17,6 +17,9 @@ use crate::problem::GemmProblem;
 /// 12 / 14 stages [55.2], 4096x128x4096 19.5 / 19.1 / 18.8 / 19.0 [17.9], 8192x64x8192
 /// 52.0 / 51.8 / 51.7 / 52.0 [51.0]; a 48x64 swapped tile ran the same at 8 to 16 stages.
 const START_STAGES_MAX: i64 = 12;
+/// The tiles M up to 64 starts on ([`Space::tiny_m_starts`]): (MacroTile1, GlobalSplitU,
+/// GlobalSplitUAlgorithm): 64 columns unsplit, 128 with K in four summed in the kernel.
+const TINY_M_TILES: [(i64, i64, i64); 2] = [(64, 1, 1), (128, 4, 3)];
 
 #[derive(Debug, Error)]
 pub enum SpaceError {
@@ -55,8 +58,10 @@ impl Space {
         let ed = problem.d_type.bytes() as i64;
         let shapes = hw.mi_shapes_for(problem);
         // N up to 8 also has the GEMV path (Gemv=1), which multiplies with FMAs (MI 1x1x1)
-        // whatever the type, on one to eight columns (MacroTile1 1, 2, 4, 8).
-        let gemv = problem.n <= constraints::GEMV_MAX_N;
+        // whatever the type, on one to eight columns (MacroTile1 1, 2, 4, 8); so has M up to
+        // 8, along N (SwapAB=1: the transposed problem's columns are D's rows).
+        let gemv_along_n = problem.m <= constraints::GEMV_MAX_N;
+        let gemv = problem.n <= constraints::GEMV_MAX_N || gemv_along_n;
         let mut mi_values: Vec<i64> = if shapes.is_empty() {
             vec![pack_mi([1, 1, 1])]
         } else {
@@ -74,18 +79,15 @@ impl Space {
         let wgmma = shapes.contains(&constraints::wgmma_mi(problem.a_type));
         // N tiles up to 512 where the warpgroup path can cover N past 256 in one workgroup
         // (several warpgroups along N sharing the A tile), so A is read once.
-        let n_tile_values: Vec<i64> = if wgmma && problem.n > 256 {
+        let wide_tiles: Vec<i64> = if wgmma && problem.n > 256 {
             (1..=(constraints::MAX_WGMMA_TILE / 16) as i64)
                 .map(|i| i * 16)
-                .collect()
-        } else if gemv {
-            [1, 2, 4, 8]
-                .into_iter()
-                .chain(tile_values.clone())
                 .collect()
         } else {
             tile_values.clone()
         };
+        let gemv_columns: &[i64] = if gemv { &[1, 2, 4, 8] } else { &[] };
+        let n_tile_values: Vec<i64> = gemv_columns.iter().copied().chain(wide_tiles).collect();
         let domains = vec![
             Domain::choice(ParamId::MacroTile0, tile_values.clone(), 128),
             Domain::choice(ParamId::MacroTile1, n_tile_values, n_tile),
@@ -125,7 +127,15 @@ impl Space {
                 if wgmma { vec![0, 1] } else { vec![0] },
                 0,
             ),
-            Domain::choice(ParamId::SwapAB, if wgmma { vec![0, 1] } else { vec![0] }, 0),
+            Domain::choice(
+                ParamId::SwapAB,
+                if wgmma || gemv_along_n {
+                    vec![0, 1]
+                } else {
+                    vec![0]
+                },
+                0,
+            ),
             // Persistent only where the epilogue can store through tensor maps (beta = 0).
             Domain::choice(
                 ParamId::PersistentKernel,
@@ -221,7 +231,12 @@ impl Space {
             (ParamId::DepthU, 128 / ea),
             (ParamId::PrefetchGlobalRead, 6),
             (ParamId::PrefetchLocalRead, 0),
-            (ParamId::StoreVectorWidth, (16 / ed).max(1)),
+            // 16-byte stores where ldd (and ldc, if read) allow them: the widest power of
+            // two dividing both (a skinny M of 4 or 12 stores 4 elements at a time).
+            (
+                ParamId::StoreVectorWidth,
+                self.widest_store((16 / ed).max(1)),
+            ),
         ];
         // Wide problems: a 128x256 tile, two warpgroups of 64x256 each, four stages, one
         // stage left in the tensor cores while the next is issued. Measured on an H200, same
@@ -258,7 +273,14 @@ impl Space {
         } else {
             Vec::new()
         };
-        let candidate = self.preferring(prefs.iter().chain(wide).chain(&small));
+        // M up to 64: one warpgroup's 64 rows (a 128-row tile is larger than M needs; up to 32
+        // only the transposed tiles fit, below).
+        let short_m: &[(ParamId, i64)] = if self.problem.m <= 64 {
+            &[(ParamId::MacroTile0, 64), (ParamId::WavesM, 4)]
+        } else {
+            &[]
+        };
+        let candidate = self.preferring(prefs.iter().chain(wide).chain(short_m).chain(&small));
         // Small tiles, and the single N tile, stream with as many stages as fit.
         let candidate = if small.is_empty() && !one_n_tile {
             Some(candidate)
@@ -267,10 +289,24 @@ impl Space {
         };
         if let Some(c) = candidate.filter(|c| c.is_valid(&c.raw_default())) {
             *self = c;
+        } else if let Some(tiny) = self.tiny_m_space(TINY_M_TILES[0]) {
+            // M up to 32, where no 64-row tile is valid: the transposed 16- or 32-row tile.
+            *self = tiny;
         }
         if let Some(swapped) = self.swapped_start() {
             *self = swapped;
         }
+    }
+
+    /// The widest store vector up to `most` elements that ldd (and ldc where beta reads C)
+    /// are multiples of (`constraints::epilogue`'s store-alignment rule).
+    fn widest_store(&self, most: i64) -> i64 {
+        let p = &self.problem;
+        let mut v = most.max(1);
+        while v > 1 && (p.ldd % v != 0 || (p.beta != 0.0 && p.ldc % v != 0)) {
+            v /= 2;
+        }
+        v
     }
 
     /// Skinny problems (N <= 128) whose unswapped start quantises badly onto the compute units
@@ -624,6 +660,111 @@ impl Space {
         Some(space.raw_default())
     }
 
+    /// Starts for M up to 64 with N past a tile (a row vector or a few rows times a weight,
+    /// `x^T W`): the warpgroup tile transposed (SwapAB), all of M in one tile (M rounded up to
+    /// 16 rows, so B is streamed once) on a warpgroup whose instruction runs along N, N in
+    /// 64-column tiles unsplit, and in 128-column tiles with K split in four and summed in
+    /// the kernel; the producer warp loading, one stage left in the tensor cores, as deep as
+    /// fits. Up to 32 rows no unswapped 64-row tile is valid, and the first is the default.
+    /// Without them the search kept mma.sync tiles with K split in 24 (8x4096x4096 NN 26.3
+    /// us, 4x4096x4096 NN 27.5), and 8-bit problems of 4 to 40 rows had no valid default at
+    /// all. H200, same call (cuBLASLt in brackets): 4x4096x4096 NN 17.9 us on MT16x64 [22.5];
+    /// 8x4096x4096 NN 19.5 on MT16x64, 17.2 on MT16x128 GSU4K [16.9]; 8x4096x4096 TN 14.7 on
+    /// MT16x64 [15.6]. (The GEMV along N wins M = 1 and loses from four columns on: every
+    /// lane reads all of B's columns for its K, 42-274 us here.)
+    pub fn tiny_m_starts(&self) -> Vec<KernelConfig> {
+        TINY_M_TILES
+            .into_iter()
+            .filter_map(|tile| Some(self.tiny_m_space(tile)?.raw_default()))
+            .collect()
+    }
+
+    /// This space started on a [`TINY_M_TILES`] tile (see [`Space::tiny_m_starts`]), with the
+    /// widest store vector ldd allows; `None` where the problem is not M up to 64 with N past
+    /// 64 on the warpgroup path, or no depth makes the tile valid.
+    fn tiny_m_space(&self, (mt1, split, algo): (i64, i64, i64)) -> Option<Space> {
+        let p = &self.problem;
+        // (The default itself may not be a warpgroup config here: its 128-row tiles are
+        // larger than M needs.)
+        let wgmma = pack_mi(constraints::wgmma_mi(p.a_type));
+        if !self.domain(ParamId::MatrixInstruction).contains(wgmma)
+            || p.m > 64
+            || p.n < 64
+            || !self.domain(ParamId::SwapAB).contains(1)
+        {
+            return None;
+        }
+        let ed = p.d_type.bytes() as i64;
+        self.with_deepest_pipeline(&[
+            (ParamId::MatrixInstruction, wgmma),
+            (ParamId::LdsSwizzle, 1),
+            (ParamId::LdsPadA, 0),
+            (ParamId::LdsPadB, 0),
+            (ParamId::DepthU, 128 / p.a_type.bytes() as i64),
+            (ParamId::Gemv, 0),
+            (ParamId::SwapAB, 1),
+            // One M tile: M in steps of 16.
+            (ParamId::MacroTile0, (p.m + 15) / 16 * 16),
+            (ParamId::MacroTile1, mt1),
+            (ParamId::WavesM, 4),
+            (ParamId::WavesN, 1),
+            (ParamId::GlobalSplitU, split),
+            (ParamId::GlobalSplitUAlgorithm, algo),
+            (ParamId::WorkGroupMapping, 1),
+            (ParamId::PrefetchLocalRead, 1),
+            (ParamId::ProducerWarp, 1),
+            (ParamId::PersistentKernel, 0),
+            (
+                ParamId::StoreVectorWidth,
+                self.widest_store((16 / ed).max(1)),
+            ),
+        ])
+    }
+
+    /// A start for short K (at most two DepthU steps per tile: attention scores over a head
+    /// dimension, rank updates), where a tile's time is its output store, not its main loop:
+    /// the persistent kernel on 128x128 tiles, whose producer warp loads the next tiles'
+    /// operands and whose tensor-map stores drain while the consumers multiply the next tile,
+    /// four stages deep (two tiles ahead at two steps per tile). A data-parallel kernel
+    /// stores and then exits, and the next workgroup on that unit starts by waiting for its
+    /// operands. H200, same call (cuBLASLt in brackets): 512x512x64 x40 11.5 us against 19.2
+    /// for the tune's data-parallel 128x256 winner and 15.3-15.9 for the best data-parallel
+    /// tiles [12.8]; 16384x16384x128 185.9-188.1 against 197.2 on the 128x256 persistent
+    /// start [184.5]; 8192^2x256 e4m3 50.2 [50.5]; 1024^2x64 x64 46.9 [46.9]. Two stages ran
+    /// 1.1-1.4x slower (no tile ahead), six 1.0-1.07x (16384^2x128: 196.2), 64-row or 64-column
+    /// tiles 1.25-1.6x (each stores as much per operand byte loaded, but twice the tiles).
+    pub fn short_k_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let start = self.raw_default();
+        let steps = (p.k + start.depth_u as i64 - 1) / start.depth_u.max(1) as i64;
+        if !constraints::is_wgmma(&start)
+            || steps > 2
+            || p.m < 128
+            || p.n < 128
+            || !self.domain(ParamId::PersistentKernel).contains(1)
+            || tile_count(p, 128, 128) < 2 * self.hw.compute_units as i64
+        {
+            return None;
+        }
+        [4, 3, 2].into_iter().find_map(|pgr| {
+            let s = self.preferring(&[
+                (ParamId::MacroTile0, 128),
+                (ParamId::MacroTile1, 128),
+                (ParamId::WavesM, 8),
+                (ParamId::WavesN, 1),
+                (ParamId::PrefetchGlobalRead, pgr),
+                (ParamId::PrefetchLocalRead, 0),
+                (ParamId::GlobalSplitU, 1),
+                (ParamId::GlobalSplitUAlgorithm, 1),
+                (ParamId::ProducerWarp, 1),
+                (ParamId::PersistentKernel, 1),
+                (ParamId::SwapAB, 0),
+            ]);
+            let c = s.raw_default();
+            self.is_valid(&c).then_some(c)
+        })
+    }
+
     /// Every start besides the default the first batch of a search should measure (valid in
     /// this space: a replayed sweep's space holds only what was recorded).
     ///
@@ -650,6 +791,8 @@ impl Space {
             .chain(full.n_fit_starts())
             .chain(full.full_n_split_start())
             .chain(full.persistent_start())
+            .chain(full.short_k_start())
+            .chain(full.tiny_m_starts())
             .chain(full.gemv_starts())
             .filter_map(|c| self.nearest_recorded(&c))
         {
@@ -994,6 +1137,7 @@ fn blank() -> KernelConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::problem::DataType;
     use rand::SeedableRng;
 
     fn space(spec: &str) -> Space {
@@ -1158,6 +1302,76 @@ mod tests {
         for (m, n, k) in [(16032, 109, 16384), (4096, 4096, 4096), (3584, 160, 1024)] {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
             assert_eq!(s.full_n_split_start(), None, "{m}x{n}x{k}");
+        }
+    }
+
+    #[test]
+    fn short_k_starts_on_the_persistent_kernel_two_tiles_ahead() {
+        let hw = HwSpec::by_name("H100-SXM").unwrap();
+        let mut p = GemmProblem::new(512, 512, 64);
+        p.batch = 40;
+        let s = Space::for_problem(&p, &hw);
+        let c = s.short_k_start().expect("640 tiles of one K step");
+        s.check(&c).unwrap();
+        assert_eq!(
+            (c.mt0, c.mt1, c.pgr, c.plr, c.pw, c.pk),
+            (128, 128, 4, 0, 1, 1)
+        );
+        assert!(s.extra_starts().contains(&c));
+        // fp8: two steps of 128.
+        let mut p = GemmProblem::new(8192, 8192, 256);
+        p.a_type = DataType::F8;
+        p.b_type = DataType::F8;
+        assert!(Space::for_problem(&p, &hw).short_k_start().is_some());
+        // Long K, fewer than two waves of tiles, a skinny N: none.
+        for (m, n, k, batch) in [
+            (4096, 4096, 256, 1),
+            (128, 128, 64, 64),
+            (16032, 109, 128, 1),
+        ] {
+            let mut p = GemmProblem::new(m, n, k);
+            p.batch = batch;
+            let s = Space::for_problem(&p, &hw);
+            assert_eq!(s.short_k_start(), None, "{m}x{n}x{k}x{batch}");
+        }
+    }
+
+    #[test]
+    fn tiny_m_starts_on_the_transposed_warpgroup_tile() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        for (m, svw) in [(1, 1), (4, 4), (8, 8), (16, 8), (24, 8)] {
+            let mut p = GemmProblem::new(m, 4096, 4096);
+            p.trans_a = crate::problem::Trans::N;
+            p.lda = m;
+            let s = Space::for_problem(&p, &hw);
+            let starts = s.tiny_m_starts();
+            assert_eq!(starts.len(), 2, "M={m}");
+            for c in &starts {
+                s.check(c).unwrap();
+                let mt0 = (m as u32).div_ceil(16) * 16;
+                assert_eq!((c.mt0, c.sab, c.pw, c.plr, c.svw), (mt0, 1, 1, 1, svw));
+                // (The first is the default where no 64-row tile is valid.)
+                let default = s.default_config().ok();
+                assert!(s.extra_starts().contains(c) || default == Some(*c), "M={m}");
+            }
+            assert_eq!((starts[0].mt1, starts[0].gsu), (64, 1));
+            assert_eq!((starts[1].mt1, starts[1].gsu), (128, 4));
+            assert_eq!(starts[1].gsu_algo, GsuAlgo::SingleKernel);
+        }
+        // The default too, in 8-bit types (no other path takes them).
+        let mut p = GemmProblem::new(12, 4096, 4096);
+        (p.a_type, p.b_type) = (DataType::F8, DataType::F8);
+        let c = Space::for_problem(&p, &hw).default_config().unwrap();
+        assert_eq!((c.mt0, c.mt1, c.sab, c.svw), (16, 64, 1, 4));
+        // From 33 rows on, one warpgroup's 64.
+        let mut p = GemmProblem::new(40, 4096, 4096);
+        (p.a_type, p.b_type) = (DataType::F8, DataType::F8);
+        let c = Space::for_problem(&p, &hw).default_config().unwrap();
+        assert_eq!((c.mt0, c.wg, c.sab), (64, [4, 1], 0));
+        assert_eq!(Space::for_problem(&p, &hw).tiny_m_starts()[0].mt0, 48);
+        for (m, n) in [(65, 4096), (8, 32)] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, 4096), &hw);
+            assert!(s.tiny_m_starts().is_empty(), "{m}x{n}");
         }
     }
 

@@ -11,6 +11,8 @@
 //! store parameters mean nothing to it: [`KernelConfig::canonical`] fixes them, so they never
 //! make two GEMV kernels of one.
 
+use std::borrow::Cow;
+
 use super::{fail, Violation};
 use crate::hw::{HwSpec, Vendor};
 use crate::problem::GemmProblem;
@@ -31,9 +33,25 @@ pub const GEMV_MMA: [u32; 3] = [16, 8, 16];
 /// 16-row groups per workgroup of the matrix-core GEMV, at most.
 const MAX_MMA_GROUPS: u32 = 4;
 
+/// The problem a GEMV kernel computes: `p`, or with SwapAB = 1 its transpose D^T = B^T A^T
+/// (rows along N, the M <= 8 rows of D as its columns; `GemmProblem::transposed`), for a
+/// vector or a few rows times a long matrix.
+pub fn gemv_problem<'a>(c: &KernelConfig, p: &'a GemmProblem) -> Cow<'a, GemmProblem> {
+    if c.sab == 1 {
+        Cow::Owned(p.transposed())
+    } else {
+        Cow::Borrowed(p)
+    }
+}
+
 /// Rows per wave (A K-contiguous), vectors of rows per lane (A M-contiguous), or 16-row
 /// groups per workgroup (matrix cores).
 pub fn gemv_rows(c: &KernelConfig, p: &GemmProblem, wave: u32) -> u32 {
+    rows(c, &gemv_problem(c, p), wave)
+}
+
+/// [`gemv_rows`] of the problem the kernel computes.
+fn rows(c: &KernelConfig, p: &GemmProblem, wave: u32) -> u32 {
     if c.mi == GEMV_MMA {
         c.mt0 / 16
     } else if p.trans_a.is_t() {
@@ -43,8 +61,35 @@ pub fn gemv_rows(c: &KernelConfig, p: &GemmProblem, wave: u32) -> u32 {
     }
 }
 
+/// How a GEMV kernel reads an N-contiguous B (transB = T of the problem it computes;
+/// `GT_GEMV_B_VECTORS`, kernels/gt_config.h): 1 its single column as a K-contiguous run of
+/// GlobalReadVectorWidth vectors (ldb = 1: a packed row vector, M = 1 along N), 2 each row's
+/// MacroTile1 columns as one vector (ldb a multiple of MacroTile1, at most 16 bytes), 0
+/// element by element. Batch strides must keep the vectors aligned too. Measured (H200, same
+/// call, cuBLASLt in brackets): 1x4096x4096 NN along N 18.4 us element by element [15.0].
+pub fn gemv_b_vectors(c: &KernelConfig, p: &GemmProblem) -> u32 {
+    let p = &*gemv_problem(c, p);
+    if !p.trans_b.is_t() {
+        return 0;
+    }
+    let eb = p.b_type.bytes() as u32;
+    let strided = |v: u32| p.batch <= 1 || p.stride_b % v as i64 == 0;
+    if c.mt1 == 1 && p.ldb == 1 && c.grvw * eb <= 16 && strided(c.grvw) {
+        1
+    } else if c.mt1 >= 2 && c.mt1 * eb <= 16 && p.ldb % c.mt1 as i64 == 0 && strided(c.mt1) {
+        2
+    } else {
+        0
+    }
+}
+
 /// LDS bytes of a GEMV kernel: the waves' partial sums when they split K (A M-contiguous).
 pub fn gemv_lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
+    lds_bytes(c, &gemv_problem(c, p))
+}
+
+/// [`gemv_lds_bytes`] of the problem the kernel computes.
+fn lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     if c.mi == GEMV_MMA && c.wg[0] > 1 {
         return c.wg[0] as u64 * c.mt0 as u64 * 8 * 4;
     }
@@ -62,11 +107,25 @@ pub fn gemv_lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
 /// K-contiguous, as one f32 per element otherwise; K-contiguous rows of A are unpacked to f32 before
 /// they meet B (every vector in flight).
 pub fn gemv_registers(c: &KernelConfig, p: &GemmProblem, wave: u32) -> u32 {
-    let r = gemv_rows(c, p, wave).max(1);
+    registers(c, &gemv_problem(c, p), wave)
+}
+
+/// Registers the GEMV along N (SwapAB) holds beyond the same kernel unswapped: NVVM reads B's
+/// size and leading dimension in pairs with their 16-byte-aligned neighbours (n with k, ldb
+/// with lda), and ptxas keeps the unused halves across the main loop. Measured on sm_90a:
+/// 4x4096x4096 e4m3 along N on MT32x4 (PGR2, eight rows per wave) spilled at 168 registers,
+/// and at 255 with one workgroup per unit asked for, where 4096x4x4096 on the same config
+/// uses 180 and no spill; the estimate of both is 248.
+const ALONG_N_REGISTERS: u32 = 8;
+
+/// [`gemv_registers`] of the problem the kernel computes.
+fn registers(c: &KernelConfig, p: &GemmProblem, wave: u32) -> u32 {
+    let along_n = if c.sab == 1 { ALONG_N_REGISTERS } else { 0 };
+    let r = rows(c, p, wave).max(1);
     if c.mi == GEMV_MMA {
         // Two 16-byte vectors of A per group and one of B per step in flight, four sums per
         // group.
-        return c.pgr * (8 * r + 4) + 4 * r + 2 * r + 30;
+        return c.pgr * (8 * r + 4) + 4 * r + 2 * r + 30 + along_n;
     }
     let a_vec = (c.grvw * p.a_type.bytes() as u32).div_ceil(4);
     let b_vec = (c.grvw * p.b_type.bytes() as u32).div_ceil(4);
@@ -82,7 +141,7 @@ pub fn gemv_registers(c: &KernelConfig, p: &GemmProblem, wave: u32) -> u32 {
     } else {
         (r * c.grvw * c.mt1, c.pgr * c.mt1)
     };
-    sums + c.pgr * r * a_vec + b + 2 * r + 24
+    sums + c.pgr * r * a_vec + b + 2 * r + 24 + along_n
 }
 
 /// The matrix-core GEMV: mma.sync on NVIDIA, 16-bit A and B of one type, both K-contiguous
@@ -123,10 +182,28 @@ pub(super) fn gemv(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(),
         1 => {}
         v => return fail(rule, format!("Gemv is 0 or 1, not {v}")),
     }
+    // SwapAB = 1: the kernel runs along N, and everything below holds for the transposed
+    // problem (its N is this one's M).
+    let along_n = match c.sab {
+        0 => false,
+        1 => true,
+        v => return fail(rule, format!("SwapAB is 0 or 1, not {v}")),
+    };
+    let p = &*gemv_problem(c, p);
     if p.n > GEMV_MAX_N {
         return fail(
             rule,
-            format!("the GEMV path covers N up to {GEMV_MAX_N}, not {}", p.n),
+            if along_n {
+                format!(
+                    "the GEMV path along N (SwapAB=1) covers M up to {GEMV_MAX_N}, not {}",
+                    p.n
+                )
+            } else {
+                format!(
+                    "the GEMV path covers N up to {GEMV_MAX_N} (or M up to {GEMV_MAX_N} with SwapAB=1), not {}",
+                    p.n
+                )
+            },
         );
     }
     if !matches!(c.mt1, 1 | 2 | 4 | 8) || (c.mt1 as i64) < p.n {
@@ -172,7 +249,7 @@ pub(super) fn gemv(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(),
         );
     }
     let wave = hw.wave_size;
-    let r = gemv_rows(c, p, wave);
+    let r = rows(c, p, wave);
     if c.mi == GEMV_MMA {
         // (MacroTile0 is a multiple of 16, checked above.)
         if !(1..=MAX_MMA_GROUPS).contains(&r) {
@@ -240,7 +317,7 @@ pub(super) fn gemv(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(),
             ),
         );
     }
-    let lds = gemv_lds_bytes(c, p);
+    let lds = lds_bytes(c, p);
     if lds > hw.lds_bytes_per_workgroup {
         return fail(
             rule,
@@ -250,7 +327,7 @@ pub(super) fn gemv(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(),
             ),
         );
     }
-    let regs = gemv_registers(c, p, wave);
+    let regs = registers(c, p, wave);
     // FMA code has the architectural registers only (AMD's accumulation registers take
     // matrix-core results): 256 at most.
     let share = hw

@@ -32,7 +32,9 @@ use crate::space::config::KernelConfig;
 
 pub use atom::{fma_lane_grid, is_wgmma, warpgroup_tile, wgmma_mi, WARPGROUP_WARPS, WGMMA_MI};
 pub use cluster::CLUSTER_N_VALUES;
-pub use gemv::{gemv_lds_bytes, gemv_registers, gemv_rows, GEMV_MAX_N, GEMV_MMA};
+pub use gemv::{
+    gemv_b_vectors, gemv_lds_bytes, gemv_problem, gemv_registers, gemv_rows, GEMV_MAX_N, GEMV_MMA,
+};
 pub use lds_layout::{lds_bytes, persistent_output_bytes, persistent_output_passes};
 pub use resources::{registers_estimate, workgroups_per_cu};
 pub use scheduler::{MAX_STREAM_K_ACCUMULATORS, MAX_STREAM_K_PER_CU, MAX_STREAM_K_THREADS};
