@@ -13,28 +13,15 @@
 // unrolled step on sm_90a.
 #pragma once
 
-template <bool T> struct GtGemvSides;
-
-template <> struct GtGemvSides<false> {
-    GT_DEVICE static const void* a(const GtGemmArgs& g) { return g.a; }
-    GT_DEVICE static const void* b(const GtGemmArgs& g) { return g.b; }
-    GT_DEVICE static gt_i64 m(const GtGemmArgs& g) { return g.m; }
-    GT_DEVICE static gt_i64 n(const GtGemmArgs& g) { return g.n; }
-    GT_DEVICE static gt_i64 lda(const GtGemmArgs& g) { return g.lda; }
-    GT_DEVICE static gt_i64 ldb(const GtGemmArgs& g) { return g.ldb; }
-    GT_DEVICE static gt_i64 stride_a(const GtGemmArgs& g) { return g.stride_a; }
-    GT_DEVICE static gt_i64 stride_b(const GtGemmArgs& g) { return g.stride_b; }
-};
-
-template <> struct GtGemvSides<true> {
-    GT_DEVICE static const void* a(const GtGemmArgs& g) { return g.b; }
-    GT_DEVICE static const void* b(const GtGemmArgs& g) { return g.a; }
-    GT_DEVICE static gt_i64 m(const GtGemmArgs& g) { return g.n; }
-    GT_DEVICE static gt_i64 n(const GtGemmArgs& g) { return g.m; }
-    GT_DEVICE static gt_i64 lda(const GtGemmArgs& g) { return g.ldb; }
-    GT_DEVICE static gt_i64 ldb(const GtGemmArgs& g) { return g.lda; }
-    GT_DEVICE static gt_i64 stride_a(const GtGemmArgs& g) { return g.stride_b; }
-    GT_DEVICE static gt_i64 stride_b(const GtGemmArgs& g) { return g.stride_a; }
+template <bool T> struct GtGemvSides {
+    GT_DEVICE static const void* a(const GtGemmArgs& g) { return T ? g.b : g.a; }
+    GT_DEVICE static const void* b(const GtGemmArgs& g) { return T ? g.a : g.b; }
+    GT_DEVICE static gt_i64 m(const GtGemmArgs& g) { return T ? g.n : g.m; }
+    GT_DEVICE static gt_i64 n(const GtGemmArgs& g) { return T ? g.m : g.n; }
+    GT_DEVICE static gt_i64 lda(const GtGemmArgs& g) { return T ? g.ldb : g.lda; }
+    GT_DEVICE static gt_i64 ldb(const GtGemmArgs& g) { return T ? g.lda : g.ldb; }
+    GT_DEVICE static gt_i64 stride_a(const GtGemmArgs& g) { return T ? g.stride_b : g.stride_a; }
+    GT_DEVICE static gt_i64 stride_b(const GtGemmArgs& g) { return T ? g.stride_a : g.stride_b; }
 };
 
 template <class Cfg, bool T> struct GtGemvView : Cfg {

@@ -76,6 +76,14 @@ template <class Cfg> struct GtGemv {
         return gt_to_f32(Cfg::TRANS_B ? b[k * S::ldb(args) + n] : b[k + n * S::ldb(args)]);
     }
 
+    // Row k of an N-contiguous B (B_ROWS): its MT1 columns from one vector, 0 past N.
+    GT_DEVICE static void b_row(const TB* b, const GtGemmArgs& args, gt_i64 k, float (&x)[NC]) {
+        gt_unpack<TB>(*reinterpret_cast<const VecRow*>(b + k * S::ldb(args)), x);
+#pragma unroll
+        for (int n = 0; n < NC; ++n)
+            if (n >= S::n(args)) x[n] = 0.0f;
+    }
+
     // Adds this thread's share of rows [m0, m0 + MT0) x K range [k0, k1) of batch `batch`.
     GT_DEVICE static void accumulate(const GtGemmArgs& args, gt_i64 m0, int batch, gt_i64 k0, gt_i64 k1, int tid,
                                      float (&acc)[ACC]) {
@@ -137,14 +145,8 @@ template <class Cfg> struct GtGemv {
                                        float (&acc)[ACC]) {
         if constexpr (B_ROWS) {
             float bt[V][NC];
-            const gt_i64 ldb = S::ldb(args), n_end = S::n(args);
 #pragma unroll
-            for (int e = 0; e < V; ++e) {
-                gt_unpack<TB>(*reinterpret_cast<const VecRow*>(b + (k + e) * ldb), bt[e]);
-#pragma unroll
-                for (int n = 0; n < NC; ++n)
-                    if (n >= n_end) bt[e][n] = 0.0f;
-            }
+            for (int e = 0; e < V; ++e) b_row(b, args, k + e, bt[e]);
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 float ax[V];
@@ -209,10 +211,11 @@ template <class Cfg> struct GtGemv {
                     }
                 }
                 if constexpr (B_ROWS) {
-                    gt_unpack<TB>(*reinterpret_cast<const VecRow*>(b + (in_k ? k : k0) * S::ldb(args)), bx[u]);
+                    // (Past k1 row k0 is read, in bounds, and its values dropped.)
+                    b_row(b, args, in_k ? k : k0, bx[u]);
 #pragma unroll
                     for (int n = 0; n < NC; ++n)
-                        if (!in_k || n >= S::n(args)) bx[u][n] = 0.0f;
+                        if (!in_k) bx[u][n] = 0.0f;
                 } else {
 #pragma unroll
                     for (int n = 0; n < NC; ++n) bx[u][n] = in_k ? b_at(b, args, k, n) : 0.0f;

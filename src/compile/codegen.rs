@@ -280,14 +280,15 @@ pub fn launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Laun
 /// The launch geometry of the main kernel (and its reduction) for the problem it reads.
 fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> LaunchPlan {
     let wave = wave_size(target);
-    // A GEMV along N (SwapAB) takes row blocks of the transposed problem: N in MacroTile0's.
-    let (rows, cols) = if cfg.gv > 0 && cfg.sab > 0 {
-        (p.n, p.m)
+    // A GEMV takes row blocks of the problem it computes (along N with SwapAB: the
+    // transposed one's, N in MacroTile0's).
+    let rows = if cfg.gv > 0 {
+        crate::space::constraints::gemv_problem(cfg, p)
     } else {
-        (p.m, p.n)
+        std::borrow::Cow::Borrowed(p)
     };
-    let tiles_m = (rows as u64).div_ceil(cfg.mt0 as u64);
-    let tiles_n = (cols as u64).div_ceil(cfg.mt1 as u64);
+    let tiles_m = (rows.m as u64).div_ceil(cfg.mt0 as u64);
+    let tiles_n = (rows.n as u64).div_ceil(cfg.mt1 as u64);
     let block = [cfg.launch_threads(wave), 1, 1];
     let shared_bytes = crate::space::constraints::lds_bytes(cfg, p) as u32;
     let tma = uses_tma(cfg, target).then(|| tma_boxes(cfg, p));

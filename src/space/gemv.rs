@@ -1,5 +1,5 @@
-//! The GEMV path (Gemv = 1, N up to 8, or M up to 8 along N with SwapAB = 1) in the space: the parameters it ignores and the values
-//! they take ([`GEMV_FIXED`], what [`KernelConfig::canonical`] sets), the space a sweep of
+//! The GEMV path (Gemv = 1, N up to 8, or M up to 8 along N with SwapAB = 1) in the space:
+//! the parameters it ignores and the values they take ([`GEMV_FIXED`], what [`KernelConfig::canonical`] sets), the space a sweep of
 //! GEMV kernels walks, and where the search starts: a few configs of the shapes
 //! `kernels/mainloop/gt_gemv.h` runs best, measured in the first batch beside the tile
 //! kernels' starts.

@@ -298,12 +298,11 @@ impl Space {
         }
     }
 
-    /// The widest store vector up to `most` elements that ldd (and ldc where beta reads C)
-    /// are multiples of (`constraints::epilogue`'s store-alignment rule).
+    /// The widest store vector up to `most` elements that the store-alignment rule takes
+    /// (ldd, and ldc where beta reads C, its multiples).
     fn widest_store(&self, most: i64) -> i64 {
-        let p = &self.problem;
         let mut v = most.max(1);
-        while v > 1 && (p.ldd % v != 0 || (p.beta != 0.0 && p.ldc % v != 0)) {
+        while v > 1 && !constraints::stores_aligned(&self.problem, v) {
             v /= 2;
         }
         v

@@ -25,9 +25,15 @@ pub(super) fn store(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violation> 
     Ok(())
 }
 
+/// Whether stores of `svw` elements (and reads of C, where beta reads it) start aligned in
+/// every column: ldd (and ldc) are multiples of `svw`.
+pub fn stores_aligned(p: &GemmProblem, svw: i64) -> bool {
+    p.ldd % svw == 0 && (p.beta == 0.0 || p.ldc % svw == 0)
+}
+
 /// `store-alignment`: every store (and every read of C) starts aligned.
 pub(super) fn store_alignment(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violation> {
-    if p.ldd % c.svw as i64 != 0 || (p.beta != 0.0 && p.ldc % c.svw as i64 != 0) {
+    if !stores_aligned(p, c.svw as i64) {
         return fail(
             "store-alignment",
             format!("ldd/ldc must be multiples of StoreVectorWidth {}", c.svw),
