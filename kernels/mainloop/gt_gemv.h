@@ -156,30 +156,30 @@ template <class Cfg> struct GtGemv {
 #pragma unroll
                     for (int e = 0; e < V; ++e) acc[r * NC + n] = fmaf(ax[e], bt[e][n], acc[r * NC + n]);
             }
-            return;
-        }
+        } else {
 #pragma unroll
-        for (int n = 0; n < NC; ++n) {
-            float bx[V];
-            if constexpr (!Cfg::TRANS_B) {
-                if (n < S::n(args)) {
-                    gt_unpack<TB>(*reinterpret_cast<const VecB*>(b + k + n * S::ldb(args)), bx);
+            for (int n = 0; n < NC; ++n) {
+                float bx[V];
+                if constexpr (!Cfg::TRANS_B) {
+                    if (n < S::n(args)) {
+                        gt_unpack<TB>(*reinterpret_cast<const VecB*>(b + k + n * S::ldb(args)), bx);
+                    } else {
+#pragma unroll
+                        for (int e = 0; e < V; ++e) bx[e] = 0.0f;
+                    }
+                } else if constexpr (B_RUN) {
+                    gt_unpack<TB>(*reinterpret_cast<const VecB*>(b + k), bx);
                 } else {
 #pragma unroll
-                    for (int e = 0; e < V; ++e) bx[e] = 0.0f;
+                    for (int e = 0; e < V; ++e) bx[e] = b_at(b, args, k + e, n);
                 }
-            } else if constexpr (B_RUN) {
-                gt_unpack<TB>(*reinterpret_cast<const VecB*>(b + k), bx);
-            } else {
 #pragma unroll
-                for (int e = 0; e < V; ++e) bx[e] = b_at(b, args, k + e, n);
-            }
+                for (int r = 0; r < R; ++r) {
+                    float ax[V];
+                    gt_unpack<TA>(av[r], ax);
 #pragma unroll
-            for (int r = 0; r < R; ++r) {
-                float ax[V];
-                gt_unpack<TA>(av[r], ax);
-#pragma unroll
-                for (int e = 0; e < V; ++e) acc[r * NC + n] = fmaf(ax[e], bx[e], acc[r * NC + n]);
+                    for (int e = 0; e < V; ++e) acc[r * NC + n] = fmaf(ax[e], bx[e], acc[r * NC + n]);
+                }
             }
         }
     }
