@@ -27,4 +27,5 @@ struct GtGemmArgs {
     GtTensorMap tma_a;  // A as (K, M, batch), or (M, K, batch) when M-major
     GtTensorMap tma_b;  // B as (K, N, batch), or (N, K, batch) when N-major
     GtTensorMap tma_d;  // D as (M, N, batch), for kernels that store through tensor maps
+    GtTensorMap tma_c;  // C as (M, N, batch), for those kernels where beta reads C
 };

@@ -39,6 +39,12 @@
 #ifndef GT_CLUSTER_N
 #define GT_CLUSTER_N 1
 #endif
+// Where the persistent kernel reads C (beta != 0): in a ring of this many C tiles beside its
+// staging area (the host sets 1 or 2, as many as the LDS holds), or, 0, in the staging area
+// itself (epilogue/gt_epilogue_tma.h).
+#ifndef GT_C_STAGES
+#define GT_C_STAGES 0
+#endif
 // The GEMV path (mainloop/gt_gemv.h, scheduler/gt_gemv_rows.h) for N up to 8.
 #ifndef GT_GEMV
 #define GT_GEMV 0
@@ -112,6 +118,7 @@ struct GtCfg {
     // Whether split partials go to the workspace for the <name>_epilogue kernel to sum.
     static constexpr bool REDUCTION_KERNEL = GSU > 1 && !STREAM_K && !GSU_SINGLE_KERNEL;
     static constexpr bool BETA_ZERO = GT_BETA_ZERO;
+    static constexpr int C_STAGES = GT_C_STAGES;
 };
 // The preprocessor's copy of GtCfg::REDUCTION_KERNEL: it decides whether the second kernel
 // exists at all.

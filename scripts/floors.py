@@ -2,7 +2,7 @@
 """The floor of each GEMM on this GPU: the larger of its memory floor and its compute floor.
 
 Memory floor: the time a device-to-device copy takes to move the GEMM's compulsory bytes (A and
-B read once, D written once, every batch), at that size, with the source rotating through enough
+B read once, C read once where beta reads it, D written once, every batch), at that size, with the source rotating through enough
 buffers to exceed L2 (reads come from HBM, as in gemmtune's timing); a kernel reading its operands
 once cannot beat it by much. Compute floor: the FLOPs at the tensor-core (or, for f32, FFMA) rate
 measured here with PyTorch on a large square GEMM of the type (bf16/f16 matmul; fp8 e4m3
@@ -10,8 +10,9 @@ _scaled_mm; f32 matmul with TF32 off; xf32: f32 matmul with TF32 on). Prints one
 
     shape  mem-us  compute-us  floor-us  bound
 
-usage: scripts/floors.py SHAPE [SHAPE ...]   SHAPE = MxNxK[xBATCH][:TYPE], TYPE bf16 (default),
-       f16, f32, xf32 (f32 read as tf32), f8 (A and B of TYPE, D bf16 except f32 and xf32)
+usage: scripts/floors.py SHAPE [SHAPE ...]   SHAPE = MxNxK[xBATCH][:TYPE][+c], TYPE bf16 (default),
+       f16, f32, xf32 (f32 read as tf32), f8 (A and B of TYPE, D bf16 except f32 and xf32);
+       +c: beta reads C (D's type)
                                                                    needs PyTorch and a GPU
 """
 import statistics
@@ -68,14 +69,15 @@ def main():
     peaks = {}
     print(f"{'shape':>26} {'mem-us':>8} {'compute-us':>10} {'floor-us':>8}  bound")
     for spec in sys.argv[1:]:
-        dims, _, t = spec.partition(":")
+        reads_c = spec.endswith("+c")
+        dims, _, t = spec.removesuffix("+c").partition(":")
         t = t or "bf16"
         d = [int(x) for x in dims.split("x")]
         m, n, k = d[:3]
         batch = d[3] if len(d) > 3 else 1
         e = BYTES[t]
         ed = 4 if t in ("f32", "xf32") else 2
-        nbytes = batch * (m * k * e + k * n * e + m * n * ed)
+        nbytes = batch * (m * k * e + k * n * e + m * n * ed * (2 if reads_c else 1))
         # A copy moves nbytes twice (read and write); the GEMM moves them once.
         mem = copy_us(nbytes) / 2
         if t not in peaks:

@@ -507,7 +507,7 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
         ),
     ];
     // Persistent kernels: the 128x256 tile with four stages beside its output staging, a
-    // swapped one, a wide N tile with a packed B, and 8-bit inputs.
+    // swapped one, a wide N tile with a packed B, 8-bit inputs, and beta.
     let persistent: Vec<Case> = vec![
         (
             problem(4096, 4096, 4096, "TN", Bf16, Bf16, 0.0, 2),
@@ -542,6 +542,35 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
             xf32(problem(4096, 4096, 4096, "TN", F32, F32, 0.0, 1)),
             "MT128x256x32_MI64x8x8_WG8x1_PGR3_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW4_SVW4_SU0_PW1_PK1",
             "",
+            false,
+            false,
+        ),        // Beta reads C through a tensor map: into a ring of two C tiles, one, or the staging
+        // area itself, with 16-bit C read back by ldmatrix and f32 C element by element.
+        (
+            problem(4096, 4096, 4096, "TN", Bf16, Bf16, 1.0, 2),
+            "MT128x128x64_MI64x8x16_WG8x1_PGR4_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1",
+            "0, 0",
+            false,
+            false,
+        ),
+        (
+            problem(4096, 4096, 4096, "TN", Bf16, Bf16, 0.5, 1),
+            "MT128x256x64_MI64x8x16_WG8x1_PGR3_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1",
+            "0, 0",
+            false,
+            false,
+        ),
+        (
+            problem(4096, 4096, 4096, "TN", F16, F16, 1.0, 1),
+            "MT128x128x64_MI64x8x16_WG4x2_PGR4_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_SAB1_PK1",
+            "0, 0",
+            false,
+            false,
+        ),
+        (
+            problem(4096, 4096, 4096, "TN", Bf16, F32, 1.0, 1),
+            "MT128x128x64_MI64x8x16_WG8x1_PGR3_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW1_PK1",
+            "0, 0",
             false,
             false,
         ),
@@ -600,6 +629,15 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
                 main.contains(matrix),
                 p.d_type.bytes() == 2,
                 "{name} {}: {matrix}",
+                p.label()
+            );
+            // C, where beta reads it, is read back from LDS by the instruction that mirrors
+            // the matrix stores; nothing else in the kernel uses it.
+            let mirror = matrix.replace("stmatrix", "ldmatrix");
+            assert_eq!(
+                main.contains(&mirror),
+                p.d_type.bytes() == 2 && p.beta != 0.0,
+                "{name} {}: {mirror}",
                 p.label()
             );
         }

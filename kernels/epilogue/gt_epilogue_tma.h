@@ -11,8 +11,23 @@
 // consumers take part: they synchronise on barriers of their own, never with the producer
 // warp.
 //
-// D = alpha * AB only (beta = 0): rounding alpha * acc once to D's type is exactly what the
-// other epilogues compute then.
+// D = alpha * AB + beta * C: where beta is not 0 (READS_C), C of the whole tile comes in
+// through a tensor map of C, in the staging area's layout (C and D share a type), and each
+// thread reads C at exactly the places it stages, with the instruction that mirrors its
+// stores (ldmatrix for stmatrix), rounding alpha * acc + beta * C once as the other epilogues
+// round. The consumers wait for C on an mbarrier (one per leader and C tile). Where C lands
+// (GtCfg::C_STAGES, chosen by the host by the LDS left):
+//   apart (C_STAGES tiles, 1 or 2): a ring of C tiles behind the staging area. The leader
+//             issues the C of the tile C_STAGES ahead as soon as every consumer has blended
+//             the current one, so it loads while the tiles between are multiplied and stored.
+//   in place (0): the staging area, holding every column group. Halfway through a tile's K
+//             steps each leader waits for the last tile's stores to have read the area and
+//             says so on an mbarrier; the producer warp then issues the tile's C (a load issued
+//             by the consumers in their main loop cost them spills at 168 registers). Each
+//             thread overwrites its C with D. Costs no LDS beyond D's tile.
+// Measured on an H200 (beta 1), kernel against kernel: asking L2 for the next tile's C as
+// well ran 1-11% slower on every shape but one. Reading C element by element from global
+// memory in the epilogue instead ran 1.5-7x slower (latency the consumers wait out).
 #pragma once
 
 // Column groups of the persistent epilogue: the fewest equal groups of at most 128 columns
@@ -26,7 +41,7 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     static constexpr int PASSES = gt_out_passes(Cfg::MT1), OUT_N = Cfg::MT1 / PASSES;
     typedef GtOutTile<TD, Cfg::MT0, OUT_N> Tile;
     static constexpr int ACC = Mainloop::ACC;
-    static_assert(Cfg::BETA_ZERO, "the persistent epilogue stores alpha * AB (beta = 0)");
+    static_assert(sizeof(typename Cfg::TC) == sizeof(TD), "C is read into a tile of D's layout: C and D share a type");
     // When the warpgroups stack along M (unswapped, N not split) and each one's rows are whole
     // store boxes along M, every warpgroup stages and stores its own rows: it synchronises
     // only its own four warps (hardware barrier 2 + its index) and its first thread issues
@@ -55,9 +70,92 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
             }
         }
     }
-    // The thread that issues (and waits for) this thread's stores.
+    // The thread that issues (and waits for) this thread's stores, and loads its C.
     GT_DEVICE static bool leader(int tid) { return tid % SYNC_THREADS == 0; }
 
+    // C of the whole tile arrives at once: apart, as PASSES parts of a ring slot behind the
+    // staging area; in place, in the staging area, which then has a part per column group.
+    static constexpr bool READS_C = !Cfg::BETA_ZERO;
+    static constexpr int C_STAGES = READS_C ? Cfg::C_STAGES : 0;
+    static constexpr bool C_APART = C_STAGES > 0, IN_PLACE = READS_C && !C_APART;
+    static constexpr int C_SLOTS = C_APART ? C_STAGES : 1, C_TILE = PASSES * Tile::BYTES;
+    static constexpr int LDS_BYTES =
+        C_APART ? Tile::BYTES + C_STAGES * C_TILE : (IN_PLACE ? PASSES : 1) * Tile::BYTES;
+    // Where column group `pass` is staged, and where its C is in ring slot `slot`.
+    GT_DEVICE static int stage_off(int pass) { return IN_PLACE ? pass * Tile::BYTES : 0; }
+    GT_DEVICE static int c_off(int slot, int pass) {
+        return (C_APART ? Tile::BYTES + slot * C_TILE : 0) + pass * Tile::BYTES;
+    }
+    // Does store box j belong to the rows of this thread's leader?
+    GT_DEVICE static bool own_box(int j, int tid) { return !OWN_ROWS || Tile::box_m(j) / WGT0 == tid / 128; }
+    static constexpr int LEADERS = OWN_ROWS ? Cfg::WG0 / 4 : 1;
+    // The mbarrier on which this thread's leader's C arrives in slot `slot` (per warpgroup
+    // with OWN_ROWS), and, in place, the one on which the leaders hand the staging area over.
+    GT_DEVICE static gt_u32 c_bar(int tid, int slot) {
+        __shared__ __align__(8) gt_u64 gt_c_bars[4 * C_SLOTS];
+        return gt_lds_addr(&gt_c_bars[(OWN_ROWS ? tid / 128 : 0) * C_SLOTS + slot]);
+    }
+    GT_DEVICE static gt_u32 staging_free_bar() {
+        __shared__ __align__(8) gt_u64 gt_staging_free_bar;
+        return gt_lds_addr(&gt_staging_free_bar);
+    }
+    // Thread 0 initialises the C barriers (before the workgroup's first barrier).
+    GT_DEVICE static void init(int tid) {
+        if constexpr (READS_C) {
+            if (tid == 0) {
+#pragma unroll
+                for (int w = 0; w < LEADERS; ++w)
+                    for (int slot = 0; slot < C_SLOTS; ++slot) gt_mbar_init(c_bar(128 * w, slot), 1);
+                if constexpr (IN_PLACE) gt_mbar_init(staging_free_bar(), LEADERS);
+                gt_mbar_init_fence();
+            }
+        }
+    }
+    // Issues the boxes of C of the tile at (m0, n0) of `batch` that the leader of thread
+    // `owner` stores, into ring slot `slot`, completing on that leader's barrier.
+    GT_DEVICE static void issue_c(const GtGemmArgs& args, unsigned char* out, int m0, int n0, int batch, int owner,
+                                  int slot) {
+        int boxes = 0;
+#pragma unroll
+        for (int j = 0; j < Tile::BOXES; ++j) boxes += own_box(j, owner) ? 1 : 0;
+        const gt_u32 bar = c_bar(owner, slot), c_lds = gt_lds_addr(out);
+        // Boxes clipped at C's edges still count whole (the tensor memory accelerator fills
+        // the outside with zeros).
+        gt_mbar_expect(bar, gt_u32(PASSES * boxes * Tile::BOX_ROWS * 128));
+#pragma unroll
+        for (int pass = 0; pass < PASSES; ++pass)
+#pragma unroll
+            for (int j = 0; j < Tile::BOXES; ++j)
+                if (own_box(j, owner))
+                    gt_tma_load_3d(c_lds + gt_u32(c_off(slot, pass) + Tile::box_src(j)), &args.tma_c,
+                                   m0 + Tile::box_m(j), n0 + pass * OUT_N + Tile::box_n(j), batch, bar);
+    }
+    // Apart: the leader issues its boxes of the tile's C into ring slot `slot`, whose last
+    // tile every consumer of the leader has blended.
+    GT_DEVICE static void fetch_c(const GtGemmArgs& args, unsigned char* out, int m0, int n0, int batch, int tid,
+                                  int slot) {
+        if constexpr (C_APART) issue_c(args, out, m0, n0, batch, tid, slot);
+    }
+    // In place, a leader: once the last tile's stores have read the staging area, hands it
+    // to the producer for this tile's C (the consumers touch it only after C arrives).
+    GT_DEVICE static void free_staging(int tid) {
+        if constexpr (IN_PLACE) {
+            if (leader(tid)) {
+                gt_bulk_wait<0, true>();
+                gt_mbar_arrive(staging_free_bar());
+            }
+        }
+    }
+    // In place, the producer: the C of this workgroup's tile `tile` at (m0, n0) of `batch`,
+    // every leader's boxes, once the leaders have handed the staging area over.
+    GT_DEVICE static void fetch_c_in_place(const GtGemmArgs& args, unsigned char* out, int m0, int n0, int batch,
+                                           int tile) {
+        if constexpr (IN_PLACE) {
+            gt_mbar_wait(staging_free_bar(), gt_u32(tile) & 1u);
+#pragma unroll
+            for (int w = 0; w < LEADERS; ++w) issue_c(args, out, m0, n0, batch, 128 * w, 0);
+        }
+    }
     // Waits until the stores of the group staged before have read it (the leader issued them).
     GT_DEVICE static void reclaim(int tid) {
         if (leader(tid)) gt_bulk_wait<0, true>();
@@ -83,22 +181,31 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
         const int n = (Cfg::SWAP_AB ? wn0(pos) + s * 64 : wn0(pos) + 8 * j) - pass * OUT_N;
         return n >= 0 && n < OUT_N;
     }
-    // The LDS address lane `lane` names for row lane % 8 of fragment `f` (rows 8 (f % 2)..,
-    // columns 8 (j + f / 2)..) of slice s.
-    GT_DEVICE static gt_u32 row_addr(gt_u32 out, const GtPos& pos, int s, int j, int f, int pass) {
+    // The LDS offset in a column group lane `lane` names for row lane % 8 of fragment `f`
+    // (rows 8 (f % 2).., columns 8 (j + f / 2)..) of slice s.
+    GT_DEVICE static int row_off(const GtPos& pos, int s, int j, int f, int pass) {
         const int r = pos.lane & 7, rows = s * 64 + 8 * (f & 1), cols = 8 * (j + (f >> 1));
         const int m = Cfg::SWAP_AB ? pos.wm0 + cols : pos.wm0 + rows;
         const int n = (Cfg::SWAP_AB ? wn0(pos) + rows + r : wn0(pos) + cols + r) - pass * OUT_N;
-        return out + gt_u32(Tile::byte_off(m, n));
+        return Tile::byte_off(m, n);
     }
-    GT_DEVICE static void stage_matrices(unsigned char* out, const float (&acc)[ACC], const GtPos& pos, float alpha,
-                                         int pass) {
+    // `out` is where column group `pass` is staged, `c_in` where its C is (read where READS_C).
+    GT_DEVICE static void stage_matrices(unsigned char* out, const unsigned char* c_in, const float (&acc)[ACC],
+                                         const GtPos& pos, float alpha, float beta, int pass) {
         constexpr bool TRANS = !Cfg::SWAP_AB;
         const gt_u32 base = gt_lds_addr(out);
-        // Fragment rows 0-7 (h = 0) or 8-15 (h = 1) of group (s, j), packed pairs of columns.
-        auto frag = [&](int s, int j, int h) {
+        // Fragment rows 0-7 (h = 0) or 8-15 (h = 1) of group (s, j), packed pairs of columns,
+        // plus beta times C's pair `c` (the same fragment, read with the mirrored instruction).
+        auto frag = [&](int s, int j, int h, gt_u32 c) {
             const int i = s * Mainloop::Compute::ACC_SLICE + 4 * j + 2 * h;
-            return gt_pack2_from_f32<TD>(alpha * acc[i], alpha * acc[i + 1]);
+            float x[2] = {alpha * acc[i], alpha * acc[i + 1]};
+            if constexpr (READS_C) {
+                float y[2];
+                gt_unpack<TD, 2>(c, y);
+                x[0] += beta * y[0];
+                x[1] += beta * y[1];
+            }
+            return gt_pack2_from_f32<TD>(x[0], x[1]);
         };
 #pragma unroll
         for (int s = 0; s < SLICES; ++s) {
@@ -107,33 +214,45 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
                 const bool a = in_pass(pos, s, j, pass), b = j + 1 < JS && in_pass(pos, s, j + 1, pass);
                 const int f = (pos.lane >> 3) & 3;
                 if (a && b) {
-                    gt_stmatrix_x4<TRANS>(row_addr(base, pos, s, j, f, pass), frag(s, j, 0), frag(s, j, 1),
-                                          frag(s, j + 1, 0), frag(s, j + 1, 1));
+                    const int off = row_off(pos, s, j, f, pass);
+                    gt_u32 c[4] = {0, 0, 0, 0};
+                    if constexpr (READS_C) gt_ldmatrix_x4(c, c_in + off, TRANS);
+                    gt_stmatrix_x4<TRANS>(base + gt_u32(off), frag(s, j, 0, c[0]), frag(s, j, 1, c[1]),
+                                          frag(s, j + 1, 0, c[2]), frag(s, j + 1, 1, c[3]));
                 } else {
                     // One of the two straddles the column groups' border (indices stay
                     // compile-time constants: a selected index would put acc in local memory).
-                    if (a) gt_stmatrix_x2<TRANS>(row_addr(base, pos, s, j, f & 1, pass), frag(s, j, 0), frag(s, j, 1));
-                    if (b)
-                        gt_stmatrix_x2<TRANS>(row_addr(base, pos, s, j + 1, f & 1, pass), frag(s, j + 1, 0),
-                                              frag(s, j + 1, 1));
+#pragma unroll
+                    for (int q = 0; q < 2; ++q) {
+                        if (!(q == 0 ? a : b)) continue;
+                        const int off = row_off(pos, s, j + q, f & 1, pass);
+                        gt_u32 c[2] = {0, 0};
+                        if constexpr (READS_C) gt_ldmatrix_x2(c, c_in + off, TRANS);
+                        gt_stmatrix_x2<TRANS>(base + gt_u32(off), frag(s, j + q, 0, c[0]), frag(s, j + q, 1, c[1]));
+                    }
                 }
             }
         }
     }
 
-    // Each consumer thread writes its accumulators of column group `pass`, times alpha, in
-    // D's type.
-    GT_DEVICE static void stage(unsigned char* out, const float (&acc)[ACC], const GtPos& pos, float alpha, int pass) {
+    // Each consumer thread writes its outputs of column group `pass`, alpha * acc (+ beta * C),
+    // in D's type.
+    GT_DEVICE static void stage(unsigned char* out, const unsigned char* c_in, const float (&acc)[ACC],
+                                const GtPos& pos, float alpha, float beta, int pass) {
         if constexpr (MATRIX_STORES) {
-            stage_matrices(out, acc, pos, alpha, pass);
+            stage_matrices(out, c_in, acc, pos, alpha, beta, pass);
         } else {
 #pragma unroll
             for (int i = 0; i < ACC; ++i) {
                 int m, n;
                 Mainloop::acc_coord(pos.lane, i, m, n);
                 n += pos.wn0 - pass * OUT_N;
-                if (PASSES == 1 || (n >= 0 && n < OUT_N))
-                    *reinterpret_cast<TD*>(out + Tile::byte_off(pos.wm0 + m, n)) = gt_from_f32<TD>(alpha * acc[i]);
+                if (PASSES == 1 || (n >= 0 && n < OUT_N)) {
+                    const int off = Tile::byte_off(pos.wm0 + m, n);
+                    float x = alpha * acc[i];
+                    if constexpr (READS_C) x += beta * gt_to_f32(*reinterpret_cast<const TD*>(c_in + off));
+                    *reinterpret_cast<TD*>(out + off) = gt_from_f32<TD>(x);
+                }
             }
         }
         // The tensor-map stores read LDS through the async proxy.
@@ -147,26 +266,30 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
         if (leader(tid)) {
 #pragma unroll
             for (int j = 0; j < Tile::BOXES; ++j)
-                if (!OWN_ROWS || Tile::box_m(j) / WGT0 == tid / 128)
+                if (own_box(j, tid))
                     gt_tma_store_3d(&args.tma_d, out + gt_u32(Tile::box_src(j)), m0 + Tile::box_m(j),
                                     n0 + Tile::box_n(j), batch);
             gt_bulk_commit();
         }
     }
 
-    // The whole tile at (m0, n0) of `batch`, group by group.
+    // The whole tile at (m0, n0) of `batch`, group by group: this workgroup's tile `tile`
+    // (counted from 0), whose C is in slot tile % C_SLOTS, phase tile / C_SLOTS.
     GT_DEVICE static void write(const GtGemmArgs& args, unsigned char* out, float (&acc)[ACC], const GtPos& pos, int m0,
-                                int n0, int batch, int tid) {
+                                int n0, int batch, int tid, int tile) {
         gt_plant_wrong_result(acc);
+        const int slot = tile % C_SLOTS;
+        if constexpr (READS_C) gt_mbar_wait(c_bar(tid, slot), gt_u32(tile / C_SLOTS) & 1u);
         const gt_u32 out_lds = gt_lds_addr(out);
         // With matrix stores unrolled, so each group's stores are known at compile time; the
         // element stores, 128 per group, stay a loop.
         constexpr int unroll = MATRIX_STORES ? PASSES : 1;
 #pragma unroll(unroll)
         for (int pass = 0; pass < PASSES; ++pass) {
-            reclaim(tid);
-            stage(out, acc, pos, args.alpha, pass);
-            store(args, out_lds, m0, n0 + pass * OUT_N, batch, tid);
+            // The column groups take turns in one part, except in place, where each has its own.
+            if constexpr (!IN_PLACE) reclaim(tid);
+            stage(out + stage_off(pass), out + c_off(slot, pass), acc, pos, args.alpha, args.beta, pass);
+            store(args, out_lds + gt_u32(stage_off(pass)), m0, n0 + pass * OUT_N, batch, tid);
         }
     }
 

@@ -93,6 +93,12 @@ fn describe_launch(l: &crate::compile::LaunchPlan) -> String {
             d.inner, d.outer
         ));
     }
+    if let Some(c) = &l.tma_c {
+        parts.push(format!(
+            "C loaded through a tensor map in boxes of {} M by {} N",
+            c.inner, c.outer
+        ));
+    }
     for p in &l.packs {
         parts.push(format!(
             "first {} packs {} K-major into the workspace at byte {}",

@@ -295,8 +295,18 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
     let tiles = tiles_m * tiles_n * p.batch as u64;
     if cfg.pk > 0 {
         // One workgroup per compute unit (the LDS holds one), walking the tiles; its output
-        // tiles go out through a tensor map of D: boxes of 128 bytes of M by up to 256 of N.
+        // tiles go out through a tensor map of D: boxes of 128 bytes of M by up to 256 of N;
+        // where beta reads C, C comes in through a tensor map of C in the same boxes.
         let chunk = 128 / p.d_type.bytes() as u32;
+        let out_box = TmaBox {
+            k_major: false,
+            inner: chunk,
+            outer: {
+                let cols = cfg.mt1 / persistent_output_passes(cfg.mt1);
+                k_major_box_rows(cols).unwrap_or(cols)
+            },
+            swizzle_bytes: 128,
+        };
         return LaunchPlan {
             symbol: cfg.name(),
             // Whole clusters: the tiles come in groups of ClusterN (constraints::cluster).
@@ -307,15 +317,8 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
             zero_workspace: false,
             flags_bytes: 0,
             tma,
-            tma_d: Some(TmaBox {
-                k_major: false,
-                inner: chunk,
-                outer: {
-                    let cols = cfg.mt1 / persistent_output_passes(cfg.mt1);
-                    k_major_box_rows(cols).unwrap_or(cols)
-                },
-                swizzle_bytes: 128,
-            }),
+            tma_c: (p.beta != 0.0).then_some(out_box),
+            tma_d: Some(out_box),
             epilogue: None,
             packs: Vec::new(),
         };
@@ -333,6 +336,7 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
             flags_bytes: tiles * 4,
             tma,
             tma_d: None,
+            tma_c: None,
             epilogue: None,
             packs: Vec::new(),
         };
@@ -371,6 +375,7 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
         },
         tma,
         tma_d: None,
+        tma_c: None,
         epilogue,
         packs: Vec::new(),
     }
@@ -660,6 +665,11 @@ fn scheduler_defines(s: &PartSpec, b: &mut DefineBlock) {
 fn epilogue_defines(s: &PartSpec, b: &mut DefineBlock) {
     b.def("GT_SVW", s.cfg.svw);
     b.flag("GT_BETA_ZERO", s.p.beta == 0.0);
+    // Named only when set (the persistent kernel's ring of C tiles).
+    let c_stages = crate::space::constraints::persistent_c_stages(&s.cfg, s.p);
+    if c_stages > 0 {
+        b.def("GT_C_STAGES", c_stages);
+    }
 }
 
 /// The warpgroup mainloop (MI 64x8x16, 64x8x32): the instruction's N, the operands' LDS chunks
@@ -1058,6 +1068,30 @@ mod tests {
     }
 
     #[test]
+    fn a_persistent_kernel_with_beta_loads_c_through_its_own_tensor_map() {
+        let cfg = KernelConfig::parse(
+            "MT128x128x64_MI64x8x16_WG8x1_PGR4_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1",
+        )
+        .unwrap();
+        let p = GemmProblem {
+            beta: 1.0,
+            ..GemmProblem::new(16384, 16384, 128)
+        };
+        let plan = launch_plan(&cfg, &p, &target());
+        // C comes in D's boxes, into a ring of two C tiles.
+        assert_eq!(plan.tma_c, plan.tma_d);
+        assert!(plan.tma_c.is_some());
+        assert!(defines(&cfg, &p, &target()).contains("#define GT_C_STAGES 2\n"));
+        // In the staging area (no define), and no map of C at all without beta.
+        let deeper = KernelConfig { pgr: 6, ..cfg };
+        assert!(!defines(&deeper, &p, &target()).contains("GT_C_STAGES"));
+        assert!(launch_plan(&deeper, &p, &target()).tma_c.is_some());
+        let no_c = GemmProblem::new(16384, 16384, 128);
+        assert_eq!(launch_plan(&cfg, &no_c, &target()).tma_c, None);
+        assert!(!defines(&cfg, &no_c, &target()).contains("GT_C_STAGES"));
+    }
+
+    #[test]
     fn swap_ab_runs_the_instruction_n_along_m() {
         let p = GemmProblem::new(10240, 128, 8192);
         let cfg = KernelConfig::parse(
@@ -1191,17 +1225,19 @@ mod tests {
         // kernels, fewer stream-K ones), the matrix-core ones untouched (their rules did not
         // change); and again when the persistent kernels' register allowance became what
         // ptxas used and NVIDIA's register share that of a sub-partition: 48 more persistent
-        // blocks with the producer warp, the others unchanged.
-        assert_eq!(count(&|_| true), 36444);
-        assert_eq!(count(&is_wgmma), 7800);
-        assert_eq!(count(&|c| c.pw > 0), 3840);
-        assert_eq!(count(&|c| c.sab > 0), 3360);
+        // blocks with the producer warp, the others unchanged; and again when the persistent
+        // kernel took beta: 288 more persistent blocks (the beta problems'), every block of
+        // the sample before unchanged (their digest is still dc7473d9...).
+        assert_eq!(count(&|_| true), 36732);
+        assert_eq!(count(&is_wgmma), 8088);
+        assert_eq!(count(&|c| c.pw > 0), 4128);
+        assert_eq!(count(&|c| c.sab > 0), 3456);
         assert_eq!(count(&|c| c.gsu_algo == GsuAlgo::StreamK), 4764);
         assert_eq!(count(&|c| c.sums_splits_in_kernel()), 7488);
-        assert_eq!(count(&|c| c.pk > 0), 384);
+        assert_eq!(count(&|c| c.pk > 0), 672);
         assert_eq!(
             format!("{:x}", h.finalize()),
-            "dc7473d9fcb3ef23270600c6fdfefeb564bdd64f65aeb5352aea2641c4ca316d"
+            "cc50e2ab7310177fb3f5da89093484aa13bb7ec703f420cf57b092b39eb3c93a"
         );
     }
 }

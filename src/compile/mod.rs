@@ -80,6 +80,10 @@ pub struct LaunchPlan {
     /// into the arguments.
     #[serde(default)]
     pub tma_d: Option<TmaBox>,
+    /// The box in which such a kernel loads C where beta reads it: a tensor map of C, laid
+    /// out as D's (C and D share a type), in D's boxes.
+    #[serde(default)]
+    pub tma_c: Option<TmaBox>,
     /// Second kernel that turns the split-K workspace into D (reduction / alpha-beta).
     pub epilogue: Option<EpiloguePlan>,
     /// Kernels that pack an operand K-major into the workspace before the main kernel (A

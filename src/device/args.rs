@@ -39,6 +39,8 @@ pub struct GemmArgs {
     pub tma_b: TensorMap,
     /// Tensor map of D for kernels that store through it (persistent kernels).
     pub tma_d: TensorMap,
+    /// Tensor map of C for those kernels where beta reads C.
+    pub tma_c: TensorMap,
 }
 
 impl GemmArgs {
@@ -79,6 +81,7 @@ impl GemmArgs {
             tma_a: TensorMap::default(),
             tma_b: TensorMap::default(),
             tma_d: TensorMap::default(),
+            tma_c: TensorMap::default(),
         }
     }
 }
@@ -88,10 +91,11 @@ mod tests {
     #[test]
     fn layout_matches_the_c_header() {
         // 6 pointers + 2 floats + 11 i64 + 2 i32 = 48 + 8 + 88 + 8 = 152, padded to 256 for
-        // the three 128-byte-aligned 128-byte tensor maps.
-        assert_eq!(std::mem::size_of::<super::GemmArgs>(), 640);
+        // the four 128-byte-aligned 128-byte tensor maps.
+        assert_eq!(std::mem::size_of::<super::GemmArgs>(), 768);
         assert_eq!(std::mem::align_of::<super::GemmArgs>(), 128);
         assert_eq!(std::mem::offset_of!(super::GemmArgs, tma_a), 256);
         assert_eq!(std::mem::offset_of!(super::GemmArgs, tma_d), 512);
+        assert_eq!(std::mem::offset_of!(super::GemmArgs, tma_c), 640);
     }
 }

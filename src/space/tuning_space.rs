@@ -136,14 +136,9 @@ impl Space {
                 },
                 0,
             ),
-            // Persistent only where the epilogue can store through tensor maps (beta = 0).
             Domain::choice(
                 ParamId::PersistentKernel,
-                if wgmma && problem.beta == 0.0 {
-                    vec![0, 1]
-                } else {
-                    vec![0]
-                },
+                if wgmma { vec![0, 1] } else { vec![0] },
                 0,
             ),
             Domain::choice(ParamId::Gemv, if gemv { vec![0, 1] } else { vec![0] }, 0),

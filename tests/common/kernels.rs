@@ -104,6 +104,7 @@ pub fn single_wave_source(name: &str, text: String) -> KernelSource {
             flags_bytes: 0,
             tma: None,
             tma_d: None,
+            tma_c: None,
             epilogue: None,
             packs: Vec::new(),
         },

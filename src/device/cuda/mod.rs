@@ -578,9 +578,15 @@ impl Device for CudaDevice {
                     .map(|s| {
                         let a = packed(true).map_or(s.a.ptr, |pk| ws_base + pk.workspace_offset);
                         let b = packed(false).map_or(s.b.ptr, |pk| ws_base + pk.workspace_offset);
+                        // C rotates with the inputs: each copy has its own map.
+                        let c = match (&plan.tma_c, &s.c) {
+                            (Some(bx), Some(c)) => Some(tma::c_map(kp, c.ptr, bx)?),
+                            _ => None,
+                        };
                         Ok((
                             tma::operand_map(kp, true, a, &ra)?,
                             tma::operand_map(kp, false, b, &rb)?,
+                            c,
                         ))
                     })
                     .collect();
@@ -644,9 +650,12 @@ impl Device for CudaDevice {
                         }
                     }
                 }
-                if let Some((a, b)) = maps.get(copy % maps.len().max(1)) {
+                if let Some((a, b, c)) = maps.get(copy % maps.len().max(1)) {
                     args.tma_a = *a;
                     args.tma_b = *b;
+                    if let Some(c) = c {
+                        args.tma_c = *c;
+                    }
                 }
                 if let Some(d) = map_d {
                     args.tma_d = d;

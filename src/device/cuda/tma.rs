@@ -3,7 +3,7 @@
 //! for a K-major operand and (rows, K, batch) for an M- or N-major one, read in the boxes the
 //! plan names and written to shared memory with the swizzle the kernel's wgmma descriptors
 //! expect; and of D, (M, N, batch), for kernels that store their output tiles through one
-//! (`tma_d`).
+//! (`tma_d`), and of C for those of them that read C (`tma_c`).
 
 use cudarc::driver::sys;
 
@@ -44,16 +44,14 @@ pub fn operand_map(
 
 /// The tensor map of D (M x N per batch, M contiguous) at `base`, for boxes `bx`.
 pub fn output_map(p: &GemmProblem, base: u64, bx: &TmaBox) -> Result<TensorMap, String> {
-    encode(
-        "D",
-        p.d_type,
-        p.batch,
-        [p.m as u64, p.n as u64],
-        p.ldd,
-        p.stride_d,
-        base,
-        bx,
-    )
+    let dims = [p.m as u64, p.n as u64];
+    encode("D", p.d_type, p.batch, dims, p.ldd, p.stride_d, base, bx)
+}
+
+/// The tensor map of C, laid out as D, at `base`, for boxes `bx`.
+pub fn c_map(p: &GemmProblem, base: u64, bx: &TmaBox) -> Result<TensorMap, String> {
+    let dims = [p.m as u64, p.n as u64];
+    encode("C", p.c_type, p.batch, dims, p.ldc, p.stride_c, base, bx)
 }
 
 /// Encodes a 3-D tiled tensor map: `dims` (contiguous first) of each of `batch` matrices of

@@ -27,8 +27,8 @@ pub fn lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     let eb = p.b_type.bytes() as u64;
     let (mt0, mt1, du) = (c.mt0 as u64, c.mt1 as u64, c.depth_u as u64);
     if is_wgmma(c) {
-        // Unpadded K-major tiles (the swizzle replaces padding), plus the alignment slack.
-        let main = c.pgr.max(1) as u64 * du * (mt0 * ea + mt1 * eb);
+        // The operand ring, plus the alignment slack.
+        let main = wgmma_ring_bytes(c, p);
         if c.pk > 0 {
             return main + persistent_output_bytes(c, p) + WGMMA_LDS_ALIGN;
         }
@@ -81,13 +81,58 @@ pub fn persistent_output_passes(mt1: u32) -> u32 {
     }
 }
 
-/// Bytes of the persistent kernel's output staging area: one column group of the tile in D's
-/// type, M in whole 128-byte chunks (kernels/layout/gt_wgmma_tile.h's GtOutTile).
-pub fn persistent_output_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
+/// The warpgroup path's operand ring: PrefetchGlobalRead stages of unpadded K-major tiles (the
+/// swizzle replaces padding).
+fn wgmma_ring_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
+    let (mt0, mt1, du) = (c.mt0 as u64, c.mt1 as u64, c.depth_u as u64);
+    c.pgr.max(1) as u64 * du * (mt0 * p.a_type.bytes() as u64 + mt1 * p.b_type.bytes() as u64)
+}
+
+/// LDS one workgroup of the persistent kernel's parts (sm_90a) may hold: 227 KiB.
+const SM90_LDS_PER_WORKGROUP: u64 = 232448;
+
+/// Bytes of one column group of the persistent kernel's staging area: D's type, M in whole
+/// 128-byte chunks (kernels/layout/gt_wgmma_tile.h's GtOutTile).
+fn persistent_group_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     let chunk = 128 / p.d_type.bytes() as u64;
     let cols = c.mt1 / persistent_output_passes(c.mt1);
     (c.mt0 as u64).div_ceil(chunk) * 128 * cols as u64
 }
+
+/// Bytes of the persistent kernel's output areas (kernels/epilogue/gt_epilogue_tma.h's
+/// LDS_BYTES): the staging area holds one column group; where beta reads C, C comes into a
+/// ring of whole C tiles beside it ([`persistent_c_stages`]) or into the staging area, which
+/// then holds every column group.
+pub fn persistent_output_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
+    let group = persistent_group_bytes(c, p);
+    let passes = persistent_output_passes(c.mt1) as u64;
+    match (p.beta == 0.0, persistent_c_stages(c, p)) {
+        (true, _) => group,
+        (false, 0) => group * passes,
+        (false, stages) => group * (1 + stages as u64 * passes),
+    }
+}
+
+/// The persistent kernel's ring of C tiles (`GT_C_STAGES`): as many as the LDS holds beside
+/// the operand ring and the staging area, at most two; 0 puts C in the staging area. Each
+/// tile of the ring lets C load further ahead. Measured on an H200 with beta 1, kernel against
+/// kernel: 16384^2 x 128 ran 324 us with one C tile apart against 350-359 with C in place,
+/// while 4096^3 needs the LDS for a 128x256 tile's third stage (192 us in place against 239
+/// with one C tile apart and two stages).
+pub fn persistent_c_stages(c: &KernelConfig, p: &GemmProblem) -> u32 {
+    if c.pk == 0 || p.beta == 0.0 || !is_wgmma(c) {
+        return 0;
+    }
+    let fixed = wgmma_ring_bytes(c, p) + persistent_group_bytes(c, p) + WGMMA_LDS_ALIGN;
+    let c_tile = persistent_group_bytes(c, p) * persistent_output_passes(c.mt1) as u64;
+    (1..=MAX_C_STAGES)
+        .rev()
+        .find(|&s| fixed + s as u64 * c_tile <= SM90_LDS_PER_WORKGROUP)
+        .unwrap_or(0)
+}
+
+/// The deepest ring of C tiles: with two, one tile's C loads while the next waits in LDS.
+const MAX_C_STAGES: u32 = 2;
 
 /// `lds-layout`: LdsSwizzle=1 replaces padding.
 pub(super) fn padding_or_swizzle(c: &KernelConfig) -> Result<(), Violation> {

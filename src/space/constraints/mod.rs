@@ -36,7 +36,9 @@ pub use epilogue::stores_aligned;
 pub use gemv::{
     gemv_b_vectors, gemv_lds_bytes, gemv_problem, gemv_registers, gemv_rows, GEMV_MAX_N, GEMV_MMA,
 };
-pub use lds_layout::{lds_bytes, persistent_output_bytes, persistent_output_passes};
+pub use lds_layout::{
+    lds_bytes, persistent_c_stages, persistent_output_bytes, persistent_output_passes,
+};
 pub use resources::{registers_estimate, workgroups_per_cu};
 pub use scheduler::{MAX_STREAM_K_ACCUMULATORS, MAX_STREAM_K_PER_CU, MAX_STREAM_K_THREADS};
 pub use shape::{MAX_STAGES, MAX_STAGES_WGMMA};
@@ -507,6 +509,50 @@ mod tests {
         // Not an AMD instruction.
         let mi300 = HwSpec::by_name("MI300X").unwrap();
         assert_eq!(rule(&base, &p, &mi300), "matrix-instruction");
+    }
+
+    #[test]
+    fn persistent_kernels_read_c_beside_or_inside_their_staging_area() {
+        use crate::problem::DataType;
+        let hw = HwSpec::by_name("H200").unwrap();
+        let p = GemmProblem {
+            beta: 1.0,
+            ..GemmProblem::new(4096, 4096, 4096)
+        };
+        let pk = |name: &str| wgmma_cfg(&format!("{name}_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1"));
+        let tile = 128 * 128 * 2;
+        // Two C tiles fit beside four stages of a 128x128 tile; one beside two stages of a
+        // 128x256 tile (its staging area is a 128-column group, its C tile both groups).
+        let deep = pk("MT128x128x64_MI64x8x16_WG8x1_PGR4_PLR0_LPA0_LPB0_SW1");
+        assert_eq!(persistent_c_stages(&deep, &p), 2);
+        assert_eq!(lds_bytes(&deep, &p), 4 * 64 * 256 * 2 + 3 * tile + 1024);
+        let wide = pk("MT128x256x64_MI64x8x16_WG8x1_PGR2_PLR0_LPA0_LPB0_SW1");
+        assert_eq!(persistent_c_stages(&wide, &p), 1);
+        assert_eq!(lds_bytes(&wide, &p), 2 * 64 * 384 * 2 + 3 * tile + 1024);
+        // With three stages C lands in the staging area, which holds both groups.
+        let third = KernelConfig { pgr: 3, ..wide };
+        assert_eq!(persistent_c_stages(&third, &p), 0);
+        assert_eq!(lds_bytes(&third, &p), 3 * 64 * 384 * 2 + 2 * tile + 1024);
+        for c in [&deep, &wide, &third] {
+            assert_eq!(rule(c, &p, &hw), "ok");
+        }
+        // Without beta there is no C area.
+        let no_c = GemmProblem::new(4096, 4096, 4096);
+        assert_eq!(persistent_c_stages(&deep, &no_c), 0);
+        assert_eq!(lds_bytes(&deep, &no_c), 4 * 64 * 256 * 2 + tile + 1024);
+        // C arrives in D's layout: another type, or rows off the 16-byte grid, cannot.
+        let f32_c = GemmProblem {
+            c_type: DataType::F32,
+            ..p.clone()
+        };
+        assert_eq!(rule(&deep, &f32_c, &hw), "persistent");
+        let odd_ldc = GemmProblem {
+            ldc: 4098,
+            ..p.clone()
+        };
+        let narrow = KernelConfig { svw: 2, ..deep };
+        assert_eq!(rule(&narrow, &p, &hw), "ok");
+        assert_eq!(rule(&narrow, &odd_ldc, &hw), "persistent");
     }
 
     #[test]

@@ -82,8 +82,9 @@ pub(super) fn split_k(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<
 
 /// `persistent`: PersistentKernel=1 is the warpgroup path with the producer warp (which loads
 /// the next tile's operands while the warpgroups store the last), without split-K, storing
-/// alpha * AB (beta = 0) through a tensor map of D: D's rows and batches start on 16-byte
-/// boundaries and D is 16- or 32-bit.
+/// through a tensor map of D: D's rows and batches start on 16-byte boundaries and D is 16- or
+/// 32-bit. Where beta reads C, C comes in through a tensor map into a tile laid out as D's:
+/// C has D's type, and its rows and batches start on 16-byte boundaries too.
 pub(super) fn persistent(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violation> {
     let rule = "persistent";
     match c.pk {
@@ -103,14 +104,19 @@ pub(super) fn persistent(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violat
             "PersistentKernel=1 takes whole tiles: GlobalSplitU=1, no stream-K".into(),
         );
     }
-    if p.beta != 0.0 {
-        return fail(
-            rule,
-            "PersistentKernel=1 stores alpha * AB through a tensor map: beta must be 0".into(),
-        );
-    }
     let ed = p.d_type.bytes() as i64;
     let unit = 16 / ed.max(1);
+    if p.beta != 0.0
+        && (p.c_type != p.d_type || p.ldc % unit != 0 || (p.batch > 1 && p.stride_c % unit != 0))
+    {
+        return fail(
+            rule,
+            format!(
+                "PersistentKernel=1 with beta reads C through a tensor map into D's tile: C of D's type ({}), ldc and C's batch stride multiples of {unit} elements",
+                p.d_type
+            ),
+        );
+    }
     // The output boxes are 128 bytes of M: a tile of another height (SwapAB takes M tiles in
     // steps of 16) would store rows of its neighbour. Measured on an H100: MT80x64, MT112x128,
     // MT224x64 and MT16x64 swapped persistent kernels all failed verification, MT64x64 passed.
