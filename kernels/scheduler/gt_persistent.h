@@ -56,6 +56,7 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
             // staging area, it also loads each tile's C, once the leaders have handed the area
             // over (halfway through the tile's K steps): at the first stage whose slot they
             // can only have freed after that, or after the tile's last stage.
+            static_assert(Cfg::PLR < STAGES, "the hand-over precedes the release of stage c_after - STAGES");
             const int c_after = ktiles / 2 + STAGES - Cfg::PLR + 1;
             const int c_stage = !Epilogue::IN_PLACE ? -1 : c_after < ktiles ? c_after : ktiles - 1;
             if (pos.lane == 0) {
