@@ -30,15 +30,18 @@
 // memory in the epilogue instead ran 1.5-7x slower (latency the consumers wait out).
 #pragma once
 
-// Column groups of the persistent epilogue: the fewest equal groups of at most 128 columns
-// (whole 8-column groups), or the whole tile when MT1 does not split so.
-__host__ __device__ constexpr int gt_out_passes(int mt1) {
-    return mt1 % ((mt1 + 127) / 128) == 0 && (mt1 / ((mt1 + 127) / 128)) % 8 == 0 ? (mt1 + 127) / 128 : 1;
+// Column groups of the persistent epilogue: the fewest equal groups of at most 256 bytes of
+// columns per row of M (128 columns of a 16-bit D, 64 of f32: a group of 128 rows is then
+// 32 KiB either way), whole 8-column groups, or the whole tile when MT1 does not split so.
+__host__ __device__ constexpr int gt_out_passes(int mt1, int es) {
+    return mt1 % ((mt1 * es + 255) / 256) == 0 && (mt1 / ((mt1 * es + 255) / 256)) % 8 == 0
+               ? (mt1 * es + 255) / 256
+               : 1;
 }
 
 template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     typedef typename Cfg::TD TD;
-    static constexpr int PASSES = gt_out_passes(Cfg::MT1), OUT_N = Cfg::MT1 / PASSES;
+    static constexpr int PASSES = gt_out_passes(Cfg::MT1, int(sizeof(TD))), OUT_N = Cfg::MT1 / PASSES;
     typedef GtOutTile<TD, Cfg::MT0, OUT_N> Tile;
     static constexpr int ACC = Mainloop::ACC;
     static_assert(sizeof(typename Cfg::TC) == sizeof(TD), "C is read into a tile of D's layout: C and D share a type");

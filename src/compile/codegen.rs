@@ -302,7 +302,7 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
             k_major: false,
             inner: chunk,
             outer: {
-                let cols = cfg.mt1 / persistent_output_passes(cfg.mt1);
+                let cols = cfg.mt1 / persistent_output_passes(cfg.mt1, p.d_type.bytes() as u32);
                 k_major_box_rows(cols).unwrap_or(cols)
             },
             swizzle_bytes: 128,

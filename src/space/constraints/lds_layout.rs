@@ -70,10 +70,12 @@ fn staged_output(c: &KernelConfig, stages: u64) -> u64 {
 }
 
 /// Column groups in which the persistent kernel stages and stores its output tile: the fewest
-/// equal groups of at most 128 columns, whole 8-column groups, or the whole tile when MT1
-/// does not split so (`gt_out_passes` in kernels/epilogue/gt_epilogue_tma.h).
-pub fn persistent_output_passes(mt1: u32) -> u32 {
-    let want = mt1.div_ceil(128).max(1);
+/// equal groups of at most 256 bytes of columns per row of M (128 columns of a 16-bit D, 64
+/// of f32), whole 8-column groups, or the whole tile when MT1 does not split so (`gt_out_passes`
+/// in kernels/epilogue/gt_epilogue_tma.h). Groups of 128 f32 columns left a 128x256 tile three
+/// operand stages beside a 64 KiB staging area.
+pub fn persistent_output_passes(mt1: u32, d_bytes: u32) -> u32 {
+    let want = (mt1 * d_bytes).div_ceil(256).max(1);
     if mt1.is_multiple_of(want) && (mt1 / want).is_multiple_of(8) {
         want
     } else {
@@ -95,7 +97,7 @@ const SM90_LDS_PER_WORKGROUP: u64 = 232448;
 /// 128-byte chunks (kernels/layout/gt_wgmma_tile.h's GtOutTile).
 fn persistent_group_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     let chunk = 128 / p.d_type.bytes() as u64;
-    let cols = c.mt1 / persistent_output_passes(c.mt1);
+    let cols = c.mt1 / persistent_output_passes(c.mt1, p.d_type.bytes() as u32);
     (c.mt0 as u64).div_ceil(chunk) * 128 * cols as u64
 }
 
@@ -105,7 +107,7 @@ fn persistent_group_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
 /// then holds every column group.
 pub fn persistent_output_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     let group = persistent_group_bytes(c, p);
-    let passes = persistent_output_passes(c.mt1) as u64;
+    let passes = persistent_output_passes(c.mt1, p.d_type.bytes() as u32) as u64;
     match (p.beta == 0.0, persistent_c_stages(c, p)) {
         (true, _) => group,
         (false, 0) => group * passes,
@@ -124,7 +126,8 @@ pub fn persistent_c_stages(c: &KernelConfig, p: &GemmProblem) -> u32 {
         return 0;
     }
     let fixed = wgmma_ring_bytes(c, p) + persistent_group_bytes(c, p) + WGMMA_LDS_ALIGN;
-    let c_tile = persistent_group_bytes(c, p) * persistent_output_passes(c.mt1) as u64;
+    let c_tile = persistent_group_bytes(c, p)
+        * persistent_output_passes(c.mt1, p.d_type.bytes() as u32) as u64;
     (1..=MAX_C_STAGES)
         .rev()
         .find(|&s| fixed + s as u64 * c_tile <= SM90_LDS_PER_WORKGROUP)

@@ -512,6 +512,29 @@ mod tests {
     }
 
     #[test]
+    fn persistent_staging_groups_hold_256_bytes_of_columns() {
+        use crate::problem::DataType;
+        let hw = HwSpec::by_name("H200").unwrap();
+        // 16-bit D: 128 columns a group; f32 D: 64, so a 128-row group is 32 KiB either way.
+        assert_eq!(persistent_output_passes(256, 2), 2);
+        assert_eq!(persistent_output_passes(256, 4), 4);
+        assert_eq!(persistent_output_passes(80, 4), 2);
+        // 120 f32 columns split into no whole 8-column halves: one group.
+        assert_eq!(persistent_output_passes(120, 4), 1);
+        let p = GemmProblem {
+            c_type: DataType::F32,
+            d_type: DataType::F32,
+            ..GemmProblem::new(4096, 4096, 4096)
+        };
+        let c = wgmma_cfg(
+            "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW1_PK1",
+        );
+        // Four stages beside one 32 KiB group fit (they did not beside a 64 KiB one).
+        assert_eq!(lds_bytes(&c, &p), 4 * 64 * 384 * 2 + 128 * 64 * 4 + 1024);
+        assert_eq!(rule(&c, &p, &hw), "ok");
+    }
+
+    #[test]
     fn persistent_kernels_read_c_beside_or_inside_their_staging_area() {
         use crate::problem::DataType;
         let hw = HwSpec::by_name("H200").unwrap();
