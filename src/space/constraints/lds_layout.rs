@@ -116,7 +116,8 @@ pub fn persistent_output_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
 }
 
 /// The persistent kernel's ring of C tiles (`GT_C_STAGES`): as many as the LDS holds beside
-/// the operand ring and the staging area, at most two; 0 puts C in the staging area. Each
+/// the operand ring and the staging area (with the barriers the kernel declares, counted as
+/// the `lds` rule counts them), at most two; 0 puts C in the staging area. Each
 /// tile of the ring lets C load further ahead. Measured on an H200 with beta 1, kernel against
 /// kernel: 16384^2 x 128 ran 324 us with one C tile apart against 350-359 with C in place,
 /// while 4096^3 needs the LDS for a 128x256 tile's third stage (192 us in place against 239
@@ -125,17 +126,57 @@ pub fn persistent_c_stages(c: &KernelConfig, p: &GemmProblem) -> u32 {
     if c.pk == 0 || p.beta == 0.0 || !is_wgmma(c) {
         return 0;
     }
-    let fixed = wgmma_ring_bytes(c, p) + persistent_group_bytes(c, p) + WGMMA_LDS_ALIGN;
-    let c_tile = persistent_group_bytes(c, p)
-        * persistent_output_passes(c.mt1, p.d_type.bytes() as u32) as u64;
+    let group = persistent_group_bytes(c, p);
+    let fixed = wgmma_ring_bytes(c, p) + group + WGMMA_LDS_ALIGN + stage_barrier_bytes(c);
+    let c_tile = group * persistent_output_passes(c.mt1, p.d_type.bytes() as u32) as u64;
     (1..=MAX_C_STAGES)
         .rev()
-        .find(|&s| fixed + s as u64 * c_tile <= SM90_LDS_PER_WORKGROUP)
+        .find(|&s| {
+            fixed + s as u64 * c_tile + persistent_c_barrier_bytes(s) <= SM90_LDS_PER_WORKGROUP
+        })
         .unwrap_or(0)
 }
 
 /// The deepest ring of C tiles: with two, one tile's C loads while the next waits in LDS.
 const MAX_C_STAGES: u32 = 2;
+
+/// LDS the kernel declares itself besides the dynamic bytes: on the warpgroup path an
+/// mbarrier per stage (two with the producer warp or the persistent kernel), the hand-off
+/// flag of stream-K and of the in-kernel split sum, and the persistent kernel's C barriers.
+/// The driver refuses a launch whose dynamic and static bytes together pass the limit (an
+/// H100 refused a stream-K kernel of exactly 232448 dynamic bytes).
+pub(super) fn static_lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
+    let c_barriers = if c.pk > 0 && p.beta != 0.0 && is_wgmma(c) {
+        persistent_c_barrier_bytes(persistent_c_stages(c, p))
+    } else {
+        0
+    };
+    stage_barrier_bytes(c) + c_barriers
+}
+
+/// The mbarriers of the operand ring and the split-K flags ([`static_lds_bytes`] but for C).
+fn stage_barrier_bytes(c: &KernelConfig) -> u64 {
+    let per_stage = if !is_wgmma(c) {
+        0
+    } else if c.pw > 0 || c.pk > 0 {
+        16
+    } else {
+        8
+    };
+    let flag = c.gsu_algo == GsuAlgo::StreamK || c.sums_splits_in_kernel();
+    per_stage * c.pgr as u64 + if flag { 8 } else { 0 }
+}
+
+/// The persistent kernel's C barriers with a ring of `stages` C tiles (0: C in the staging
+/// area): four per ring slot, and in the staging area the hand-over barrier. ptxas reported 32
+/// bytes a slot, and 48 in all with the hand-over barrier (aligned).
+fn persistent_c_barrier_bytes(stages: u32) -> u64 {
+    if stages == 0 {
+        48
+    } else {
+        32 * stages as u64
+    }
+}
 
 /// `lds-layout`: LdsSwizzle=1 replaces padding.
 pub(super) fn padding_or_swizzle(c: &KernelConfig) -> Result<(), Violation> {

@@ -8,7 +8,7 @@
 //! each thread gets with the extra warp.
 
 use super::atom::{fma_lane_grid, is_wgmma};
-use super::lds_layout::lds_bytes;
+use super::lds_layout::{lds_bytes, static_lds_bytes};
 use super::{fail, Violation};
 use crate::hw::HwSpec;
 use crate::problem::GemmProblem;
@@ -75,23 +75,6 @@ pub fn registers_estimate(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u32
     acc + frags + staging + fixed
 }
 
-/// LDS the kernel declares itself besides the dynamic bytes: on the warpgroup path an
-/// mbarrier per stage (two with the producer warp or the persistent kernel), and the hand-off
-/// flag of stream-K and of the in-kernel split sum. The driver refuses a launch whose dynamic
-/// and static bytes together pass the limit (an H100 refused a stream-K kernel of exactly
-/// 232448 dynamic bytes).
-fn static_lds_bytes(c: &KernelConfig) -> u64 {
-    let per_stage = if !is_wgmma(c) {
-        0
-    } else if c.pw > 0 || c.pk > 0 {
-        16
-    } else {
-        8
-    };
-    let flag = c.gsu_algo == GsuAlgo::StreamK || c.sums_splits_in_kernel();
-    per_stage * c.pgr as u64 + if flag { 8 } else { 0 }
-}
-
 /// Workgroups of `c` resident on one compute unit at once, by LDS, threads and registers
 /// (the sim models' occupancy; at least one where none fits, which the rules refuse anyway).
 pub fn workgroups_per_cu(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u64 {
@@ -105,7 +88,7 @@ pub fn workgroups_per_cu(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u64 
 /// `lds`: the stages and the staged output tile, and what the kernel declares itself, fit a
 /// workgroup's LDS.
 pub(super) fn lds(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
-    let lds = lds_bytes(c, p) + static_lds_bytes(c);
+    let lds = lds_bytes(c, p) + static_lds_bytes(c, p);
     if lds > hw.lds_bytes_per_workgroup {
         return fail(
             "lds",
