@@ -82,9 +82,8 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     static constexpr int C_STAGES = READS_C ? Cfg::C_STAGES : 0;
     static constexpr bool C_APART = C_STAGES > 0, IN_PLACE = READS_C && !C_APART;
     static constexpr int C_SLOTS = C_APART ? C_STAGES : 1, C_TILE = PASSES * Tile::BYTES;
-    static constexpr int LDS_BYTES =
-        C_APART ? Tile::BYTES + C_STAGES * C_TILE : (IN_PLACE ? PASSES : 1) * Tile::BYTES;
-    // Where column group `pass` is staged, and where its C is in ring slot `slot`.
+    // Where column group `pass` is staged, and where its C is in ring slot `slot` (the host's
+    // lds_layout.rs counts the same areas).
     GT_DEVICE static int stage_off(int pass) { return IN_PLACE ? pass * Tile::BYTES : 0; }
     GT_DEVICE static int c_off(int slot, int pass) {
         return (C_APART ? Tile::BYTES + slot * C_TILE : 0) + pass * Tile::BYTES;

@@ -102,7 +102,7 @@ fn persistent_group_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
 }
 
 /// Bytes of the persistent kernel's output areas (kernels/epilogue/gt_epilogue_tma.h's
-/// LDS_BYTES): the staging area holds one column group; where beta reads C, C comes into a
+/// stage_off and c_off): the staging area holds one column group; where beta reads C, C comes into a
 /// ring of whole C tiles beside it ([`persistent_c_stages`]) or into the staging area, which
 /// then holds every column group.
 pub fn persistent_output_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
