@@ -3,7 +3,8 @@
 # bounded spaces, every config verified, the vendor library in each header. The hard set is
 # chosen where a search has work to do (the default config is not the best): other layouts
 # (NN, NT, TT bf16), fp8 e4m3 TN, N just past a tile multiple, GEMV (N = 1 and 4), small M
-# with long K, batched (8 x 2048^3 and an attention-like 32 x 256x256x128) and f32.
+# with long K, batched (8 x 2048^3 and an attention-like 32 x 256x256x128), f32, and mid-size
+# GEMMs whose last wave of tiles is partial (bf16 TN and NN, e4m3, f32 read as tf32).
 #
 # Each dataset gets its provenance twice: in its header (`provenance`: date, command, version;
 # `device`: name, driver, compiler) and beside it in NAME.provenance.json (the GPU and driver
@@ -132,6 +133,19 @@ if [ "$SETS" = hard ] || [ "$SETS" = all ]; then
   # f32 in and out: the FMA path (MN-major LDS tiles, up to 128 outputs per lane). 202 configs.
   record tn_4096x4096x4096_f32 "--m 4096 --n 4096 --k 4096 --a_type f32_r --b_type f32_r --c_type f32_r --d_type f32_r" \
     "--fix MT0=128,256 --fix MT1=64,128 --fix DepthU=16,32 --fix WG0=1,2,4 --fix WG1=1,2,4 --fix PGR=2,3 --fix PLR=0,1 --fix GSU=1 --fix LPA=4 --fix LPB=4"
+  # Mid-size (10-40 us): how the last wave of tiles fills the GPU sets the time, so tile
+  # widths that fill their waves (128x144 makes 261 tiles of 1152x4096, 1.98 waves of 132) and
+  # the persistent kernel compete with the default's 128x256 data-parallel tiles. The same
+  # space in bf16 TN, NN (3072x1024x3072), e4m3 and f32 read as tf32. 50 to 70 configs each.
+  MID="--fix WG0=4,8 --fix WG1=1 --fix PLR=1 --fix GSU=1 --fix GSUAlgo=1 --fix PW=0,1 --fix PersistentKernel=0,1 --fix SAB=0 --fix SW=1"
+  MID_N="--fix MT0=128,256 --fix MT1=128,144,160,192,256"
+  record mid_1152x4096x1152_bf16 "--m 1152 --n 4096 --k 1152" "$MID_N --fix DepthU=64 --fix PGR=4,6 $MID"
+  record nn_3072x1024x3072_bf16 "--m 3072 --n 1024 --k 3072 --transA N --transB N" \
+    "--fix MT0=128,256 --fix MT1=128,160,208,256 --fix DepthU=64 --fix PGR=4,5 $MID"
+  record mid_1152x4096x1152_f8 "--m 1152 --n 4096 --k 1152 --a_type f8_r --b_type f8_r" \
+    "$MID_N --fix DepthU=128 --fix PGR=4,6 $MID"
+  record mid_1152x4096x1152_xf32 "--m 1152 --n 4096 --k 1152 --a_type f32_r --b_type f32_r --c_type f32_r --d_type f32_r --compute_type c_xf32_r" \
+    "$MID_N --fix DepthU=32 --fix PGR=3,4 $MID"
 fi
 
 if [ "$SETS" = amd ]; then

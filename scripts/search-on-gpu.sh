@@ -5,7 +5,8 @@
 # it: `--strategy pattern` and the default. Prints per test shape the evaluations each needed
 # to come within 2% of the better of the two final bests, and both bests.
 #
-#   scripts/search-on-gpu.sh BIN OUT       env: EVALS (per test tune, 40), BACKEND (cuda; sim to try it)
+#   scripts/search-on-gpu.sh BIN OUT       env: EVALS (per test tune, 40), BACKEND (cuda; sim to try it),
+#                                          TESTS (a file of test shapes, one line of problem flags each)
 set -uo pipefail
 BIN=$1
 OUT=$2
@@ -22,6 +23,9 @@ TEST=(
   "--m 6144 --n 96 --k 4096"
   "--m 16032 --n 320 --k 16384"
 )
+if [ -n "${TESTS:-}" ]; then
+  mapfile -t TEST < <(grep -v '^[[:space:]]*\(#\|$\)' "$TESTS")
+fi
 for t in "${TRAIN[@]}"; do
   # shellcheck disable=SC2086
   "$BIN" tune --backend "${BACKEND:-cuda}" $t --max-evals 24 --db "$OUT/train.sqlite" --out "$OUT/train" -q >/dev/null 2>>"$OUT/train.log" ||

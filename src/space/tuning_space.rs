@@ -654,6 +654,59 @@ impl Space {
         Some(space.raw_default())
     }
 
+    /// A start for mid-size problems (from half a wave to four waves of the default's tiles),
+    /// whose time is set by how the last wave of tiles fills the compute units: the persistent
+    /// kernel on 128-row tiles of the width whose tile count wastes the least of its waves,
+    /// scored as waves x (width + 64): a tile costs about its width in tensor-core time plus
+    /// a fixed share (prologue, epilogue) worth about 64 columns. H200, kernel against kernel
+    /// (cuBLASLt in brackets): 1152x4096x1152 on 128x144 tiles (261 tiles, 1.98 waves) 21.6 us,
+    /// 128x160 22.2, 128x128 (288 tiles, 2.18 waves) 25.3 [19.9].
+    pub fn wave_fit_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let start = self.raw_default();
+        let cus = self.hw.compute_units.max(1) as i64;
+        let default_tiles = tile_count(p, start.mt0 as i64, start.mt1 as i64);
+        // Skinny problems (M or N under 256) have starts of their own.
+        if !constraints::is_wgmma(&start)
+            || !self.domain(ParamId::PersistentKernel).contains(1)
+            || default_tiles > 4 * cus
+            || p.m < 256
+            || p.n < 256
+        {
+            return None;
+        }
+        let score = |n: i64| {
+            let tiles = tile_count(p, 128, n);
+            ((tiles + cus - 1) / cus) * (n + 64)
+        };
+        let mut widths: Vec<i64> = self
+            .domain(ParamId::MacroTile1)
+            .values
+            .iter()
+            .copied()
+            .filter(|n| (64..=256).contains(n) && n % 16 == 0)
+            .filter(|&n| tile_count(p, 128, n) * 2 >= cus)
+            .collect();
+        // The best score first; the wider tile of a tie (fewer tiles, fewer epilogues).
+        widths.sort_by_key(|&n| (score(n), -n));
+        widths.into_iter().find_map(|n| {
+            let c = self
+                .with_deepest_pipeline(&[
+                    (ParamId::MacroTile0, 128),
+                    (ParamId::MacroTile1, n),
+                    (ParamId::WavesM, 8),
+                    (ParamId::WavesN, 1),
+                    (ParamId::GlobalSplitU, 1),
+                    (ParamId::GlobalSplitUAlgorithm, 1),
+                    (ParamId::ProducerWarp, 1),
+                    (ParamId::PersistentKernel, 1),
+                    (ParamId::SwapAB, 0),
+                ])?
+                .raw_default();
+            self.is_valid(&c).then_some(c)
+        })
+    }
+
     /// Starts for M up to 64 with N past a tile (a row vector or a few rows times a weight,
     /// `x^T W`): the warpgroup tile transposed (SwapAB), all of M in one tile (M rounded up to
     /// 16 rows, so B is streamed once) on a warpgroup whose instruction runs along N, N in
@@ -785,6 +838,7 @@ impl Space {
             .chain(full.n_fit_starts())
             .chain(full.full_n_split_start())
             .chain(full.persistent_start())
+            .chain(full.wave_fit_start())
             .chain(full.short_k_start())
             .chain(full.tiny_m_starts())
             .chain(full.gemv_starts())
@@ -1296,6 +1350,36 @@ mod tests {
         for (m, n, k) in [(16032, 109, 16384), (4096, 4096, 4096), (3584, 160, 1024)] {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
             assert_eq!(s.full_n_split_start(), None, "{m}x{n}x{k}");
+        }
+    }
+
+    #[test]
+    fn mid_size_problems_start_on_the_persistent_tile_that_fills_its_waves() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // (problem, batch) -> the tile width: 1152x4096: 128x144 makes 261 tiles (1.98 waves
+        // of 132) where 128x128 makes 288 (2.18); 3072x1024: 128x208 makes 120 (one wave).
+        for (m, n, k, batch, width) in [
+            (1152, 4096, 1152, 1, 144),
+            (3072, 1024, 3072, 1, 208),
+            (1000, 1000, 1000, 3, 208),
+            (2048, 2048, 2048, 1, 256),
+        ] {
+            let mut p = GemmProblem::new(m, n, k);
+            p.batch = batch;
+            let s = Space::for_problem(&p, &hw);
+            let c = s.wave_fit_start().expect("a mid-size problem");
+            s.check(&c).unwrap();
+            assert_eq!(
+                (c.mt0, c.mt1, c.pk, c.pw, c.gsu),
+                (128, width, 1, 1, 1),
+                "{m}x{n}x{k}x{batch}"
+            );
+            assert!(s.extra_starts().contains(&c));
+        }
+        // Many waves, or skinny: none.
+        for (m, n, k) in [(8192, 8192, 8192), (16032, 109, 16384), (5120, 77, 5120)] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            assert_eq!(s.wave_fit_start(), None, "{m}x{n}x{k}");
         }
     }
 
