@@ -1179,6 +1179,58 @@ fn the_model_search_is_deterministic_for_a_database_and_a_seed() {
     assert_eq!(first, run(reordered), "the same corpus in another order");
 }
 
+/// With wide rounds (32 configs, as `tune` runs them on a GPU) half of every later round are
+/// moves around the best configs so far: the model's two ranked moves (which may step two
+/// parameters at once, so not counted here) and at least 14 of the pattern search's one-step
+/// moves. Without them the model's own picks held 12 such moves on this shape.
+#[test]
+fn half_of_each_later_model_round_moves_around_the_best_so_far() {
+    use gemmtune::search::corpus::{Corpus, ShapeRecords};
+    use std::collections::HashSet;
+    let datasets = shape_datasets();
+    // The whole space (the neighbourhoods of a bounded one are too small to tell).
+    let target = Space::for_problem(
+        &GemmProblem::new(2048, 256, 4096),
+        &HwSpec::by_name("H200").unwrap(),
+    );
+    let others: Vec<ShapeRecords> = datasets
+        .iter()
+        .map(|(_, d)| ShapeRecords::from_dataset(d))
+        .filter(|s| s.problem.key() != target.problem.key())
+        .collect();
+    let opts = StrategyOptions {
+        corpus: Some(Arc::new(Corpus::new(others))),
+        device: device_info().name,
+        ..StrategyOptions::default()
+    };
+    let search = SearchOptions {
+        batch_size: 32,
+        ..budget_opts(64, 3)
+    };
+    let (r, _) = run_on_sim(&target, "model", &search, None, &opts).unwrap();
+    let first: Vec<_> = r.history.iter().filter(|e| e.round == 0).collect();
+    let second: Vec<_> = r.history.iter().filter(|e| e.round == 1).collect();
+    assert_eq!((first.len(), second.len()), (32, 32));
+    // The pattern search's beam: the three best of the first round.
+    let mut ranked: Vec<_> = first
+        .iter()
+        .filter_map(|e| e.median_us.map(|t| (t, e.config)))
+        .collect();
+    ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let around: HashSet<_> = ranked
+        .iter()
+        .take(3)
+        .flat_map(|(_, c)| target.neighbors(c))
+        .collect();
+    let tried: HashSet<_> = first.iter().map(|e| e.config).collect();
+    let untried = around.difference(&tried).count();
+    let local = second.iter().filter(|e| around.contains(&e.config)).count();
+    assert!(
+        untried >= 16 && local >= 14,
+        "{local} of 32 moves around the best so far, of {untried} untried"
+    );
+}
+
 #[test]
 fn the_default_strategy_is_the_model_with_measurements_and_fills_an_llm() {
     use gemmtune::search::corpus::{Corpus, ShapeRecords};

@@ -71,7 +71,7 @@ pub(crate) fn wide_neighbors(space: &Space, c: &KernelConfig) -> Vec<KernelConfi
 impl PatternSearch {
     /// Untried neighbours of the basin's beam, best parent first: adjacent steps first, then
     /// the wider neighbourhood.
-    fn candidates(&self, ctx: &mut ProposeCtx<'_>, n: usize) -> Vec<KernelConfig> {
+    pub(super) fn candidates(&self, ctx: &mut ProposeCtx<'_>, n: usize) -> Vec<KernelConfig> {
         let near = self.collect(ctx, n, |s, c| s.neighbors(c));
         if !near.is_empty() {
             return near;
