@@ -981,6 +981,16 @@ fn shape_datasets() -> Vec<(String, Dataset)> {
     .collect()
 }
 
+/// The measurements of every shape of [`shape_datasets`] but `problem`'s: what a database
+/// holds before `problem` is tuned.
+fn other_shapes(problem: &GemmProblem) -> Vec<gemmtune::search::corpus::ShapeRecords> {
+    shape_datasets()
+        .iter()
+        .map(|(_, d)| gemmtune::search::corpus::ShapeRecords::from_dataset(d))
+        .filter(|s| s.problem.key() != problem.key())
+        .collect()
+}
+
 /// Judged on shapes it never saw (leave-one-shape-out), the model-based search, starting
 /// from what the other shapes taught it, comes within 2% of each shape's best in fewer
 /// evaluations than random search on most shapes and in fewer over all of them; without
@@ -1148,13 +1158,8 @@ fn a_new_shape_starts_from_what_similar_shapes_taught() {
 #[test]
 fn the_model_search_is_deterministic_for_a_database_and_a_seed() {
     use gemmtune::search::corpus::{Corpus, ShapeRecords};
-    let datasets = shape_datasets();
     let target = shape_space(2048, 256, 4096);
-    let others: Vec<ShapeRecords> = datasets
-        .iter()
-        .map(|(_, d)| ShapeRecords::from_dataset(d))
-        .filter(|s| s.problem.key() != target.problem.key())
-        .collect();
+    let others = other_shapes(&target.problem);
     assert!(others.len() >= 3);
     let mut reordered = others.clone();
     reordered.rotate_left(1);
@@ -1185,21 +1190,15 @@ fn the_model_search_is_deterministic_for_a_database_and_a_seed() {
 /// moves. Without them the model's own picks held 12 such moves on this shape.
 #[test]
 fn half_of_each_later_model_round_moves_around_the_best_so_far() {
-    use gemmtune::search::corpus::{Corpus, ShapeRecords};
+    use gemmtune::search::corpus::Corpus;
     use std::collections::HashSet;
-    let datasets = shape_datasets();
     // The whole space (the neighbourhoods of a bounded one are too small to tell).
     let target = Space::for_problem(
         &GemmProblem::new(2048, 256, 4096),
         &HwSpec::by_name("H200").unwrap(),
     );
-    let others: Vec<ShapeRecords> = datasets
-        .iter()
-        .map(|(_, d)| ShapeRecords::from_dataset(d))
-        .filter(|s| s.problem.key() != target.problem.key())
-        .collect();
     let opts = StrategyOptions {
-        corpus: Some(Arc::new(Corpus::new(others))),
+        corpus: Some(Arc::new(Corpus::new(other_shapes(&target.problem)))),
         device: device_info().name,
         ..StrategyOptions::default()
     };

@@ -713,10 +713,10 @@ impl Space {
             if self.is_valid(&one) {
                 return Some(one);
             }
-            let two = self
-                .with_deepest_pipeline(&[tile.as_slice(), &[(ParamId::WavesM, 8)]].concat())?
-                .raw_default();
-            self.is_valid(&two).then_some(two)
+            // The deepest pipeline's default is valid (with_deepest_pipeline checks it).
+            let two =
+                self.with_deepest_pipeline(&[tile.as_slice(), &[(ParamId::WavesM, 8)]].concat())?;
+            Some(two.raw_default())
         })
     }
 

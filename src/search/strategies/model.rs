@@ -392,6 +392,8 @@ impl Strategy for ModelSearch {
         // Then the pattern search's own moves, up to the local share of the batch.
         let local_n = (n as f64 * LOCAL_SHARE).ceil() as usize;
         if configs.len() < local_n {
+            // Both are untried: the first batch has nothing measured, and the pattern search
+            // leaves out what was.
             let moves = if ctx.history.is_empty() {
                 let mut ns = configs
                     .first()
@@ -406,7 +408,7 @@ impl Strategy for ModelSearch {
                 if configs.len() >= local_n {
                     break;
                 }
-                if !configs.contains(&c) && !ctx.history.contains(&c) {
+                if !configs.contains(&c) {
                     configs.push(c);
                 }
             }
