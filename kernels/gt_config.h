@@ -30,7 +30,8 @@
 // 2 = stored M- or N-major; the main kernel then reads it K-major (GT_TRANS_* name the layout
 // it reads). 0 = read where it is.
 // PersistentKernel (warpgroup path with the producer warp): one workgroup per compute unit
-// walks many tiles (scheduler/gt_persistent.h).
+// walks many tiles (scheduler/gt_persistent.h); 2 = ping-pong, two sets of consumer
+// warpgroups taking alternate tiles.
 #ifndef GT_PERSISTENT
 #define GT_PERSISTENT 0
 #endif
@@ -87,7 +88,14 @@ struct GtCfg {
     // ProducerWarp (warpgroup path only): one warp beyond the THREADS that compute issues the
     // loads.
     static constexpr bool PRODUCER_WARP = GT_PRODUCER_WARP;
-    static constexpr int LAUNCH_THREADS = THREADS + (PRODUCER_WARP ? WAVE : 0);
+    // Ping-pong (PersistentKernel=2): CONSUMERS sets of THREADS computing threads, each
+    // owning whole tiles in turn, so one set's epilogue runs under the other's main loop. Its
+    // producer is a whole warpgroup (one warp of it loads) that hands its registers over to
+    // the computing ones (setmaxnreg moves them between whole warpgroups).
+    static constexpr int CONSUMERS = GT_PERSISTENT == 2 ? 2 : 1;
+    static constexpr bool PRODUCER_WARPGROUP = PRODUCER_WARP && CONSUMERS > 1;
+    static constexpr int PRODUCER_THREADS = !PRODUCER_WARP ? 0 : PRODUCER_WARPGROUP ? 128 : WAVE;
+    static constexpr int LAUNCH_THREADS = THREADS * CONSUMERS + PRODUCER_THREADS;
     // Layout and matrix instruction.
     static constexpr bool TRANS_A = GT_TRANS_A, TRANS_B = GT_TRANS_B;
     static constexpr int MI_M = GT_MI_M, MI_N = GT_MI_N, MI_K = GT_MI_K;
@@ -106,7 +114,7 @@ struct GtCfg {
     // Scheduling: split-K and its kinds, workgroup order, K stagger.
     static constexpr int GSU = GT_GSU, WGM = GT_WGM, SU = GT_SU;
     static constexpr bool STREAM_K = GT_STREAM_K;
-    static constexpr bool PERSISTENT = GT_PERSISTENT;
+    static constexpr bool PERSISTENT = GT_PERSISTENT > 0;
     static constexpr int CLUSTER_N = GT_CLUSTER_N;
     // Gemv: dot products of A's rows with N <= 8 columns, A straight from global memory.
     static constexpr bool GEMV = GT_GEMV;
@@ -132,6 +140,9 @@ static_assert(GtCfg::STAGES >= 1 && GtCfg::STAGES <= (GtCfg::WGMMA ? 16 : 4),
               "PrefetchGlobalRead is 1..4 (1..16 with wgmma)");
 static_assert(!GtCfg::PRODUCER_WARP || (GtCfg::WGMMA && !GtCfg::STREAM_K),
               "ProducerWarp is for the wgmma path, without stream-K");
+static_assert(GtCfg::CONSUMERS == 1 || (GtCfg::PERSISTENT && GtCfg::THREADS == 128 && GtCfg::PRODUCER_WARPGROUP &&
+                                        GtCfg::CLUSTER_N == 1 && !GtCfg::SWAP_AB && GtCfg::BETA_ZERO),
+              "ping-pong takes one unswapped warpgroup per tile and a producer warpgroup, without clusters, storing D only");
 static_assert(GtCfg::CLUSTER_N == 1 || (GtCfg::WGMMA && GtCfg::PRODUCER_WARP && !GtCfg::STREAM_K && !GtCfg::GSU_SINGLE_KERNEL),
               "clusters sharing A (ClusterN) are for the warpgroup path with the producer warp, without stream-K or the in-kernel split sum");
 static_assert(!GtCfg::GSU_SINGLE_KERNEL || (GtCfg::GSU > 1 && !GtCfg::STREAM_K && !GtCfg::GSU_ATOMIC),

@@ -4,7 +4,8 @@
 # `gemmtune bench --backend cuda`: every kernel is verified against the GPU reference and
 # timed beside cuBLASLt. Prints one line per shape and `FAILED` for any kernel that did not
 # verify; exits 1 if any did. The shape files: scripts/check-gemv.txt (the GEMV path, every
-# layout and input type), scripts/check-persistent.txt (persistent kernels, swapped and not).
+# layout and input type), scripts/check-persistent.txt (persistent kernels, swapped and not),
+# scripts/check-ping-pong.txt (the ping-pong persistent kernel, PersistentKernel=2).
 #
 #   scripts/gpu-sweep-check.sh BIN OUT SHAPES      env: MAXC (kernels per shape, 16)
 set -uo pipefail

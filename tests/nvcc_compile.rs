@@ -575,6 +575,31 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
             false,
         ),
     ];
+    // Ping-pong (PersistentKernel=2): the widest tile whose accumulators fit the 232 registers
+    // the producer warpgroup hands over, 8-bit inputs, an f32 D, and an NN problem.
+    let ping_pong: Vec<Case> = vec![
+        (
+            problem(1152, 4096, 1152, "TN", Bf16, Bf16, 0.0, 1),
+            "MT128x176x64_MI64x8x16_WG4x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK2",
+            "0, 0",
+            false,
+            false,
+        ),
+        (
+            problem(1152, 4096, 1152, "TN", F8, Bf16, 0.0, 2),
+            "MT128x144x128_MI64x8x32_WG4x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW16_SVW8_SU0_PW1_PK2",
+            "",
+            false,
+            false,
+        ),
+        (
+            problem(2000, 1000, 512, "NN", Bf16, F32, 0.0, 1),
+            "MT128x128x64_MI64x8x16_WG4x1_PGR5_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW1_PK2",
+            "1, 0",
+            false,
+            false,
+        ),
+    ];
     // Clusters of two along N sharing A (ClusterN): data-parallel with 8-bit inputs and a
     // split, persistent, and an NN problem whose swapped M tiles of 80 pack A K-major.
     let clustered: Vec<Case> = vec![
@@ -600,7 +625,12 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
             false,
         ),
     ];
-    for (p, name, bits, pack_a, pack_b) in cases.into_iter().chain(persistent).chain(clustered) {
+    for (p, name, bits, pack_a, pack_b) in cases
+        .into_iter()
+        .chain(persistent)
+        .chain(ping_pong)
+        .chain(clustered)
+    {
         let cfg = KernelConfig::parse(name).unwrap();
         Space::for_problem(&p, &hw)
             .check(&cfg)
@@ -640,6 +670,13 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
                 "{name} {}: {mirror}",
                 p.label()
             );
+        }
+        // Only ping-pong moves registers from its producer warpgroup to the computing ones.
+        for op in [
+            "setmaxnreg.dec.sync.aligned.u32 40",
+            "setmaxnreg.inc.sync.aligned.u32 232",
+        ] {
+            assert_eq!(main.contains(op), cfg.pk == 2, "{name}: {op}");
         }
         // A cluster's producers multicast their slices of A; the cluster size is the
         // kernel's own (a plain launch makes the clusters).

@@ -143,6 +143,11 @@ GT_DEVICE void gt_named_barrier(int id, int threads) {
 template <int ID> GT_DEVICE void gt_named_barrier(int threads) {
     asm volatile("bar.sync %0, %1;" ::"n"(ID), "r"(threads) : "memory");
 }
+// Moves registers between the warpgroups of a workgroup: every thread of the executing
+// warpgroup (all of it, converged) ends with N registers; an increase waits until others
+// have given enough back. The kernel enters with what its launch bounds allow each thread.
+template <int N> GT_DEVICE void gt_setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N)); }
+template <int N> GT_DEVICE void gt_setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N)); }
 
 // Starts fetching the tensor map `map` (a kernel parameter) into the copy engine's cache.
 GT_DEVICE void gt_prefetch_tensor_map(const void* map) {

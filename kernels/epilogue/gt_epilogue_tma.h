@@ -52,10 +52,20 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     // consumers share hardware barrier 1 (0 is the whole workgroup's) and thread 0 stores.
     static constexpr int WGT0 = Mainloop::Compute::WGT0;
     static constexpr bool OWN_ROWS = !Cfg::SWAP_AB && Cfg::WG1 == 1 && Cfg::WG0 > 4 && WGT0 % Tile::CE == 0;
-    static constexpr int SYNC_THREADS = OWN_ROWS ? 128 : Cfg::THREADS;
+    // Ping-pong (Cfg::CONSUMERS = 2): each set of consumers, one warpgroup, stores its own
+    // tiles from an area of its own, AREA_BYTES past the other's, on a barrier of its own.
+    static constexpr bool PING_PONG = Cfg::CONSUMERS > 1;
+    static constexpr int SYNC_THREADS = OWN_ROWS || PING_PONG ? 128 : Cfg::THREADS;
 
     GT_DEVICE static void consumers_sync(int tid) {
-        if constexpr (!OWN_ROWS) {
+        if constexpr (PING_PONG) {
+            static_assert(Cfg::CONSUMERS == 2 && Cfg::THREADS == 128, "two sets of one warpgroup");
+            if (tid < 128) {
+                gt_named_barrier<2>(128);
+            } else {
+                gt_named_barrier<3>(128);
+            }
+        } else if constexpr (!OWN_ROWS) {
             gt_named_barrier<1>(Cfg::THREADS);
         } else {
             // Only as many barriers as warpgroups are named.
@@ -82,6 +92,9 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     static constexpr int C_STAGES = READS_C ? Cfg::C_STAGES : 0;
     static constexpr bool C_APART = C_STAGES > 0, IN_PLACE = READS_C && !C_APART;
     static constexpr int C_SLOTS = C_APART ? C_STAGES : 1, C_TILE = PASSES * Tile::BYTES;
+    // One set of consumers' output areas (ping-pong stores D only: one column group).
+    static constexpr int AREA_BYTES = Tile::BYTES;
+    static_assert(!PING_PONG || !READS_C, "ping-pong stores D only");
     // Where column group `pass` is staged, and where its C is in ring slot `slot` (the host's
     // lds_layout.rs counts the same areas).
     GT_DEVICE static int stage_off(int pass) { return IN_PLACE ? pass * Tile::BYTES : 0; }

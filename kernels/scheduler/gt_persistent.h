@@ -14,6 +14,20 @@
 // A cluster of CLUSTER_N workgroups along N (ClusterN) walks the tiles as one: cluster c takes
 // groups of CLUSTER_N neighbouring tiles along N c, c + clusters, ..., each workgroup the tile
 // of its rank, and the A tile of each stage is shared (loader/gt_tma_loader.h).
+//
+// Ping-pong (PersistentKernel=2, Cfg::CONSUMERS = 2): two warpgroups, each computing whole
+// tiles, take this workgroup's tiles in turn (the first one the 1st, 3rd, ..., the second the
+// 2nd, 4th, ...), each with a staging area of its own. The producer still fills the ring in
+// tile order, so a warpgroup's stages follow the other's last ones; it starts waiting for
+// them once the other has waited for its last stage (a turn barrier each), and multiplies
+// while the other finishes and stores its tile. The tensor cores then idle only where both
+// store at once. The turn is not only for speed: a slot's barrier tells its phases apart by
+// parity, so nobody may wait for a fill before the fill before it has been waited for. The
+// producer is a whole warpgroup here (one warp of it loads): it gives its registers to the
+// two computing warpgroups, which could not hold a whole tile's accumulators otherwise.
+//
+//   warpgroup 0: [tile 0: wait turn | K steps | store] [tile 2: wait turn | ... ]
+//   warpgroup 1:            [tile 1: wait turn | K steps | store] [tile 3 ...]
 #pragma once
 
 template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentScheduler {
@@ -21,8 +35,20 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
     static_assert(Cfg::WGMMA && Cfg::PRODUCER_WARP && Cfg::GSU == 1 && !Cfg::STREAM_K,
                   "the persistent kernel is the warpgroup path with a producer warp, without split-K");
 
+    static constexpr int CONSUMERS = Cfg::CONSUMERS, COMPUTING = Cfg::THREADS * CONSUMERS;
+    // Ping-pong's 384 threads enter with 168 registers each (65536 / 384, in steps of 8); its
+    // producer warpgroup keeps 40 and the two computing warpgroups take 232 (the src/space
+    // rules hold a config's estimate against that): 2 x 128 x 232 + 128 x 40 <= 65536. (A
+    // producer warpgroup handing registers to the two warpgroups of one 128x256 tile ran as
+    // fast as the producer warp on 2048^3 and 4096^3, and 7% slower on 8192^3, H200.)
+    static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+    static constexpr bool HAND_OVER_REGS = Cfg::PRODUCER_WARPGROUP;
+    static_assert(!HAND_OVER_REGS || Cfg::LAUNCH_THREADS == 384, "a producer warpgroup beside two computing ones");
+
     GT_DEVICE static void run(const GtGemmArgs& args, unsigned char* lds, int tid) {
-        const GtPos pos = Mainloop::position(tid);
+        // Each set of consumers places its warps in the tile alike.
+        GtPos pos = Mainloop::position(tid % Cfg::THREADS);
+        pos.tid = tid;
         unsigned char* const smem = Mainloop::lds_base(lds);
         const int tiles_m = int((args.m + MT0 - 1) / MT0), tiles_n = int((args.n + MT1 - 1) / MT1);
         const int ktiles = int((args.k + DU - 1) / DU);
@@ -40,18 +66,30 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
         };
         __shared__ __align__(8) gt_u64 gt_slot_bars[STAGES];
         __shared__ __align__(8) gt_u64 gt_free_bars[STAGES];
+        // Ping-pong: warpgroup c waits on turn c; the other arrives once it has waited for
+        // its tile's last stage.
+        __shared__ __align__(8) gt_u64 gt_turn_bars[CONSUMERS];
         const typename Mainloop::Stages st(args, smem, gt_slot_bars, pos);
         if (tid == 0) {
             gt_prefetch_tensor_map(&args.tma_d);
             if constexpr (Epilogue::READS_C) gt_prefetch_tensor_map(&args.tma_c);
         }
-        // The output areas, behind the operand ring (epilogue/gt_epilogue_tma.h).
-        unsigned char* const out = smem + STAGES * Mainloop::STAGE_BYTES;
+        // Which set of consumers this thread is in, and its output areas, behind the operand
+        // ring (epilogue/gt_epilogue_tma.h).
+        const int cons = CONSUMERS == 1 ? 0 : gt_min(tid / Cfg::THREADS, CONSUMERS - 1);
+        unsigned char* const out = smem + STAGES * Mainloop::STAGE_BYTES + cons * Epilogue::AREA_BYTES;
         const GtFreeSlots<Cfg> free(gt_free_bars);
         Epilogue::init(tid);
         free.init(tid);
+        if (CONSUMERS > 1 && tid == 0) {
+#pragma unroll
+            for (int c = 0; c < CONSUMERS; ++c) gt_mbar_init(gt_lds_addr(&gt_turn_bars[c]), 1);
+            gt_mbar_init_fence();
+        }
         free.sync_all();
-        if (tid >= Cfg::THREADS) {
+        if (tid >= COMPUTING) {
+            // A producer warpgroup gives its registers to the consumers.
+            if constexpr (HAND_OVER_REGS) gt_setmaxnreg_dec<PRODUCER_REGS>();
             // The producer: `it` counts the stages loaded, across tiles. Where C lands in the
             // staging area, it also loads each tile's C, once the leaders have handed the area
             // over (halfway through the tile's K steps): at the first stage whose slot they
@@ -59,7 +97,7 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
             static_assert(Cfg::PLR < STAGES, "the hand-over precedes the release of stage c_after - STAGES");
             const int c_after = ktiles / 2 + STAGES - Cfg::PLR + 1;
             const int c_stage = !Epilogue::IN_PLACE ? -1 : c_after < ktiles ? c_after : ktiles - 1;
-            if (pos.lane == 0) {
+            if (tid == COMPUTING) {
                 int it = 0, tile = 0;
                 for (int g = cluster; g < groups; g += clusters, ++tile) {
                     int m0, n0, batch;
@@ -73,6 +111,7 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
             }
             __syncwarp();
         } else {
+            if constexpr (HAND_OVER_REGS) gt_setmaxnreg_inc<CONSUMER_REGS>();
             // The warpgroups: IN_FLIGHT stages stay in the tensor cores while the next is
             // issued; the stage before them is done and its slot goes back to the producer.
             constexpr int IN_FLIGHT = Cfg::PLR;
@@ -90,12 +129,24 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
                 Epilogue::fetch_c(args, out, m0, n0, batch, tid, slot);
             };
             for (int s = 0; s < Epilogue::C_STAGES; ++s) fetch_c(cluster + s * clusters, s);
-            int it = 0, tile = 0;
-            for (int g = cluster; g < groups; g += clusters, ++tile) {
+            // Ping-pong: this set's j-th tile waits for phase j - 1 + cons of its turn barrier
+            // (the other set's j - 1 + cons arrivals); having waited for the tile's last stage
+            // it hands the turn on.
+            const gt_u32 my_turn = gt_lds_addr(&gt_turn_bars[cons]);
+            const gt_u32 next_turn = gt_lds_addr(&gt_turn_bars[(cons + 1) % CONSUMERS]);
+            auto hand_over = [&]() {
+                if (CONSUMERS > 1 && tid % Cfg::THREADS == 0) gt_mbar_arrive(next_turn);
+            };
+            // `it` counts the stages loaded across tiles: this set's start at its first tile's.
+            int it = cons * ktiles, tile = 0;
+            for (int g = cluster + cons * clusters; g < groups; g += CONSUMERS * clusters, ++tile) {
+                if (CONSUMERS > 1 && tile + cons > 0) gt_mbar_wait(my_turn, gt_u32(tile + cons - 1) & 1u);
 #pragma unroll
                 for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
+                if (ktiles == 0) hand_over();
                 for (int kt = 0; kt < ktiles; ++kt, ++it) {
                     st.ring.wait(it);
+                    if (kt == ktiles - 1) hand_over();
                     st.multiply(acc, it % STAGES);
                     Mainloop::Compute::template settle<IN_FLIGHT>(acc);
                     if (kt >= IN_FLIGHT) release(it - IN_FLIGHT);
@@ -104,6 +155,8 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
                 Mainloop::Compute::template settle<0>(acc);
                 // The stages still in the tensor cores are done: the producer may refill them.
                 for (int j = IN_FLIGHT < ktiles ? IN_FLIGHT : ktiles; j >= 1; --j) release(it - j);
+                // The other sets' tiles come next in the ring.
+                it += (CONSUMERS - 1) * ktiles;
                 int m0, n0, batch;
                 place(g, m0, n0, batch);
                 Epilogue::write(args, out, acc, pos, m0, n0, batch, tid, tile);

@@ -639,8 +639,9 @@ fn scheduler_defines(s: &PartSpec, b: &mut DefineBlock) {
     if c.sums_splits_in_kernel() {
         b.def("GT_GSU_SINGLE_KERNEL", 1);
     }
+    // 2: ping-pong.
     if c.pk > 0 {
-        b.def("GT_PERSISTENT", 1);
+        b.def("GT_PERSISTENT", c.pk);
     }
     // The GEMV path's own schedule (rows by K splits); named only when set, like the side
     // it runs along (SwapAB: along N, for M up to 8).

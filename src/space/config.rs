@@ -102,8 +102,11 @@ pub struct KernelConfig {
     pub sab: u32,
     /// PersistentKernel (warpgroup path with the producer warp only): 1 = one workgroup per
     /// compute unit walks many output tiles, its producer loading the next tile's operands
-    /// while the warpgroups store the last one through the tensor memory accelerator. Named
-    /// `_PK1` at the end of the kernel name only when set.
+    /// while the warpgroups store the last one through the tensor memory accelerator; 2 =
+    /// ping-pong: the same with two warpgroups that each compute whole tiles and take the
+    /// workgroup's tiles in turn, so one stores its tile while the other multiplies (one
+    /// warpgroup's worth of WorkGroup per tile, launched twice). Named `_PK1` / `_PK2` at the
+    /// end of the kernel name only when set.
     #[serde(default)]
     pub pk: u32,
     /// Gemv: 1 = the GEMV path for N up to 8 (`kernels/mainloop/gt_gemv.h`): dot products of
@@ -141,7 +144,8 @@ impl KernelConfig {
         self.mi != [1, 1, 1]
     }
 
-    /// Threads per workgroup that compute (own accumulators), for a given wave size.
+    /// Threads that compute one tile (own its accumulators), for a given wave size: the
+    /// workgroup's computing threads, or one set of them in ping-pong ([`Self::consumer_sets`]).
     pub fn threads(&self, wave_size: u32) -> u32 {
         self.wg[0] * self.wg[1] * wave_size
     }
@@ -152,9 +156,27 @@ impl KernelConfig {
         self.gsu > 1 && self.gsu_algo == GsuAlgo::SingleKernel
     }
 
-    /// Threads a workgroup is launched with: the computing ones plus the producer warp.
+    /// Sets of computing threads, each owning whole tiles: two in the ping-pong persistent
+    /// kernel (PersistentKernel=2), one otherwise.
+    pub fn consumer_sets(&self) -> u32 {
+        if self.pk == 2 {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Threads a workgroup is launched with: the computing ones (every set of them) plus the
+    /// producer warp, which ping-pong launches as a whole warpgroup (it gives its registers to
+    /// the computing ones, and registers move between whole warpgroups only:
+    /// `kernels/scheduler/gt_persistent.h`).
     pub fn launch_threads(&self, wave_size: u32) -> u32 {
-        self.threads(wave_size) + if self.pw > 0 { wave_size } else { 0 }
+        let producer = match (self.pw > 0, self.pk == 2) {
+            (false, _) => 0,
+            (true, false) => wave_size,
+            (true, true) => 4 * wave_size,
+        };
+        self.threads(wave_size) * self.consumer_sets() + producer
     }
 
     /// The wave tile: C elements along M and N one wave owns.
@@ -226,7 +248,11 @@ impl KernelConfig {
             c.su
         ) + if c.pw > 0 { "_PW1" } else { "" }
             + if c.sab > 0 { "_SAB1" } else { "" }
-            + if c.pk > 0 { "_PK1" } else { "" }
+            + match c.pk {
+                0 => "",
+                1 => "_PK1",
+                _ => "_PK2",
+            }
             + if c.gv > 0 { "_GV1" } else { "" }
             + &if c.cn > 1 {
                 format!("_CN{}", c.cn)
@@ -321,8 +347,11 @@ impl KernelConfig {
         if cfg.sab > 1 {
             return Err(bad(format!("`SAB{}`: SwapAB is 0 or 1", cfg.sab)));
         }
-        if cfg.pk > 1 {
-            return Err(bad(format!("`PK{}`: PersistentKernel is 0 or 1", cfg.pk)));
+        if cfg.pk > 2 {
+            return Err(bad(format!(
+                "`PK{}`: PersistentKernel is 0, 1 or 2",
+                cfg.pk
+            )));
         }
         if cfg.gv > 1 {
             return Err(bad(format!("`GV{}`: Gemv is 0 or 1", cfg.gv)));

@@ -109,7 +109,8 @@ pub fn persistent_output_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     let group = persistent_group_bytes(c, p);
     let passes = persistent_output_passes(c.mt1, p.d_type.bytes() as u32) as u64;
     match (p.beta == 0.0, persistent_c_stages(c, p)) {
-        (true, _) => group,
+        // Ping-pong: a staging area per set of consumers (beta 0 only).
+        (true, _) => group * c.consumer_sets() as u64,
         (false, 0) => group * passes,
         (false, stages) => group * (1 + stages as u64 * passes),
     }
@@ -164,7 +165,9 @@ fn stage_barrier_bytes(c: &KernelConfig) -> u64 {
         8
     };
     let flag = c.gsu_algo == GsuAlgo::StreamK || c.sums_splits_in_kernel();
-    per_stage * c.pgr as u64 + if flag { 8 } else { 0 }
+    // Ping-pong's turn barriers, one per set of consumers.
+    let turns = if c.pk == 2 { 16 } else { 0 };
+    per_stage * c.pgr as u64 + if flag { 8 } else { 0 } + turns
 }
 
 /// The persistent kernel's C barriers with a ring of `stages` C tiles (0: C in the staging

@@ -579,6 +579,45 @@ mod tests {
     }
 
     #[test]
+    fn ping_pong_runs_two_single_warpgroup_tile_owners_beside_a_producer_warpgroup() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let p = GemmProblem::new(1152, 4096, 1152);
+        let pp = wgmma_cfg(
+            "MT128x144x64_MI64x8x16_WG4x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK2",
+        );
+        assert_eq!(rule(&pp, &p, &hw), "ok");
+        // Two sets of 128 computing threads and a whole producer warpgroup.
+        assert_eq!(pp.launch_threads(32), 384);
+        assert_eq!(pp.consumer_sets(), 2);
+        // Each set stages its tile in an area of its own: two 128x72 column groups.
+        assert_eq!(
+            lds_bytes(&pp, &p),
+            4 * 64 * (128 + 144) * 2 + 2 * 128 * 72 * 2 + 1024
+        );
+        assert_eq!(lds_layout::static_lds_bytes(&pp, &p), 4 * 16 + 16);
+        // 176 accumulators fit the 232 registers the consumers take; 192 do not (ptxas
+        // compiled 128x176 without spills).
+        assert_eq!(rule(&KernelConfig { mt1: 176, ..pp }, &p, &hw), "ok");
+        assert_eq!(
+            rule(&KernelConfig { mt1: 192, ..pp }, &p, &hw),
+            "producer-warp"
+        );
+        // One warpgroup per tile, unswapped, alone, storing D only.
+        for bad in [
+            KernelConfig { wg: [8, 1], ..pp },
+            KernelConfig { cn: 2, ..pp },
+        ] {
+            assert_eq!(rule(&bad, &p, &hw), "persistent", "{}", bad.name());
+        }
+        let beta = GemmProblem {
+            beta: 1.0,
+            ..p.clone()
+        };
+        assert_eq!(rule(&pp, &beta, &hw), "persistent");
+        assert_eq!(rule(&KernelConfig { pk: 1, ..pp }, &beta, &hw), "ok");
+    }
+
+    #[test]
     fn wgmma_lds_bytes_are_unpadded_stages_plus_alignment_slack() {
         let p = GemmProblem::new(16032, 109, 16384);
         let c = wgmma_cfg(SEED_BEST);

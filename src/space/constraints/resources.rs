@@ -78,7 +78,7 @@ pub fn registers_estimate(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u32
 /// Workgroups of `c` resident on one compute unit at once, by LDS, threads and registers
 /// (the sim models' occupancy; at least one where none fits, which the rules refuse anyway).
 pub fn workgroups_per_cu(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u64 {
-    let threads = c.threads(hw.wave_size).max(1) as u64;
+    let threads = (c.threads(hw.wave_size) * c.consumer_sets()).max(1) as u64;
     let by_lds = hw.lds_bytes_per_cu / lds_bytes(c, p).max(1);
     let by_threads = (hw.max_waves_per_cu * hw.wave_size) as u64 / threads;
     let by_regs = hw.registers_per_cu / (registers_estimate(c, p, hw).max(1) as u64 * threads);

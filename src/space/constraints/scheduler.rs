@@ -85,23 +85,38 @@ pub(super) fn split_k(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<
 /// through a tensor map of D: D's rows and batches start on 16-byte boundaries and D is 16- or
 /// 32-bit. Where beta reads C, C comes in through a tensor map into a tile laid out as D's:
 /// C has D's type, and its rows and batches start on 16-byte boundaries too.
+///
+/// PersistentKernel=2 (ping-pong, `kernels/scheduler/gt_persistent.h`) runs two warpgroups that
+/// each compute whole tiles in turn: WorkGroup 4x1 (one warpgroup per tile), unswapped, without
+/// clusters, and beta 0 (each set stages D in an area of its own; C would need two more).
 pub(super) fn persistent(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violation> {
     let rule = "persistent";
     match c.pk {
         0 => return Ok(()),
         1 => {}
-        v => return fail(rule, format!("PersistentKernel is 0 or 1, not {v}")),
+        2 => {
+            if c.wg != [4, 1] || c.sab != 0 || c.cn > 1 || p.beta != 0.0 {
+                return fail(
+                    rule,
+                    "PersistentKernel=2 (ping-pong) takes one warpgroup per tile (WorkGroup 4x1), unswapped, without clusters, and beta 0".into(),
+                );
+            }
+        }
+        v => return fail(rule, format!("PersistentKernel is 0, 1 or 2, not {v}")),
     }
     if !is_wgmma(c) || c.pw != 1 {
         return fail(
             rule,
-            "PersistentKernel=1 runs the warpgroup path with its producer warp: MI64x8x16/MI64x8x32 and ProducerWarp=1".into(),
+            format!("PersistentKernel={} runs the warpgroup path with its producer warp: MI64x8x16/MI64x8x32 and ProducerWarp=1", c.pk),
         );
     }
     if c.gsu > 1 || c.gsu_algo == GsuAlgo::StreamK {
         return fail(
             rule,
-            "PersistentKernel=1 takes whole tiles: GlobalSplitU=1, no stream-K".into(),
+            format!(
+                "PersistentKernel={} takes whole tiles: GlobalSplitU=1, no stream-K",
+                c.pk
+            ),
         );
     }
     let ed = p.d_type.bytes() as i64;

@@ -200,7 +200,7 @@ fn every_config_gets_the_verdict_the_single_file_rules_gave() {
                 ("persistent", 383),
                 ("tile-vs-problem", 44),
             ],
-            "c0ec3eb4a1a9c0c1f67471217acdec0b0ce355fd6c5ec00dd6028bb4bddc3ca8",
+            "47ad12443d91b87e4d4dddc8c68a51b89e87f29474358eb7e3d5a8b3a3f537cf",
         ),
         (
             5135,
@@ -223,7 +223,7 @@ fn every_config_gets_the_verdict_the_single_file_rules_gave() {
                 ("split-k", 125),
                 ("persistent", 245),
             ],
-            "97f90d80e2a7e92f011d9cec2407fb1cc04eb81ac2f6191b393de006b36a3ca5",
+            "e6439cd780a24c083cbefbf51abb13374c40da0b4d5aeb9ddd157c3b7d5b9c0c",
         ),
         (
             9009,
@@ -247,7 +247,7 @@ fn every_config_gets_the_verdict_the_single_file_rules_gave() {
                 ("persistent", 393),
                 ("tile-vs-problem", 116),
             ],
-            "f896e2327766ac91ac62cf41d0716f50140ff7d740f2fdbb03b78b781f371f07",
+            "73caaf59818329792a97b053478b6bb3bec60e15b06217fb39c84cd13a4fbf84",
         ),
         (
             14604,
@@ -264,12 +264,12 @@ fn every_config_gets_the_verdict_the_single_file_rules_gave() {
                 ("depth-u", 12),
                 ("global-read", 174),
                 ("store", 168),
-                ("lds", 1484),
+                ("lds", 1488),
                 ("split-k", 69),
-                ("persistent", 193),
+                ("persistent", 189),
                 ("tile-vs-problem", 37),
             ],
-            "f8e418a1e0c204c1400140838b641b68df9f406ba205bb500de2f037f6a0f168",
+            "33ccfa5b873ba1c3bb8d75527579e3c70e3fefa62f3642ba0459743028a89771",
         ),
         (
             7940,
@@ -294,7 +294,7 @@ fn every_config_gets_the_verdict_the_single_file_rules_gave() {
                 ("persistent", 117),
                 ("tile-vs-problem", 90),
             ],
-            "a394612982eaf80e2758bda5d5dcf5e47a94d9ce22688500a1197befb1c4996c",
+            "b97c274eb4e7f24e072ecd613a4fc8179aa99526e6a98a17a51acad88eb42242",
         ),
         (
             15290,
@@ -315,7 +315,7 @@ fn every_config_gets_the_verdict_the_single_file_rules_gave() {
                 ("split-k", 656),
                 ("persistent", 231),
             ],
-            "8d0c6a1e2f80b8d9951eb9964422f88f617a4eeac79c5226de496510f2c29533",
+            "e9981fb6d57ca1c703f12e39693b599fda97a8c422ebb26257152ec30813a535",
         ),
         (
             15409,
@@ -335,7 +335,7 @@ fn every_config_gets_the_verdict_the_single_file_rules_gave() {
                 ("split-k", 271),
                 ("persistent", 208),
             ],
-            "76a2555360e04ab9a13c0986bbe3d79bd3b48c086432098f6ae86ae2718067ac",
+            "1221a0b64889a99ab59491af06f7cd3763c12a2fd61497a1a8a8422f28ba2933",
         ),
         (
             0,
@@ -358,7 +358,7 @@ fn every_config_gets_the_verdict_the_single_file_rules_gave() {
                 ("persistent", 81),
                 ("tile-vs-problem", 7),
             ],
-            "0e2ad91336212a79eb0341a57b490b54b923d890a904b87fb4e593d81000ac7b",
+            "cf69b367f85e30ab3fad59b142ebceb3a83223a42a23d4e0c6df7ac62c3b08cf",
         ),
         (
             0,
@@ -371,7 +371,7 @@ fn every_config_gets_the_verdict_the_single_file_rules_gave() {
                 ("matrix-instruction", 1130),
                 ("dtype", 4571),
             ],
-            "12c1f852754091c001932d6328ac5d8efaca0b846c01c0b0eb5a3107bb15848b",
+            "0d988257031b7a1bbe8f201432091633a6f15856c569c6d407557af3c3e021fa",
         ),
     ];
     for ((spec, p), (passed, rules, digest)) in cases().into_iter().zip(recorded) {

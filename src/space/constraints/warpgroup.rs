@@ -77,6 +77,12 @@ pub fn packed_operands(c: &KernelConfig, p: &GemmProblem) -> [bool; 2] {
     [pack(true), pack(false)]
 }
 
+/// Registers each computing thread of the ping-pong persistent kernel (PersistentKernel=2) has
+/// once its producer warpgroup has given its own up: two computing warpgroups of 232 beside a
+/// producer warpgroup of 40 fill the 65536 of a compute unit (`CONSUMER_REGS` in
+/// kernels/scheduler/gt_persistent.h).
+const PING_PONG_CONSUMER_REGISTERS: u32 = 232;
+
 /// The `producer-warp` rule: warp specialisation exists where one thread's tensor-map loads
 /// can feed the warpgroups (the wgmma path), outside stream-K (whose single pipeline runs
 /// across tiles with the workgroup's barriers in it), and the extra warp must fit: in the
@@ -115,14 +121,24 @@ pub(super) fn producer_warp(
             ),
         );
     }
-    let budget = hw.register_share(threads);
+    let budget = if c.pk == 2 {
+        PING_PONG_CONSUMER_REGISTERS
+    } else {
+        hw.register_share(threads)
+    };
     let need = registers_estimate(c, p, hw);
     if need > budget {
         return fail(
             rule,
-            format!(
-                "with the producer warp, {threads} threads get {budget} registers each; this config needs about {need}"
-            ),
+            if c.pk == 2 {
+                format!(
+                    "ping-pong's computing warpgroups get {budget} registers per thread; this config needs about {need}"
+                )
+            } else {
+                format!(
+                    "with the producer warp, {threads} threads get {budget} registers each; this config needs about {need}"
+                )
+            },
         );
     }
     Ok(())
