@@ -1187,7 +1187,9 @@ fn the_model_search_is_deterministic_for_a_database_and_a_seed() {
 /// With wide rounds (32 configs, as `tune` runs them on a GPU) half of every later round are
 /// moves around the best configs so far: the model's two ranked moves (which may step two
 /// parameters at once, so not counted here) and at least 14 of the pattern search's one-step
-/// moves. Without them the model's own picks held 12 such moves on this shape.
+/// moves. Without them the model's own picks held 12 such moves on this shape. The first
+/// round is not filled up with the prior's picks: at most a quarter of it beyond the default,
+/// the starts and half a round of the default's neighbours (it held all 32 before).
 #[test]
 fn half_of_each_later_model_round_moves_around_the_best_so_far() {
     use gemmtune::search::corpus::Corpus;
@@ -1209,7 +1211,12 @@ fn half_of_each_later_model_round_moves_around_the_best_so_far() {
     let (r, _) = run_on_sim(&target, "model", &search, None, &opts).unwrap();
     let first: Vec<_> = r.history.iter().filter(|e| e.round == 0).collect();
     let second: Vec<_> = r.history.iter().filter(|e| e.round == 1).collect();
-    assert_eq!((first.len(), second.len()), (32, 32));
+    assert_eq!(second.len(), 32);
+    assert!(
+        first.len() > 16 && first.len() <= 16 + 8,
+        "a first round of {}",
+        first.len()
+    );
     // The pattern search's beam: the three best of the first round.
     let mut ranked: Vec<_> = first
         .iter()
@@ -1256,10 +1263,13 @@ fn the_default_strategy_is_the_model_with_measurements_and_fills_an_llm() {
     opts.initial_batch = 4;
     let (r, _) = run_on_sim(&s, "default", &budget_opts(16, 2), Some(llm), &opts).unwrap();
     assert_eq!(r.strategy, "llm");
+    // The model fills the round it leads (its first round: the default, the starts, the
+    // default's neighbours and a quarter of the round of its own picks).
     let first = &r.llm_rounds[0];
+    let measured = r.history.iter().filter(|e| e.round == 0).count();
     assert!(
-        first.fell_back && first.from_llm == 0 && first.filled == 8,
-        "{first:?}"
+        first.fell_back && first.from_llm == 0 && first.filled > 0 && first.filled == measured,
+        "{first:?}, {measured} measured"
     );
     assert!(
         r.warnings[0].contains("the model search proposes"),
