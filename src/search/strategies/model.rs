@@ -25,7 +25,9 @@
 //!    Every batch then takes the pattern search's own moves (unranked neighbours of the best
 //!    so far, or of the default) up to [`LOCAL_SHARE`] of it, more as this shape's
 //!    measurements contradict the prior ([`local_share`]); later batches are measured in
-//!    order of predicted time, most promising first.
+//!    order of predicted time, most promising first. The first batch takes no more than
+//!    [`FIRST_PICKS`] of itself in the model's own picks, so the batch that reacts to what
+//!    the starts measured comes early.
 //!
 //! A search is a function of the corpus, this shape's measurements and the seed: the corpus
 //! keeps its shapes in one order whatever order they came in ([`Corpus::new`]), every forest
