@@ -42,8 +42,7 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
     // producer warpgroup handing registers to the two warpgroups of one 128x256 tile ran as
     // fast as the producer warp on 2048^3 and 4096^3, and 7% slower on 8192^3, H200.)
     static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
-    static constexpr bool HAND_OVER_REGS = Cfg::PRODUCER_WARPGROUP;
-    static_assert(!HAND_OVER_REGS || Cfg::LAUNCH_THREADS == 384, "a producer warpgroup beside two computing ones");
+    static_assert(!Cfg::PRODUCER_WARPGROUP || Cfg::LAUNCH_THREADS == 384, "a producer warpgroup beside two computing ones");
 
     GT_DEVICE static void run(const GtGemmArgs& args, unsigned char* lds, int tid) {
         // Each set of consumers places its warps in the tile alike.
@@ -89,7 +88,7 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
         free.sync_all();
         if (tid >= COMPUTING) {
             // A producer warpgroup gives its registers to the consumers.
-            if constexpr (HAND_OVER_REGS) gt_setmaxnreg_dec<PRODUCER_REGS>();
+            if constexpr (Cfg::PRODUCER_WARPGROUP) gt_setmaxnreg_dec<PRODUCER_REGS>();
             // The producer: `it` counts the stages loaded, across tiles. Where C lands in the
             // staging area, it also loads each tile's C, once the leaders have handed the area
             // over (halfway through the tile's K steps): at the first stage whose slot they
@@ -111,7 +110,7 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
             }
             __syncwarp();
         } else {
-            if constexpr (HAND_OVER_REGS) gt_setmaxnreg_inc<CONSUMER_REGS>();
+            if constexpr (Cfg::PRODUCER_WARPGROUP) gt_setmaxnreg_inc<CONSUMER_REGS>();
             // The warpgroups: IN_FLIGHT stages stay in the tensor cores while the next is
             // issued; the stage before them is done and its slot goes back to the producer.
             constexpr int IN_FLIGHT = Cfg::PLR;

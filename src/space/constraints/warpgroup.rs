@@ -121,24 +121,26 @@ pub(super) fn producer_warp(
             ),
         );
     }
-    let budget = if c.pk == 2 {
-        PING_PONG_CONSUMER_REGISTERS
+    // Who gets how many registers: the launch's share, or what ping-pong's producer
+    // warpgroup hands its computing warpgroups.
+    let (budget, who, each) = if c.pk == 2 {
+        (
+            PING_PONG_CONSUMER_REGISTERS,
+            "ping-pong's computing warpgroups get".to_string(),
+            "per thread",
+        )
     } else {
-        hw.register_share(threads)
+        (
+            hw.register_share(threads),
+            format!("with the producer warp, {threads} threads get"),
+            "each",
+        )
     };
     let need = registers_estimate(c, p, hw);
     if need > budget {
         return fail(
             rule,
-            if c.pk == 2 {
-                format!(
-                    "ping-pong's computing warpgroups get {budget} registers per thread; this config needs about {need}"
-                )
-            } else {
-                format!(
-                    "with the producer warp, {threads} threads get {budget} registers each; this config needs about {need}"
-                )
-            },
+            format!("{who} {budget} registers {each}; this config needs about {need}"),
         );
     }
     Ok(())
