@@ -423,6 +423,108 @@ fn bad_input_is_reported_not_crashed_on() {
     }
 }
 
+/// A `hipblaslt-bench` line (HIPBLASLT_LOG_MASK=32) of an `m x n x k` TN GEMM in `types`
+/// (`--a_type T --b_type T ...`), with `tail` appended.
+fn bench_line(m: i64, n: i64, k: i64, types: &str, tail: &str) -> String {
+    format!(
+        "hipblaslt-bench --api_method c -m {m} -n {n} -k {k} --lda {k} --ldb {k} --ldc {m} --ldd {m} --stride_a 0 --stride_b 0 --stride_c 0 --stride_d 0 --alpha 1.000000 --beta 0.000000 --transA T --transB N --batch_count 1 {types}{tail}\n"
+    )
+}
+
+#[test]
+fn lines_not_read_and_untimed_epilogues_are_in_every_output() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    // Line 2 cannot be read (int8 is not a type gemmtune knows); line 3 asks for a fused bias
+    // and GELU, which neither the vendor baseline nor the tuned kernel computes.
+    let bf16 = "--a_type bf16_r --b_type bf16_r --c_type bf16_r --d_type bf16_r --scale_type f32_r --bias_type f32_r --compute_type c_f32_r";
+    let log = dir.join("int8.log");
+    let text = [
+        "warming up\n".to_string(),
+        bench_line(4096, 128, 4096, "--a_type i8_r --b_type i8_r --c_type i32_r --d_type i32_r --scale_type i32_r --bias_type f32_r --compute_type c_i32_r", ""),
+        bench_line(4096, 128, 4096, bf16, " --bias_vector --activation_type gelu"),
+        bench_line(2048, 64, 4096, bf16, ""),
+    ]
+    .concat();
+    std::fs::write(&log, text).unwrap();
+    let where_ = format!("{}:2", log.display());
+
+    let out = dir.join("run");
+    let r = json(&tune_log(dir, &[&log], &out, &["--json"]));
+    // The readable GEMMs are tuned as usual.
+    assert_eq!(r["summary"]["gemms"], 2);
+    assert_eq!(r["summary"]["tuned"], 2, "{r}");
+    assert_eq!(r["summary"]["lines_not_read"], 1);
+    let unread = r["unread_lines"].as_array().unwrap();
+    assert_eq!(unread.len(), 1, "{unread:?}");
+    assert_eq!(unread[0]["line"], 2);
+    assert_eq!(unread[0]["source"], log.display().to_string());
+    assert!(
+        unread[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown data type `i8_r`"),
+        "{unread:?}"
+    );
+    assert_eq!(r["records"][0]["log_fields"]["bias_vector"], "true");
+    assert_eq!(r["records"][0]["log_fields"]["activation_type"], "gelu");
+    assert_eq!(r["records"][1]["log_fields"], json!({}));
+
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains("- 1 log line not read"), "{summary}");
+    assert!(summary.contains("## Lines not read"), "{summary}");
+    assert!(
+        summary.contains(&format!("- {where_}: unknown data type `i8_r`")),
+        "{summary}"
+    );
+    let note = "[1] #0: activation_type=gelu, bias_vector (bias_type=f32_r): timed as the plain GEMM, by the vendor library and the tuned kernel alike";
+    assert!(
+        summary.contains("4096x128x4096 TN bf16_r [1] |"),
+        "{summary}"
+    );
+    assert!(summary.contains(note), "{summary}");
+    assert!(!summary.contains("[2]"), "only #0 has a note: {summary}");
+    let rows = csv_rows(&out.join("unread_lines.csv"));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["line"], "2");
+    let raw = csv_rows(&out.join("raw_results.csv"));
+    assert!(raw[0]["log_fields"].contains("gelu") && raw[1]["log_fields"].is_empty());
+
+    // The totals printed at the end count the line and say why; the table carries the note.
+    let text = ok(&tune_log(dir, &[&log], &dir.join("text"), &[]));
+    assert!(
+        text.contains("1 log line not read:")
+            && text.contains(&format!("  {where_}: unknown data type `i8_r`")),
+        "{text}"
+    );
+    assert!(text.contains(note), "{text}");
+
+    // Two shards parse the same log: the merged report lists the line once and keeps the note.
+    let shards: Vec<PathBuf> = (0..2).map(|i| dir.join(format!("shard{i}"))).collect();
+    for (i, s) in shards.iter().enumerate() {
+        ok(&tune_log(dir, &[&log], s, &["--shard", &format!("{i}/2")]));
+    }
+    let merged = dir.join("merged");
+    let m = json(&gemmtune(
+        dir,
+        &[
+            "--json",
+            "merge",
+            shards[0].to_str().unwrap(),
+            shards[1].to_str().unwrap(),
+            "--out",
+            merged.to_str().unwrap(),
+        ],
+    ));
+    assert_eq!(m["unread_lines"], r["unread_lines"]);
+    assert_eq!(m["summary"]["lines_not_read"], 1);
+    assert!(m["warnings"].as_array().unwrap().is_empty(), "{m}");
+    let summary = std::fs::read_to_string(merged.join("summary.md")).unwrap();
+    assert_eq!(summary.matches(&where_).count(), 1, "{summary}");
+    assert!(summary.contains(note), "{summary}");
+    assert_eq!(csv_rows(&merged.join("unread_lines.csv")).len(), 1);
+}
+
 /// Columns that depend on the run rather than the work: wall time, and the counts of
 /// measured versus reused results.
 const RUN_COLUMNS: &[&str] = &["tune_s", "measured", "reused"];

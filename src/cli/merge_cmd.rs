@@ -5,7 +5,7 @@ use anyhow::Result;
 
 use super::args::{GlobalOpts, MergeArgs};
 use super::output::{note, print};
-use super::tune_log_cmd::cli_error;
+use super::tune_log_cmd::{cli_error, not_read};
 use crate::workload::merge::{merge, MergeOptions};
 use crate::workload::table::render_results;
 
@@ -26,7 +26,7 @@ pub fn run(g: &GlobalOpts, a: &MergeArgs) -> Result<()> {
     let s = &outcome.summary;
     let mut out = render_results(&outcome.records, outcome.min_uplift);
     out.push_str(&format!(
-        "\nmerged {} directories: {} GEMMs, {} tuned: {} kept, {} dropped, {} skipped, {} failed; {} measurements copied into {}\n",
+        "\nmerged {} directories: {} GEMMs, {} tuned: {} kept, {} dropped, {} skipped, {} failed; {} measurements copied into {}{}\n",
         a.dirs.len(),
         s.gemms,
         s.tuned,
@@ -35,7 +35,8 @@ pub fn run(g: &GlobalOpts, a: &MergeArgs) -> Result<()> {
         s.skipped,
         s.failed,
         outcome.measurements_copied,
-        a.out.join(crate::workload::merge::DB_FILE).display()
+        a.out.join(crate::workload::merge::DB_FILE).display(),
+        not_read(&outcome.unread_lines)
     ));
     out.push_str(&format!(
         "weighted total uplift: {:.2}% of the workload's GEMM time saved\nreport: {}\n",

@@ -18,7 +18,20 @@ use crate::workload::pipeline::TuneSettings;
 use crate::workload::selection::{Criteria, WorkloadGemm};
 use crate::workload::table::{render_results, render_selection};
 use crate::workload::tune::{run as run_workload, Notes, TuneLogOptions};
-use crate::workload::{Shard, WorkloadError};
+use crate::workload::{unread, Shard, WorkloadError};
+
+/// `, 1 log line not read` and the lines, indented, for the totals: nothing when every line
+/// was read.
+pub(super) fn not_read(lines: &[crate::problem::log::LogIssue]) -> String {
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(", {}:", unread::phrase(lines));
+    for l in unread::lines(lines) {
+        out.push_str(&format!("\n  {l}"));
+    }
+    out
+}
 
 /// A workload-layer error as the CLI reports it (usage errors exit with 2).
 pub(super) fn cli_error(e: WorkloadError) -> anyhow::Error {
@@ -147,8 +160,14 @@ pub fn run(g: &GlobalOpts, a: &TuneLogArgs) -> Result<()> {
     let s = &outcome.summary;
     let mut out = render_results(&outcome.records, a.min_uplift);
     out.push_str(&format!(
-        "\n{} tuned: {} kept, {} dropped, {} skipped, {} failed ({} resumed from an earlier run)\n",
-        s.tuned, s.kept, s.dropped, s.skipped, s.failed, outcome.resumed
+        "\n{} tuned: {} kept, {} dropped, {} skipped, {} failed ({} resumed from an earlier run){}\n",
+        s.tuned,
+        s.kept,
+        s.dropped,
+        s.skipped,
+        s.failed,
+        outcome.resumed,
+        not_read(&outcome.unread_lines)
     ));
     if let Some(avg) = s.average_uplift_kept {
         out.push_str(&format!(

@@ -2,10 +2,12 @@
 //!
 //! Flow: each directory's [`Manifest`] is read and checked (same workload, same shard count,
 //! no shard twice; a missing shard is a warning, the report then covers what exists); the
-//! GEMMs each shard owns are taken from its `workload.csv` and `raw_results.csv`; their
-//! measurements are copied from the shard's database into the merged one (skipping any
-//! already there, so merging twice adds nothing); then the report is written exactly as a
-//! single run writes it, so merging N shards of a log gives the report of one run over it.
+//! GEMMs each shard owns are taken from its `workload.csv` and `raw_results.csv`; the log
+//! lines that could not be read come from every shard's `unread_lines.csv`, each line once
+//! (every shard parsed the same logs); the GEMMs' measurements are copied from the shard's
+//! database into the merged one (skipping any already there, so merging twice adds nothing);
+//! then the report is written exactly as a single run writes it, so merging N shards of a log
+//! gives the report of one run over it.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -13,12 +15,14 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::manifest::Manifest;
-use super::outputs::{ensure_writable, write, Report, RAW_CSV, WORKLOAD_CSV};
+use super::outputs::{ensure_writable, write, Report, RAW_CSV, UNREAD_CSV, WORKLOAD_CSV};
 use super::record::{read_records, read_workload, GemmRecord};
 use super::selection::WorkloadGemm;
 use super::shard::Shard;
 use super::summary::{Heading, Summary};
+use super::unread;
 use super::WorkloadError;
+use crate::problem::log::LogIssue;
 use crate::store::{NewRun, RunStatus, Store};
 
 pub struct MergeOptions {
@@ -34,6 +38,8 @@ pub struct MergeOutcome {
     pub workload: Vec<WorkloadGemm>,
     pub records: Vec<GemmRecord>,
     pub summary: Summary,
+    /// The log lines that could not be read, from all shards, each once.
+    pub unread_lines: Vec<LogIssue>,
     pub min_uplift: f64,
     pub measurements_copied: usize,
     pub warnings: Vec<String>,
@@ -118,6 +124,7 @@ pub fn merge(o: &MergeOptions) -> Result<MergeOutcome, WorkloadError> {
     // Every GEMM from the shard that owns it (any shard's copy when the owner is missing).
     let mut workload: BTreeMap<usize, WorkloadGemm> = BTreeMap::new();
     let mut records: BTreeMap<usize, GemmRecord> = BTreeMap::new();
+    let mut unread_lines: Vec<LogIssue> = Vec::new();
     for (d, m) in &shards {
         for (g, owner) in read_workload(&d.join(WORKLOAD_CSV))? {
             let from_owner = owner == m.shard.index;
@@ -136,6 +143,15 @@ pub fn merge(o: &MergeOptions) -> Result<MergeOutcome, WorkloadError> {
                 )));
             }
             records.insert(r.id, r);
+        }
+        let path = d.join(UNREAD_CSV);
+        if path.exists() {
+            unread::join(&mut unread_lines, unread::read(&path)?);
+        } else {
+            warnings.push(format!(
+                "{} has no {UNREAD_CSV} (written by an older gemmtune): lines its logs could not be read are not known",
+                d.display()
+            ));
         }
     }
     if workload.len() != first.gemms {
@@ -172,6 +188,7 @@ pub fn merge(o: &MergeOptions) -> Result<MergeOutcome, WorkloadError> {
             heading,
             workload: &workload,
             records: &records,
+            unread: &unread_lines,
             shards: 1,
             min_uplift,
         },
@@ -203,6 +220,7 @@ pub fn merge(o: &MergeOptions) -> Result<MergeOutcome, WorkloadError> {
         workload,
         records,
         summary,
+        unread_lines,
         min_uplift,
         measurements_copied,
         warnings,

@@ -3,7 +3,9 @@
 //!
 //! Flow of `gemmtune tune-log` ([`tune::run`]):
 //! 1. the logs are parsed and merged ([`crate::problem::log`]); each distinct GEMM gets a
-//!    stable id (its first-seen position) and an owner shard ([`shard`]);
+//!    stable id (its first-seen position) and an owner shard ([`shard`]), and keeps the
+//!    fields its log line asked for beyond the plain GEMM ([`log_fields`]); the lines that
+//!    could not be read are kept for the report ([`unread`]);
 //! 2. a [`pool::DevicePool`] opens one device context per `--devices` index
 //!    ([`context`]: worker process, compiler, database connection);
 //! 3. the baseline pass times the vendor library on every GEMM (through the pool), GEMMs that
@@ -15,7 +17,7 @@
 //!    results database as it happens, so an interrupted GEMM resumes its search;
 //! 5. [`record`] turns the results into rows and verdicts (kept / dropped / skipped), and
 //!    [`outputs`] writes `workload.csv`, `raw_results.csv`, `final_results.csv`,
-//!    `summary.md` ([`summary`], [`chart`]) and the [`solutions`] file.
+//!    `unread_lines.csv`, `summary.md` ([`summary`], [`chart`]) and the [`solutions`] file.
 //!
 //! `gemmtune merge` ([`merge`]) reads shard directories back (their CSVs, [`manifest`] and
 //! databases) and writes the same outputs for the whole workload.
@@ -24,6 +26,7 @@ pub mod chart;
 pub mod checkpoint;
 pub mod context;
 pub mod lock;
+pub mod log_fields;
 pub mod manifest;
 pub mod merge;
 pub mod outputs;
@@ -36,6 +39,7 @@ pub mod solutions;
 pub mod summary;
 pub mod table;
 pub mod tune;
+pub mod unread;
 
 use std::path::PathBuf;
 

@@ -1,7 +1,8 @@
 //! Writes a workload report into an output directory, the same way for one run, a shard and
 //! a merge: `workload.csv` (every GEMM with its weight), `raw_results.csv` (every GEMM this
 //! report handled: baseline, best, ratio, error, config, verdict), `final_results.csv` (the
-//! kept ones), `summary.md` with `uplift.svg`, and `solutions.json`.
+//! kept ones), `unread_lines.csv` (the log lines whose GEMMs could not be read, see
+//! [`super::unread`]), `summary.md` with `uplift.svg`, and `solutions.json`.
 
 use std::path::{Path, PathBuf};
 
@@ -9,12 +10,15 @@ use super::chart::uplift_svg;
 use super::record::{write_records, write_workload, GemmRecord, Verdict};
 use super::selection::WorkloadGemm;
 use super::solutions::SolutionFile;
-use super::summary::{render_markdown, Heading, Summary};
+use super::summary::{render_markdown, Files, Heading, Summary};
+use super::unread;
 use super::WorkloadError;
+use crate::problem::log::LogIssue;
 
 pub const WORKLOAD_CSV: &str = "workload.csv";
 pub const RAW_CSV: &str = "raw_results.csv";
 pub const FINAL_CSV: &str = "final_results.csv";
+pub const UNREAD_CSV: &str = "unread_lines.csv";
 pub const SUMMARY_MD: &str = "summary.md";
 pub const CHART_SVG: &str = "uplift.svg";
 pub const SOLUTIONS: &str = "solutions.json";
@@ -25,6 +29,8 @@ pub struct Report<'a> {
     pub workload: &'a [WorkloadGemm],
     /// Sorted by id.
     pub records: &'a [GemmRecord],
+    /// The log lines that could not be read.
+    pub unread: &'a [LogIssue],
     pub shards: usize,
     pub min_uplift: f64,
 }
@@ -61,6 +67,9 @@ pub fn write(dir: &Path, r: &Report<'_>) -> Result<(Summary, Vec<PathBuf>), Work
     let path = dir.join(FINAL_CSV);
     write_records(&path, &kept, r.min_uplift)?;
     files.push(path);
+    let path = dir.join(UNREAD_CSV);
+    unread::write(&path, r.unread)?;
+    files.push(path);
     let chart = uplift_svg(
         &format!("{}: per-GEMM uplift", r.heading.title),
         r.records,
@@ -76,8 +85,12 @@ pub fn write(dir: &Path, r: &Report<'_>) -> Result<(Summary, Vec<PathBuf>), Work
         &r.heading,
         r.workload,
         r.records,
+        r.unread,
         r.min_uplift,
-        chart.as_ref().map(|_| CHART_SVG),
+        Files {
+            chart: chart.as_ref().map(|_| CHART_SVG),
+            unread: UNREAD_CSV,
+        },
     );
     let path = dir.join(SUMMARY_MD);
     std::fs::write(&path, md)
@@ -86,5 +99,8 @@ pub fn write(dir: &Path, r: &Report<'_>) -> Result<(Summary, Vec<PathBuf>), Work
     let path = dir.join(SOLUTIONS);
     SolutionFile::from_records(r.records, r.min_uplift).save(&path)?;
     files.push(path);
-    Ok((Summary::of(r.workload, r.records, r.min_uplift), files))
+    Ok((
+        Summary::of(r.workload, r.records, r.unread, r.min_uplift),
+        files,
+    ))
 }

@@ -14,6 +14,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::log_fields::{self, LogFields};
 use super::pipeline::TunedGemm;
 use super::selection::WorkloadGemm;
 use super::shard::Shard;
@@ -51,6 +52,9 @@ pub struct GemmRecord {
     pub skip: Option<String>,
     /// The harness failure that stopped its tuning.
     pub failure: Option<String>,
+    /// What the log line asked for beyond the plain GEMM, untimed ([`log_fields`]).
+    #[serde(default)]
+    pub log_fields: LogFields,
 }
 
 /// What happens to a GEMM's tuned kernel.
@@ -113,6 +117,7 @@ impl GemmRecord {
             tune_s: t.map(|t| t.seconds),
             skip: w.skip.clone(),
             failure: t.and_then(|t| t.error.clone()),
+            log_fields: w.log_fields.clone(),
         }
     }
 
@@ -219,12 +224,12 @@ fn problem_fields(p: &GemmProblem) -> Vec<String> {
 }
 
 /// A CSV row by column name.
-struct Row<'a> {
+pub(super) struct Row<'a> {
     fields: HashMap<&'a str, &'a str>,
 }
 
 impl Row<'_> {
-    fn text(&self, name: &str) -> Result<&str, String> {
+    pub(super) fn text(&self, name: &str) -> Result<&str, String> {
         self.fields
             .get(name)
             .copied()
@@ -236,7 +241,7 @@ impl Row<'_> {
         Ok((!t.is_empty()).then(|| t.to_string()))
     }
 
-    fn parse<T: std::str::FromStr>(&self, name: &str) -> Result<T, String>
+    pub(super) fn parse<T: std::str::FromStr>(&self, name: &str) -> Result<T, String>
     where
         T::Err: std::fmt::Display,
     {
@@ -291,13 +296,27 @@ impl Row<'_> {
         p.validate().map_err(|e| e.to_string())?;
         Ok(p)
     }
+
+    /// The `log_fields` column; tables written before it existed have none.
+    fn log_fields(&self) -> Result<LogFields, String> {
+        match self.fields.get("log_fields") {
+            Some(cell) => {
+                log_fields::from_cell(cell).map_err(|e| format!("column `log_fields`: {e}"))
+            }
+            None => Ok(LogFields::new()),
+        }
+    }
 }
 
 fn f(x: Option<f64>) -> String {
     x.map(|v| v.to_string()).unwrap_or_default()
 }
 
-fn write_table(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<(), WorkloadError> {
+pub(super) fn write_table(
+    path: &Path,
+    header: &[&str],
+    rows: &[Vec<String>],
+) -> Result<(), WorkloadError> {
     let err = |e: csv::Error| WorkloadError::file(path, format!("cannot write: {e}"));
     let mut w = csv::Writer::from_path(path).map_err(err)?;
     w.write_record(header).map_err(err)?;
@@ -308,7 +327,7 @@ fn write_table(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<(),
         .map_err(|e| WorkloadError::io(format!("cannot write {}", path.display()), e))
 }
 
-fn read_table<T>(
+pub(super) fn read_table<T>(
     path: &Path,
     mut each: impl FnMut(&Row<'_>) -> Result<T, String>,
 ) -> Result<Vec<T>, WorkloadError> {
@@ -332,7 +351,7 @@ fn read_table<T>(
     Ok(out)
 }
 
-const RECORD_COLUMNS: [&str; 23] = [
+const RECORD_COLUMNS: [&str; 24] = [
     "id",
     "gemm",
     "calls",
@@ -356,6 +375,7 @@ const RECORD_COLUMNS: [&str; 23] = [
     "reused",
     "search_us",
     "tune_s",
+    "log_fields",
 ];
 
 /// Writes records as CSV (`raw_results.csv`, `final_results.csv`), with their verdicts.
@@ -397,6 +417,7 @@ pub fn write_records(
                 r.reused.to_string(),
                 f(r.search_us),
                 f(r.tune_s),
+                log_fields::to_cell(&r.log_fields),
             ];
             row.extend(problem_fields(&r.problem));
             row
@@ -436,11 +457,12 @@ pub fn read_records(path: &Path) -> Result<Vec<GemmRecord>, WorkloadError> {
                 None
             },
             failure: if status == "failed" { reason } else { None },
+            log_fields: row.log_fields()?,
         })
     })
 }
 
-const WORKLOAD_COLUMNS: [&str; 11] = [
+const WORKLOAD_COLUMNS: [&str; 12] = [
     "id",
     "gemm",
     "calls",
@@ -452,6 +474,7 @@ const WORKLOAD_COLUMNS: [&str; 11] = [
     "shard",
     "note",
     "source",
+    "log_fields",
 ];
 
 /// Writes every GEMM of the workload with its weight (`workload.csv`); `shards` is the shard
@@ -481,6 +504,7 @@ pub fn write_workload(
                 Shard::owner(shards, g.id).to_string(),
                 g.skip.clone().unwrap_or_default(),
                 g.source.clone(),
+                log_fields::to_cell(&g.log_fields),
             ];
             row.extend(problem_fields(&g.problem));
             row
@@ -503,6 +527,7 @@ pub fn read_workload(path: &Path) -> Result<Vec<(WorkloadGemm, usize)>, Workload
                 share: row.opt("share")?,
                 rank: row.opt("rank")?,
                 selected: row.parse("selected")?,
+                log_fields: row.log_fields()?,
             },
             row.parse("shard")?,
         ))
@@ -556,6 +581,9 @@ mod tests {
             share: Some(0.25),
             rank: Some(2),
             selected: true,
+            log_fields: [("bias_vector", "true"), ("activation_type", "gelu")]
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .into(),
         }
     }
 

@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::log_fields::LogFields;
 use crate::problem::log::LogEntry;
 use crate::problem::GemmProblem;
 
@@ -31,6 +32,10 @@ pub struct WorkloadGemm {
     /// 1-based rank by time, largest first.
     pub rank: Option<usize>,
     pub selected: bool,
+    /// What the log line asked for beyond the plain GEMM (fused epilogue, scaling) and
+    /// fields the parser does not know: not timed, said so in the report.
+    #[serde(default)]
+    pub log_fields: LogFields,
 }
 
 impl WorkloadGemm {
@@ -45,6 +50,7 @@ impl WorkloadGemm {
             share: None,
             rank: None,
             selected: false,
+            log_fields: e.extra.clone(),
         }
     }
 

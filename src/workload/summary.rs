@@ -7,12 +7,20 @@
 //! - *average uplift*: the mean uplift of the kept kernels (and, for context, of every tuned
 //!   GEMM with dropped ones counted as 0, since the vendor library keeps running them);
 //! - *weighted total uplift*: the time the kept kernels save, `sum of calls x (vendor -
-//!   tuned)`, over the workload GEMM time: the fraction of the workload's GEMM time saved.
+//!   tuned)`, over the workload GEMM time: the fraction of the workload's GEMM time saved;
+//! - *lines not read*: lines of the logs meant as GEMM entries that could not be read
+//!   ([`super::unread`]); their GEMMs are in none of the numbers above.
+//!
+//! Rows whose log line asked for more than the plain GEMM carry a numbered note under the
+//! table ([`super::log_fields`]).
 
 use serde::{Deserialize, Serialize};
 
+use super::log_fields::Footnotes;
 use super::record::{GemmRecord, Verdict};
 use super::selection::{workload_us, WorkloadGemm};
+use super::unread;
+use crate::problem::log::LogIssue;
 
 /// Headline numbers of a workload report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -36,10 +44,18 @@ pub struct Summary {
     pub average_uplift_kept: Option<f64>,
     /// Mean uplift over every tuned GEMM, dropped ones counted as 0.
     pub average_uplift_tuned: Option<f64>,
+    /// Lines of the logs that could not be read: their GEMMs are not in the report.
+    #[serde(default)]
+    pub lines_not_read: usize,
 }
 
 impl Summary {
-    pub fn of(workload: &[WorkloadGemm], records: &[GemmRecord], min_uplift: f64) -> Self {
+    pub fn of(
+        workload: &[WorkloadGemm],
+        records: &[GemmRecord],
+        unread: &[LogIssue],
+        min_uplift: f64,
+    ) -> Self {
         let verdicts: Vec<Verdict> = records.iter().map(|r| r.verdict(min_uplift)).collect();
         let count = |s: &str| verdicts.iter().filter(|v| v.status() == s).count();
         let kept: Vec<&GemmRecord> = records
@@ -82,6 +98,7 @@ impl Summary {
             weighted_uplift: if total > 0.0 { saved_us / total } else { 0.0 },
             average_uplift_kept: mean(&kept.iter().map(|r| uplift(r)).collect::<Vec<_>>()),
             average_uplift_tuned: mean(&tuned),
+            lines_not_read: unread::count(unread),
         }
     }
 }
@@ -105,22 +122,31 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-/// Renders `summary.md`: the heading, the per-GEMM table, the headline numbers, the chart
-/// (`chart` is its file name next to the summary), the skipped GEMMs and the ones not selected.
+/// Where a report's table and its lines not read are written, named in `summary.md`.
+#[derive(Debug, Clone, Copy)]
+pub struct Files<'a> {
+    /// The chart next to the summary, if one was drawn.
+    pub chart: Option<&'a str>,
+    pub unread: &'a str,
+}
+
+/// Renders `summary.md`: the heading, the per-GEMM table with its notes, the headline
+/// numbers, the chart, the lines of the logs not read and the GEMMs not selected.
 pub fn render_markdown(
     heading: &Heading,
     workload: &[WorkloadGemm],
     records: &[GemmRecord],
+    unread: &[LogIssue],
     min_uplift: f64,
-    chart: Option<&str>,
+    files: Files<'_>,
 ) -> String {
-    let s = Summary::of(workload, records, min_uplift);
+    let s = Summary::of(workload, records, unread, min_uplift);
     let mut out = format!("# {}\n\n", heading.title);
     for l in &heading.lines {
         out.push_str(&format!("- {l}\n"));
     }
     out.push_str(&format!(
-        "- {} distinct GEMMs in the log, {} selected ({:.1}% of the GEMM time), {} tuned: {} kept, {} dropped, {} skipped, {} failed\n\n",
+        "- {} distinct GEMMs in the log, {} selected ({:.1}% of the GEMM time), {} tuned: {} kept, {} dropped, {} skipped, {} failed\n",
         s.gemms,
         s.selected,
         if s.workload_us > 0.0 { s.selected_us / s.workload_us * 100.0 } else { 0.0 },
@@ -130,6 +156,14 @@ pub fn render_markdown(
         s.skipped,
         s.failed
     ));
+    if s.lines_not_read > 0 {
+        out.push_str(&format!(
+            "- {}, left out of every number here: see *Lines not read* below\n",
+            unread::phrase(unread)
+        ));
+    }
+    out.push('\n');
+    let notes = Footnotes::of(records.iter().map(|r| (r.id, &r.log_fields)));
     out.push_str("| # | GEMM | calls | share | vendor us | tuned us | speedup | error / tol | status | kernel |\n");
     out.push_str("|---:|---|---:|---:|---:|---:|---:|---|---|---|\n");
     for r in records {
@@ -146,7 +180,7 @@ pub fn render_markdown(
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             r.id,
-            cell(&r.problem.label()),
+            cell(&format!("{}{}", r.problem.label(), notes.marker(r.id))),
             r.calls,
             r.share
                 .map(|x| format!("{:.1}%", x * 100.0))
@@ -165,6 +199,9 @@ pub fn render_markdown(
         ));
     }
     out.push('\n');
+    for l in notes.lines() {
+        out.push_str(&format!("{}\n\n", cell(&l)));
+    }
     out.push_str(&format!(
         "**Average uplift** of the {} kept kernels: {} ({} over all {} tuned GEMMs, dropped ones counted as 0)\n\n",
         s.kept,
@@ -184,9 +221,10 @@ pub fn render_markdown(
         "Kept: verified against the reference and at least {:.1}% faster than the vendor library, both re-timed side by side.\n\n",
         min_uplift * 100.0
     ));
-    if let Some(c) = chart {
+    if let Some(c) = files.chart {
         out.push_str(&format!("![per-GEMM uplift]({c})\n\n"));
     }
+    out.push_str(&unread::markdown(unread, files.unread));
     let unranked: Vec<&WorkloadGemm> = workload.iter().filter(|g| !g.selected).collect();
     if !unranked.is_empty() {
         let time: f64 = unranked.iter().filter_map(|g| g.total_us()).sum();
@@ -228,6 +266,7 @@ pub(crate) mod tests {
             tune_s: Some(1.0),
             skip: None,
             failure: None,
+            log_fields: Default::default(),
         }
     }
 
@@ -242,6 +281,7 @@ pub(crate) mod tests {
             share: None,
             rank: None,
             selected: true,
+            log_fields: Default::default(),
         }
     }
 
@@ -254,7 +294,7 @@ pub(crate) mod tests {
             rec(1, 20, 50.0, Some(49.9)),  // dropped: under the 1% margin
             rec(2, 5, 200.0, Some(100.0)), // kept: saves 500, uplift 100%
         ];
-        let s = Summary::of(&workload, &records, 0.01);
+        let s = Summary::of(&workload, &records, &[], 0.01);
         assert_eq!((s.kept, s.dropped, s.tuned), (2, 1, 3));
         assert!((s.workload_us - 3000.0).abs() < 1e-9);
         assert!((s.saved_us - 700.0).abs() < 1e-9);
@@ -265,8 +305,12 @@ pub(crate) mod tests {
             &Heading::default(),
             &workload,
             &records,
+            &[],
             0.01,
-            Some("u.svg"),
+            Files {
+                chart: Some("u.svg"),
+                unread: "unread.csv",
+            },
         );
         assert!(md.contains("23.33% of the workload"), "{md}");
         assert!(md.contains("![per-GEMM uplift](u.svg)"));

@@ -1,6 +1,8 @@
 //! Terminal tables of a workload: the selection (each GEMM's share of the GEMM time, printed
-//! before tuning starts) and the results (printed at the end).
+//! before tuning starts) and the results (printed at the end, with the notes on rows whose
+//! log line asked for more than the plain GEMM, [`super::log_fields`]).
 
+use super::log_fields::Footnotes;
 use super::record::GemmRecord;
 use super::selection::WorkloadGemm;
 use super::shard::Shard;
@@ -52,8 +54,9 @@ pub fn render_selection(workload: &[WorkloadGemm], shard: Shard) -> String {
     out
 }
 
-/// One line per GEMM of the report with its verdict.
+/// One line per GEMM of the report with its verdict, then the notes.
 pub fn render_results(records: &[GemmRecord], min_uplift: f64) -> String {
+    let notes = Footnotes::of(records.iter().map(|r| (r.id, &r.log_fields)));
     let mut out = format!(
         "{:>5} {:<34} {:>11} {:>11} {:>8}  {:<8} {}\n",
         "#", "GEMM", "vendor us", "tuned us", "speedup", "status", "kernel / reason"
@@ -67,7 +70,7 @@ pub fn render_results(records: &[GemmRecord], min_uplift: f64) -> String {
         out.push_str(&format!(
             "{:>5} {:<34} {:>11} {:>11} {:>8}  {:<8} {}\n",
             format!("#{}", r.id),
-            r.problem.label(),
+            format!("{}{}", r.problem.label(), notes.marker(r.id)),
             opt(r.vendor_us.or(r.baseline_us), 2),
             opt(r.best_us, 2),
             r.speedup()
@@ -76,6 +79,9 @@ pub fn render_results(records: &[GemmRecord], min_uplift: f64) -> String {
             v.status(),
             detail
         ));
+    }
+    for l in notes.lines() {
+        out.push_str(&format!("{l}\n"));
     }
     out
 }

@@ -23,8 +23,9 @@ use super::record::GemmRecord;
 use super::selection::{select, Criteria, WorkloadGemm};
 use super::shard::Shard;
 use super::summary::{Heading, Summary};
+use super::unread;
 use super::WorkloadError;
-use crate::problem::log::parse_files;
+use crate::problem::log::{parse_files, LogIssue};
 use crate::search::llm_port::SharedLlm;
 
 /// Everything `tune-log` needs.
@@ -60,6 +61,8 @@ pub struct TuneLogOutcome {
     pub workload: Vec<WorkloadGemm>,
     pub records: Vec<GemmRecord>,
     pub summary: Summary,
+    /// The log lines that could not be read (their GEMMs are not in the report), with why.
+    pub unread_lines: Vec<LogIssue>,
     /// GEMMs taken from the checkpoints of an earlier run.
     pub resumed: usize,
     /// Over the GEMMs tuned in this run: results measured now and reused from the database.
@@ -88,6 +91,8 @@ pub fn run(o: &TuneLogOptions, notes: &dyn Notes) -> Result<TuneLogOutcome, Work
     for issue in &parsed.issues {
         notes.note(&issue.to_string());
     }
+    // The run goes on without them, but the report says which GEMMs it lost and why.
+    let unread_lines = unread::of(&parsed);
     let names = o
         .logs
         .iter()
@@ -305,6 +310,7 @@ pub fn run(o: &TuneLogOptions, notes: &dyn Notes) -> Result<TuneLogOutcome, Work
             heading,
             workload: &workload,
             records: &records,
+            unread: &unread_lines,
             shards: o.shard.count,
             min_uplift: o.min_uplift,
         },
@@ -316,6 +322,7 @@ pub fn run(o: &TuneLogOptions, notes: &dyn Notes) -> Result<TuneLogOutcome, Work
         workload,
         records,
         summary,
+        unread_lines,
         resumed,
         measured,
         reused,

@@ -13,7 +13,8 @@
 //! skipped silently; a line that is meant to be a GEMM entry but is broken becomes an
 //! error [`LogIssue`] with its line number while the rest of the log still parses. Fields
 //! the tuner does not use are never fatal: fused epilogues and unknown keys are kept in
-//! [`LogEntry::extra`] and warned about once per key.
+//! [`LogEntry::extra`] and warned about once per key ([`extra_kind`] tells a report which
+//! is which).
 //!
 //! hipBLASLt is column-major: a PyTorch `y = x @ W.T` with `x: [tokens, in]` and
 //! `W: [out, in]` is logged as `M = out`, `N = tokens`, `K = in`, `transA = T`, `transB = N`.
@@ -52,6 +53,27 @@ impl LogEntry {
     /// Floating-point work of all calls together, to rank entries by their share of the run.
     pub fn total_flops(&self) -> f64 {
         self.problem.flops() * self.call_count as f64
+    }
+}
+
+/// What a key kept in [`LogEntry::extra`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExtraKind {
+    /// Changes what is computed beyond the plain GEMM: a fused epilogue, vector scaling, an
+    /// amax output, a swizzled layout (`bias_vector`, `activation_type`, `use_e`, ...).
+    Feature,
+    /// Describes an active feature (`bias_type`, `activation_arg1`, ...).
+    Detail,
+    /// A field this parser does not know.
+    Unknown,
+}
+
+/// Classifies a key of [`LogEntry::extra`], so that a report can say what each one means.
+pub fn extra_kind(key: &str) -> ExtraKind {
+    match fields::classify(key) {
+        fields::KeyKind::Feature(_) => ExtraKind::Feature,
+        fields::KeyKind::Detail => ExtraKind::Detail,
+        _ => ExtraKind::Unknown,
     }
 }
 
@@ -370,6 +392,28 @@ mod tests {
         let vector = parse_str(&SEED.replace("scaleA: 0", "scaleA: 2"), "v");
         let err = vector.errors().next().unwrap();
         assert!(err.message.contains("scaleA mode `2`"), "{err}");
+    }
+
+    #[test]
+    fn extra_keys_say_what_they_are() {
+        let line = SEED
+            .replace("bias_vector: false", "bias_vector: true")
+            .replace("call_count: 1", "zz: 3, call_count: 1");
+        let log = parse_str(&line, "bias");
+        let kinds: Vec<_> = log.entries[0]
+            .extra
+            .keys()
+            .map(|k| (k.as_str(), extra_kind(k)))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("bias_source", ExtraKind::Detail),
+                ("bias_type", ExtraKind::Detail),
+                ("bias_vector", ExtraKind::Feature),
+                ("zz", ExtraKind::Unknown),
+            ]
+        );
     }
 
     #[test]
