@@ -46,6 +46,7 @@
 #include "layout/gt_lds_tile.h"
 #include "layout/gt_wgmma_tile.h"
 #include "layout/gt_gemv_view.h"
+#include "loader/gt_ring_pos.h"
 #include "loader/gt_vector_loader.h"
 #include "loader/gt_transpose_loader.h"
 #include "loader/gt_pack_kernel.h"

@@ -6,8 +6,8 @@
 // slot, so every consumer warp releases the slot in every workgroup of the cluster, and a
 // slot's phase completes only when the whole cluster is done with it.
 //
-//   consumers: release(it)    -> CONSUMER_WARPS * CLUSTER_N arrivals per phase
-//   producer:  wait_refill(it) before loading the it-th stage into slot it % STAGES
+//   consumers: release(slot)        -> CONSUMER_WARPS * CLUSTER_N arrivals per phase
+//   producer:  wait_refill(pos, it) before loading the it-th stage into its slot
 #pragma once
 
 template <class Cfg> struct GtFreeSlots {
@@ -41,14 +41,14 @@ template <class Cfg> struct GtFreeSlots {
         if constexpr (CLUSTER_N > 1) gt_cluster_sync();
     }
     // Producer: the f-th refill of a slot waits for the release of the fill before it, which
-    // completes phase f - 1 of the slot's barrier.
-    GT_DEVICE void wait_refill(int it) const {
+    // completes phase f - 1 of the slot's barrier. `p` is the place of the it-th stage.
+    GT_DEVICE void wait_refill(const GtRingPos<STAGES>& p, int it) const {
         if (it < STAGES) return;
-        gt_mbar_wait(bar0 + 8 * (it % STAGES), gt_u32(it / STAGES - 1) & 1u);
+        gt_mbar_wait(bar0 + 8 * p.slot, p.phase ^ 1u);
     }
-    // Lane 0 of a consumer warp: the warp is done with the it-th stage's slot.
-    GT_DEVICE void release(int it) const {
-        const gt_u32 bar = bar0 + 8 * (it % STAGES);
+    // Lane 0 of a consumer warp: the warp is done with `slot`.
+    GT_DEVICE void release(int slot) const {
+        const gt_u32 bar = bar0 + 8 * slot;
         if constexpr (CLUSTER_N > 1) {
 #pragma unroll
             for (int r = 0; r < CLUSTER_N; ++r) gt_mbar_arrive_cluster(bar, gt_u32(r));

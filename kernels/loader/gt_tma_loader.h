@@ -72,7 +72,9 @@ template <class Cfg, class TileA, class TileB> struct GtTmaRing {
         gt_tma_load_3d(tile + gt_u32(Tile::box_dst(j)), map, Tile::box_c0(j, k0, mn0), Tile::box_c1(j, k0, mn0), batch,
                        bar);
     }
-    // Waits for the t-th stage loaded since the ring was set up: the (t / STAGES)-th fill of
-    // slot t % STAGES completes that phase of its barrier.
-    GT_DEVICE void wait(int t) const { gt_mbar_wait(bar0 + 8 * (t % STAGES), gt_u32(t / STAGES) & 1u); }
+    // Waits for the stage at `p`: its fill of the slot completes that phase of the slot's
+    // barrier.
+    GT_DEVICE void wait(const GtRingPos<STAGES>& p) const { gt_mbar_wait(bar0 + 8 * p.slot, p.phase); }
+    // The same for the t-th stage loaded since the ring was set up.
+    GT_DEVICE void wait(int t) const { wait(GtRingPos<STAGES>(t)); }
 };

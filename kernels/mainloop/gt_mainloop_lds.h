@@ -73,14 +73,16 @@ template <class Cfg, template <class, class, class> class COMPUTE, class OPERAND
                 gt_copy_commit();
             }
             typename Loader::Regs regs;
-            for (int t = 0; t < kr.count; ++t) {
+            // Tile t's place in the ring, and that of the tile loaded while it is multiplied.
+            GtRingPos<STAGES> p(0), nx(STAGES - 1);
+            for (int t = 0; t < kr.count; ++t, p.next(), nx.next()) {
                 gt_copy_wait<(STAGES >= 2 ? STAGES - 2 : 0)>();
                 gt_barrier();  // tile t visible to all; slot (t-1) % STAGES free for reuse
                 const int next = t + STAGES - 1;
-                unsigned char* const next_slot = smem + (next % STAGES) * STAGE_BYTES;
+                unsigned char* const next_slot = smem + nx.slot * STAGE_BYTES;
                 if (next < kr.count) Loader::issue(args, next_slot, pos.tid, m0, n0, batch, kr.k0(next), regs);
                 gt_copy_commit();
-                compute_stage(t % STAGES);
+                compute_stage(p.slot);
                 if (next < kr.count) Loader::land(next_slot, pos.tid, regs);
             }
         }

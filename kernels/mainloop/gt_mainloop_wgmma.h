@@ -92,14 +92,16 @@ template <class Cfg> struct GtWgmmaMainloop {
 #pragma unroll
             for (int s = 0; s < AHEAD; ++s)
                 if (s < kr.count) load_stage(s, s);
-            for (int t = 0; t < kr.count; ++t) {
-                st.ring.wait(t);
+            // `p` is stage t's place in the ring, `ahead` that of stage t + AHEAD.
+            GtRingPos<STAGES> p(0), ahead(AHEAD);
+            for (int t = 0; t < kr.count; ++t, p.next(), ahead.next()) {
+                st.ring.wait(p);
                 // Every warpgroup has finished the stage IN_FLIGHT + 1 tiles back, whose slot
                 // the load below reuses.
                 gt_barrier();
-                st.multiply(acc, t % STAGES);
+                st.multiply(acc, p.slot);
                 const int next = t + AHEAD;
-                if (next < kr.count) load_stage(next % STAGES, next);
+                if (next < kr.count) load_stage(ahead.slot, next);
                 Compute::template settle<IN_FLIGHT>(acc);
             }
         }

@@ -24,21 +24,27 @@ template <class Cfg> struct GtWgmmaMainloopWs : GtWgmmaMainloop<Cfg> {
         free.sync_all();
         if (pos.tid >= Cfg::THREADS) {
             if (pos.lane == 0) {
-                for (int t = 0; t < kr.count; ++t) {
-                    free.wait_refill(t);
-                    st.ring.load(args, t % STAGES, kr.k0(t), m0, n0, batch);
+                GtRingPos<STAGES> p(0);
+                for (int t = 0; t < kr.count; ++t, p.next()) {
+                    free.wait_refill(p, t);
+                    st.ring.load(args, p.slot, kr.k0(t), m0, n0, batch);
                 }
             }
             __syncwarp();  // the warp reaches the barrier below converged
         } else {
             // IN_FLIGHT stages stay in the tensor cores while the next one is issued; the
             // stage before them is done and its slot goes back to the producer.
+            // `p` is stage t's place in the ring, `done` that of the stage IN_FLIGHT back.
             constexpr int IN_FLIGHT = Cfg::PLR;
-            for (int t = 0; t < kr.count; ++t) {
-                st.ring.wait(t);
-                st.multiply(acc, t % STAGES);
+            GtRingPos<STAGES> p(0), done(0);
+            for (int t = 0; t < kr.count; ++t, p.next()) {
+                st.ring.wait(p);
+                st.multiply(acc, p.slot);
                 Compute::template settle<IN_FLIGHT>(acc);
-                if (t >= IN_FLIGHT && pos.lane == 0) free.release(t - IN_FLIGHT);
+                if (t >= IN_FLIGHT) {
+                    if (pos.lane == 0) free.release(done.slot);
+                    done.next();
+                }
             }
             Compute::template settle<0>(acc);
         }

@@ -98,12 +98,13 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
             const int c_stage = !Epilogue::IN_PLACE ? -1 : c_after < ktiles ? c_after : ktiles - 1;
             if (tid == COMPUTING) {
                 int it = 0, tile = 0;
+                GtRingPos<STAGES> p(0);
                 for (int g = cluster; g < groups; g += clusters, ++tile) {
                     int m0, n0, batch;
                     place(g, m0, n0, batch);
-                    for (int kt = 0; kt < ktiles; ++kt, ++it) {
-                        free.wait_refill(it);
-                        st.ring.load(args, it % STAGES, kt * DU, m0, n0, batch);
+                    for (int kt = 0; kt < ktiles; ++kt, ++it, p.next()) {
+                        free.wait_refill(p, it);
+                        st.ring.load(args, p.slot, kt * DU, m0, n0, batch);
                         if (kt == c_stage) Epilogue::fetch_c_in_place(args, out, m0, n0, batch, tile);
                     }
                 }
@@ -114,8 +115,10 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
             // The warpgroups: IN_FLIGHT stages stay in the tensor cores while the next is
             // issued; the stage before them is done and its slot goes back to the producer.
             constexpr int IN_FLIGHT = Cfg::PLR;
-            auto release = [&](int it) {
-                if (pos.lane == 0) free.release(it);
+            // `done`: the place of the oldest stage not yet released.
+            auto release = [&](GtRingPos<STAGES>& done) {
+                if (pos.lane == 0) free.release(done.slot);
+                done.next();
             };
             float acc[ACC];
             // Where beta reads C apart from the staging area, the leader issues tile g's C into
@@ -143,17 +146,19 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
 #pragma unroll
                 for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
                 if (ktiles == 0) hand_over();
-                for (int kt = 0; kt < ktiles; ++kt, ++it) {
-                    st.ring.wait(it);
+                // The tile's stages' places in the ring: one division per tile, none per stage.
+                GtRingPos<STAGES> p(it), done(it);
+                for (int kt = 0; kt < ktiles; ++kt, ++it, p.next()) {
+                    st.ring.wait(p);
                     if (kt == ktiles - 1) hand_over();
-                    st.multiply(acc, it % STAGES);
+                    st.multiply(acc, p.slot);
                     Mainloop::Compute::template settle<IN_FLIGHT>(acc);
-                    if (kt >= IN_FLIGHT) release(it - IN_FLIGHT);
+                    if (kt >= IN_FLIGHT) release(done);
                     if (kt == ktiles / 2) Epilogue::free_staging(tid);
                 }
                 Mainloop::Compute::template settle<0>(acc);
                 // The stages still in the tensor cores are done: the producer may refill them.
-                for (int j = IN_FLIGHT < ktiles ? IN_FLIGHT : ktiles; j >= 1; --j) release(it - j);
+                for (int j = IN_FLIGHT < ktiles ? IN_FLIGHT : ktiles; j >= 1; --j) release(done);
                 // The other sets' tiles come next in the ring.
                 it += (CONSUMERS - 1) * ktiles;
                 int m0, n0, batch;

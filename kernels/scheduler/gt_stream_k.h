@@ -71,8 +71,11 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtStreamKScheduler {
         // The pipeline over the range: `load_one(slot)` issues the loads of the producer's
         // current iteration, `st` is the warpgroup path's ring (unused on the LDS path).
         auto pipeline = [&](auto load_one, const auto& st) {
-            auto load_next = [&](int i) {
-                load_one(i % STAGES);
+            // Loads and multiplies walk the ring in order: their places in it advance by one.
+            GtRingPos<STAGES> ld_pos(0), p(0);
+            auto load_next = [&]() {
+                load_one(ld_pos.slot);
+                ld_pos.next();
                 if (++ld_k == ktiles) {
                     ld_k = 0;
                     place(++ld_tile, ld_m0, ld_n0, ld_batch);
@@ -102,12 +105,12 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtStreamKScheduler {
                 static_assert(AHEAD >= 1, "stream-K pipelines need a stage in flight");
 #pragma unroll
                 for (int s = 0; s < AHEAD; ++s)
-                    if (s < iters) load_next(s);
-                for (int i = 0; i < iters; ++i) {
-                    st.ring.wait(i);
+                    if (s < iters) load_next();
+                for (int i = 0; i < iters; ++i, p.next()) {
+                    st.ring.wait(p);
                     gt_barrier();  // the stage the load below reuses is no longer read
-                    st.multiply(acc, i % STAGES);
-                    if (i + AHEAD < iters) load_next(i + AHEAD);
+                    st.multiply(acc, p.slot);
+                    if (i + AHEAD < iters) load_next();
                     if (w_begin + gt_u32(i) + 1 == boundary || i + 1 == iters) {
                         Mainloop::Compute::template settle<0>(acc);
                         finish(i);
@@ -119,15 +122,15 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtStreamKScheduler {
                 static_assert(STAGES >= 2, "stream-K pipelines need a stage in flight");
 #pragma unroll
                 for (int s = 0; s < STAGES - 1; ++s) {
-                    if (s < iters) load_next(s);
+                    if (s < iters) load_next();
                     gt_copy_commit();
                 }
-                for (int i = 0; i < iters; ++i) {
+                for (int i = 0; i < iters; ++i, p.next()) {
                     gt_copy_wait<STAGES - 2>();
                     gt_barrier();  // stage i visible to all; stage i - 1 free for reuse
-                    if (i + STAGES - 1 < iters) load_next(i + STAGES - 1);
+                    if (i + STAGES - 1 < iters) load_next();
                     gt_copy_commit();
-                    Mainloop::consume(acc, smem, i % STAGES, pos);
+                    Mainloop::consume(acc, smem, p.slot, pos);
                     if (w_begin + gt_u32(i) + 1 == boundary || i + 1 == iters) finish(i);
                 }
             }

@@ -67,6 +67,10 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
         include_str!("../../kernels/layout/gt_gemv_view.h"),
     ),
     (
+        "loader/gt_ring_pos.h",
+        include_str!("../../kernels/loader/gt_ring_pos.h"),
+    ),
+    (
         "loader/gt_vector_loader.h",
         include_str!("../../kernels/loader/gt_vector_loader.h"),
     ),
