@@ -274,6 +274,10 @@ impl LogParser {
             }
         }
 
+        // A line read in full is remembered with what it added, so its repeats (a log holds
+        // the same call thousands of times) only add their calls.
+        let mut added = Vec::new();
+        let mut whole = true;
         for problem in problems {
             if let Err(e) = problem.validate() {
                 self.issue(
@@ -282,9 +286,13 @@ impl LogParser {
                     Severity::Error,
                     format!("invalid GEMM: {e}"),
                 );
+                whole = false;
                 continue;
             }
-            self.merge(problem, calls, number, source, &extra);
+            added.push((self.merge(problem, calls, number, source, &extra), calls));
+        }
+        if whole {
+            self.seen_lines.insert(trimmed.to_string(), added);
         }
     }
 
