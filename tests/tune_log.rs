@@ -59,6 +59,15 @@ fn tune_log(home: &Path, logs: &[&Path], out: &Path, extra: &[&str]) -> Output {
     gemmtune(home, &refs)
 }
 
+/// `merge --json` of the shard directories `shards` into `out`.
+fn merge(home: &Path, shards: &[PathBuf], out: &Path) -> Output {
+    let mut args = vec!["--json".to_string(), "merge".to_string()];
+    args.extend(shards.iter().map(|s| s.display().to_string()));
+    args.extend(["--out".to_string(), out.display().to_string()]);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    gemmtune(home, &refs)
+}
+
 /// CSV rows as column -> value maps.
 fn csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
     let mut r = csv::Reader::from_path(path).unwrap();
@@ -505,17 +514,7 @@ fn lines_not_read_and_untimed_epilogues_are_in_every_output() {
         ok(&tune_log(dir, &[&log], s, &["--shard", &format!("{i}/2")]));
     }
     let merged = dir.join("merged");
-    let m = json(&gemmtune(
-        dir,
-        &[
-            "--json",
-            "merge",
-            shards[0].to_str().unwrap(),
-            shards[1].to_str().unwrap(),
-            "--out",
-            merged.to_str().unwrap(),
-        ],
-    ));
+    let m = json(&merge(dir, &shards, &merged));
     assert_eq!(m["unread_lines"], r["unread_lines"]);
     assert_eq!(m["summary"]["lines_not_read"], 1);
     assert!(m["warnings"].as_array().unwrap().is_empty(), "{m}");
@@ -553,11 +552,7 @@ fn three_shards_merged_equal_the_unsharded_run() {
         shards.push(out);
     }
     let merged = dir.join("merged");
-    let mut args = vec!["--json".to_string(), "merge".to_string()];
-    args.extend(shards.iter().map(|s| s.display().to_string()));
-    args.extend(["--out".to_string(), merged.display().to_string()]);
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let m = json(&gemmtune(dir, &refs));
+    let m = json(&merge(dir, &shards, &merged));
     assert!(m["measurements_copied"].as_u64().unwrap() > 0);
     assert!(m["warnings"].as_array().unwrap().is_empty());
 
@@ -584,7 +579,7 @@ fn three_shards_merged_equal_the_unsharded_run() {
 
     // The merged database holds the shards' measurements: merging again copies nothing, and
     // export finds what it needs there.
-    let again = json(&gemmtune(dir, &refs));
+    let again = json(&merge(dir, &shards, &merged));
     assert_eq!(again["measurements_copied"], 0);
     ok(&gemmtune(
         dir,
@@ -592,17 +587,7 @@ fn three_shards_merged_equal_the_unsharded_run() {
     ));
 
     // A missing shard is a warning; a shard given twice is an error.
-    let o = gemmtune(
-        dir,
-        &[
-            "--json",
-            "merge",
-            shards[0].to_str().unwrap(),
-            shards[1].to_str().unwrap(),
-            "--out",
-            dir.join("partial").to_str().unwrap(),
-        ],
-    );
+    let o = merge(dir, &shards[..2], &dir.join("partial"));
     let w = json(&o)["warnings"].to_string();
     assert!(w.contains("shard 2/3 is missing"), "{w}");
     let o = gemmtune(
