@@ -274,18 +274,51 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
         gt_fence_proxy_async();
     }
 
+    // A tile whose height is not whole 128-byte chunks of M (swapped tiles come in steps of 16
+    // rows: 80, 176, 224) ends in a partial chunk, whose box would store REM rows of the next
+    // tile too (from LDS the tile never wrote). That chunk's rows go out through the
+    // consumers' own 16-byte stores instead, straight from the staging area. cuBLASLt's
+    // persistent kernels for prefill GEMMs run such tiles (176x128 on 28672x512x8192).
+    static constexpr int REM = Cfg::MT0 % Tile::CE, REM_M0 = Cfg::MT0 - REM;
+    static_assert(REM == 0 || !OWN_ROWS, "warpgroups that store their own rows own whole chunks");
+    static_assert(REM * int(sizeof(TD)) % 16 == 0, "the partial chunk's rows are whole 16-byte vectors");
+    GT_DEVICE static bool tma_box(int j) { return REM == 0 || Tile::box_m(j) < REM_M0; }
+    // The partial chunk of the column group staged at `out` (OUT_N columns from n0), by the
+    // SYNC_THREADS consumers of thread `tid`'s set, clipped at D's edges as the boxes are.
+    GT_DEVICE static void store_partial_chunk(const GtGemmArgs& args, const unsigned char* out, int m0, int n0,
+                                              int batch, int tid) {
+        constexpr int VEC = 16 / int(sizeof(TD)), PER_N = REM / VEC;
+        TD* const d = reinterpret_cast<TD*>(args.d) + (gt_i64)batch * args.stride_d;
+        for (int v = tid % SYNC_THREADS; v < PER_N * OUT_N; v += SYNC_THREADS) {
+            const int n = v / PER_N, m = REM_M0 + (v % PER_N) * VEC;
+            const gt_i64 gm = m0 + m, gn = n0 + n;
+            if (gn >= args.n || gm >= args.m) continue;
+            TD* const dst = d + gn * args.ldd + gm;
+            if (gm + VEC <= args.m) {
+                *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(out + Tile::byte_off(m, n));
+            } else {
+                // D's last rows end inside this vector (element by element, from LDS, so the
+                // vector stays out of local memory).
+                for (int i = 0; gm + i < args.m; ++i) dst[i] = *reinterpret_cast<const TD*>(out + Tile::byte_off(m + i, n));
+            }
+        }
+    }
+
     // Once every consumer (of this warpgroup) has staged its part, the leader stores the
     // column group at (m0, n0) of `batch` (its warpgroup's boxes); the boxes clip at D's edges.
-    GT_DEVICE static void store(const GtGemmArgs& args, gt_u32 out, int m0, int n0, int batch, int tid) {
+    // `out_ptr` is the same staging area as `out`, for the consumers' own stores.
+    GT_DEVICE static void store(const GtGemmArgs& args, gt_u32 out, const unsigned char* out_ptr, int m0, int n0,
+                                int batch, int tid) {
         consumers_sync(tid);
         if (leader(tid)) {
 #pragma unroll
             for (int j = 0; j < Tile::BOXES; ++j)
-                if (own_box(j, tid))
+                if (own_box(j, tid) && tma_box(j))
                     gt_tma_store_3d(&args.tma_d, out + gt_u32(Tile::box_src(j)), m0 + Tile::box_m(j),
                                     n0 + Tile::box_n(j), batch);
             gt_bulk_commit();
         }
+        if constexpr (REM != 0) store_partial_chunk(args, out_ptr, m0, n0, batch, tid);
     }
 
     // The whole tile at (m0, n0) of `batch`, group by group: this workgroup's tile `tile`
@@ -304,7 +337,7 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
             // The column groups take turns in one part, except in place, where each has its own.
             if constexpr (!IN_PLACE) reclaim(tid);
             stage(out + stage_off(pass), out + c_off(slot, pass), acc, pos, args.alpha, args.beta, pass);
-            store(args, out_lds + gt_u32(stage_off(pass)), m0, n0 + pass * OUT_N, batch, tid);
+            store(args, out_lds + gt_u32(stage_off(pass)), out + stage_off(pass), m0, n0 + pass * OUT_N, batch, tid);
         }
     }
 

@@ -132,15 +132,14 @@ pub(super) fn persistent(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violat
             ),
         );
     }
-    // The output boxes are 128 bytes of M: a tile of another height (SwapAB takes M tiles in
-    // steps of 16) would store rows of its neighbour. Measured on an H100: MT80x64, MT112x128,
-    // MT224x64 and MT16x64 swapped persistent kernels all failed verification, MT64x64 passed.
-    let box_rows = 128 / ed.max(1);
-    if c.mt0 as i64 % box_rows != 0 {
+    // The output boxes are 128 bytes of M; a tile of another height (SwapAB takes M tiles in
+    // steps of 16) stores its last, partial chunk with the consumers' own 16-byte stores
+    // (kernels/epilogue/gt_epilogue_tma.h), so its rows must be whole 16-byte vectors.
+    if c.mt0 as i64 % unit != 0 {
         return fail(
             rule,
             format!(
-                "PersistentKernel=1 stores D in boxes of {box_rows} rows of M (128 bytes): MacroTile0 {} is not a multiple",
+                "PersistentKernel=1 stores D's rows in 16-byte vectors: MacroTile0 {} is not a multiple of {unit}",
                 c.mt0
             ),
         );
