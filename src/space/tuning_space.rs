@@ -724,16 +724,18 @@ impl Space {
         })
     }
 
-    /// Problems of two to six waves of the default's tiles, wide in M and a few hundred to a
-    /// thousand columns in N (prefill: 28672x512x8192, 14336x1024x4096), whose 128-row tiles
+    /// Problems of a third of a wave to six waves of the default's tiles, M and N at least
+    /// 256 (prefill: 28672x512x8192, 14336x1024x4096, 3584x512x18944), whose 128-row tiles
     /// leave the last wave partly idle: also start on the persistent kernel with swapped
-    /// tiles of 128 columns and a height between 128 and 256 that is no multiple of 64 (only
+    /// tiles of 128 columns and a height between 64 and 256 that is no multiple of 64 (only
     /// the instruction's N runs along M in such steps), scored as [`Space::wave_fit_start`]
     /// scores widths: waves x (height + 64). Taken only where it beats every 128-row width,
-    /// and only with four stages or more. Measured on an H200, kernel against kernel:
-    /// 28672x512x8192 on 176x128 (652 tiles, 4.94 waves) 319.6 us against 348.8 for 128x256
-    /// (448 tiles, 3.39 waves) [cuBLASLt, which runs 176x128 tiles too, 307.7]; 14336x1024x4096
-    /// e4m3 86.9 against 94.4 [80.2]; 224 rows, with three stages, 331.6 and 88.7.
+    /// and only with four stages or more. Measured kernel against kernel (cuBLASLt, which
+    /// runs such tiles there too, in brackets): on an H200 28672x512x8192 on 176x128 (652
+    /// tiles, 4.94 waves) 319.6 us against 348.8 for 128x256 (448 tiles, 3.39 waves) [307.7],
+    /// 14336x1024x4096 e4m3 86.9 against 94.4 [80.2], 224 rows with three stages 331.6 and
+    /// 88.7; on an H100 3584x512x18944 on 112x128 (128 tiles) 94.5 against 99.9 for 128x128
+    /// (112 tiles) [91.1].
     pub fn swapped_wave_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let start = self.raw_default();
@@ -742,7 +744,7 @@ impl Space {
         if !constraints::is_wgmma(&start)
             || !self.domain(ParamId::PersistentKernel).contains(1)
             || !self.domain(ParamId::SwapAB).contains(1)
-            || !(2 * cus..=6 * cus).contains(&default_tiles)
+            || !(cus / 3..=6 * cus).contains(&default_tiles)
             || p.m < 256
             || p.n < 256
         {
@@ -761,7 +763,7 @@ impl Space {
             .values
             .iter()
             .copied()
-            .filter(|h| (129..256).contains(h) && h % 16 == 0 && h % 64 != 0)
+            .filter(|h| (65..256).contains(h) && h % 16 == 0 && h % 64 != 0)
             .filter(|&h| waves(tile_count(p, h, 128)) * (h + 64) < best_width)
             .collect();
         heights.sort_by_key(|&h| (waves(tile_count(p, h, 128)) * (h + 64), -h));
@@ -1547,26 +1549,34 @@ mod tests {
             (p.a_type, p.b_type) = (DataType::F8, DataType::F8);
             p
         };
-        // 28672x512: 128x256 tiles make 448 (3.39 waves of 132), 176x128 make 652 (4.94).
-        for p in [GemmProblem::new(28672, 512, 8192), e4m3(14336, 1024, 4096)] {
+        // 28672x512: 128x256 tiles make 448 (3.39 waves of 132), 176x128 make 652 (4.94);
+        // 3584x512: 128x128 make 112, 112x128 make 128 (one wave).
+        for (p, height) in [
+            (GemmProblem::new(28672, 512, 8192), 176),
+            (e4m3(14336, 1024, 4096), 176),
+            (GemmProblem::new(3584, 512, 18944), 112),
+        ] {
             let s = Space::for_problem(&p, &hw);
             let c = s.swapped_wave_start().expect("a prefill problem");
             s.check(&c).unwrap();
             assert_eq!(
                 (c.mt0, c.mt1, c.sab, c.pk, c.pw, c.gsu),
-                (176, 128, 1, 1, 1, 1),
+                (height, 128, 1, 1, 1, 1),
                 "{}",
                 c.name()
             );
             assert!(c.pgr >= 4, "{}", c.name());
             assert!(s.extra_starts().contains(&c));
         }
-        // A 128-row width fills the waves as well (4096^3: 128x256, 3.88 waves), mid-size
-        // problems of fewer than two waves, skinny ones: none.
+        // A 128-row width fills the waves as well (4096^3: 128x256, 3.88 waves; the mid-size
+        // problems of the wave-fit start: 1152x4096 on 128x144, 2 waves, as 144x128 would),
+        // skinny problems: none.
         for (m, n, k) in [
             (4096, 4096, 4096),
             (1152, 4096, 1152),
             (3072, 1024, 3072),
+            (2048, 2048, 2048),
+            (8192, 1024, 4096),
             (8192, 256, 28672),
             (16032, 109, 16384),
         ] {
