@@ -3,7 +3,8 @@
 // (layout/gt_wgmma_tile.h's GtOutTile, outside the operand ring, which the producer is already
 // refilling with the next tile's operands), and one thread (one per warpgroup where each
 // warpgroup owns whole store boxes: OWN_ROWS) hands it to the tensor memory accelerator,
-// which writes it to D while the consumers go on with the next tile. The tile
+// which writes it to D while the consumers go on with the next tile (a last, partial chunk
+// of M goes out through the consumers' own stores: store_partial_chunk). The tile
 // goes out in PASSES column groups of OUT_N (at most 128 columns each), so the staging area
 // costs the operand ring as little LDS as possible; before a group is staged, the previous
 // group's stores must have read the area (two halves used in turn, each group a half as
@@ -275,10 +276,11 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     }
 
     // A tile whose height is not whole 128-byte chunks of M (swapped tiles come in steps of 16
-    // rows: 80, 176, 224) ends in a partial chunk, whose box would store REM rows of the next
-    // tile too (from LDS the tile never wrote). That chunk's rows go out through the
-    // consumers' own 16-byte stores instead, straight from the staging area. cuBLASLt's
-    // persistent kernels for prefill GEMMs run such tiles (176x128 on 28672x512x8192).
+    // rows: 80, 176, 224) ends in a partial chunk of REM rows, whose box would also store the
+    // CE - REM rows after the tile, the next tile's, from LDS this tile never wrote. That
+    // chunk's rows go out through the consumers' own 16-byte stores instead, straight from the
+    // staging area. cuBLASLt's persistent kernels for prefill GEMMs run such tiles (176x128 on
+    // 28672x512x8192).
     static constexpr int REM = Cfg::MT0 % Tile::CE, REM_M0 = Cfg::MT0 - REM;
     static_assert(REM == 0 || !OWN_ROWS, "warpgroups that store their own rows own whole chunks");
     static_assert(REM * int(sizeof(TD)) % 16 == 0, "the partial chunk's rows are whole 16-byte vectors");
