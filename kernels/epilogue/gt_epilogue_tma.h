@@ -307,20 +307,20 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     }
 
     // Once every consumer (of this warpgroup) has staged its part, the leader stores the
-    // column group at (m0, n0) of `batch` (its warpgroup's boxes); the boxes clip at D's edges.
-    // `out_ptr` is the same staging area as `out`, for the consumers' own stores.
-    GT_DEVICE static void store(const GtGemmArgs& args, gt_u32 out, const unsigned char* out_ptr, int m0, int n0,
-                                int batch, int tid) {
+    // column group staged at `out`, at (m0, n0) of `batch` (its warpgroup's boxes); the boxes
+    // clip at D's edges.
+    GT_DEVICE static void store(const GtGemmArgs& args, const unsigned char* out, int m0, int n0, int batch, int tid) {
         consumers_sync(tid);
         if (leader(tid)) {
+            const gt_u32 lds = gt_lds_addr(out);
 #pragma unroll
             for (int j = 0; j < Tile::BOXES; ++j)
                 if (own_box(j, tid) && tma_box(j))
-                    gt_tma_store_3d(&args.tma_d, out + gt_u32(Tile::box_src(j)), m0 + Tile::box_m(j),
+                    gt_tma_store_3d(&args.tma_d, lds + gt_u32(Tile::box_src(j)), m0 + Tile::box_m(j),
                                     n0 + Tile::box_n(j), batch);
             gt_bulk_commit();
         }
-        if constexpr (REM != 0) store_partial_chunk(args, out_ptr, m0, n0, batch, tid);
+        if constexpr (REM != 0) store_partial_chunk(args, out, m0, n0, batch, tid);
     }
 
     // The whole tile at (m0, n0) of `batch`, group by group: this workgroup's tile `tile`
@@ -330,7 +330,6 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
         gt_plant_wrong_result(acc);
         const int slot = tile % C_SLOTS;
         if constexpr (READS_C) gt_mbar_wait(c_bar(tid, slot), gt_u32(tile / C_SLOTS) & 1u);
-        const gt_u32 out_lds = gt_lds_addr(out);
         // With matrix stores unrolled, so each group's stores are known at compile time; the
         // element stores, 128 per group, stay a loop.
         constexpr int unroll = MATRIX_STORES ? PASSES : 1;
@@ -339,7 +338,7 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
             // The column groups take turns in one part, except in place, where each has its own.
             if constexpr (!IN_PLACE) reclaim(tid);
             stage(out + stage_off(pass), out + c_off(slot, pass), acc, pos, args.alpha, args.beta, pass);
-            store(args, out_lds + gt_u32(stage_off(pass)), out + stage_off(pass), m0, n0 + pass * OUT_N, batch, tid);
+            store(args, out + stage_off(pass), m0, n0 + pass * OUT_N, batch, tid);
         }
     }
 

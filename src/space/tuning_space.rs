@@ -658,6 +658,37 @@ impl Space {
         Some(space.raw_default())
     }
 
+    /// The default's tile count where the wave-fitting starts apply: the default runs the
+    /// warpgroup path, the persistent kernel is in the space, and M and N are at least 256
+    /// (skinny problems have starts of their own).
+    fn wide_persistent_default_tiles(&self) -> Option<i64> {
+        let p = &self.problem;
+        let start = self.raw_default();
+        (constraints::is_wgmma(&start)
+            && self.domain(ParamId::PersistentKernel).contains(1)
+            && p.m >= 256
+            && p.n >= 256)
+            .then(|| tile_count(p, start.mt0 as i64, start.mt1 as i64))
+    }
+
+    /// The extents a wave-fitting start tries for a tile's varying side: 64 to 256 in steps
+    /// of 16, where the MacroTile1 domain holds them.
+    fn wave_fit_widths(&self) -> impl Iterator<Item = i64> + '_ {
+        self.domain(ParamId::MacroTile1)
+            .values
+            .iter()
+            .copied()
+            .filter(|n| (64..=256).contains(n) && n % 16 == 0)
+    }
+
+    /// The wave-fit score of `tiles` tiles whose varying side is `extent` (the other 128):
+    /// waves x (extent + 64), a tile costing about its extent in tensor-core time plus a
+    /// fixed share (prologue, epilogue) worth about 64 of it.
+    fn wave_score(&self, tiles: i64, extent: i64) -> i64 {
+        let cus = self.hw.compute_units.max(1) as i64;
+        ((tiles + cus - 1) / cus) * (extent + 64)
+    }
+
     /// A start for mid-size problems (from half a wave to four waves of the default's tiles),
     /// whose time is set by how the last wave of tiles fills the compute units: the persistent
     /// kernel on 128-row tiles of the width whose tile count wastes the least of its waves,
@@ -667,28 +698,13 @@ impl Space {
     /// 128x160 22.2, 128x128 (288 tiles, 2.18 waves) 25.3 [19.9].
     pub fn wave_fit_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
-        let start = self.raw_default();
         let cus = self.hw.compute_units.max(1) as i64;
-        let default_tiles = tile_count(p, start.mt0 as i64, start.mt1 as i64);
-        // Skinny problems (M or N under 256) have starts of their own.
-        if !constraints::is_wgmma(&start)
-            || !self.domain(ParamId::PersistentKernel).contains(1)
-            || default_tiles > 4 * cus
-            || p.m < 256
-            || p.n < 256
-        {
+        if self.wide_persistent_default_tiles()? > 4 * cus {
             return None;
         }
-        let score = |n: i64| {
-            let tiles = tile_count(p, 128, n);
-            ((tiles + cus - 1) / cus) * (n + 64)
-        };
+        let score = |n: i64| self.wave_score(tile_count(p, 128, n), n);
         let mut widths: Vec<i64> = self
-            .domain(ParamId::MacroTile1)
-            .values
-            .iter()
-            .copied()
-            .filter(|n| (64..=256).contains(n) && n % 16 == 0)
+            .wave_fit_widths()
             .filter(|&n| tile_count(p, 128, n) * 2 >= cus)
             .collect();
         // The best score first; the wider tile of a tie (fewer tiles, fewer epilogues).
@@ -738,38 +754,29 @@ impl Space {
     /// (112 tiles) [91.1].
     pub fn swapped_wave_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
-        let start = self.raw_default();
         let cus = self.hw.compute_units.max(1) as i64;
-        let default_tiles = tile_count(p, start.mt0 as i64, start.mt1 as i64);
-        if !constraints::is_wgmma(&start)
-            || !self.domain(ParamId::PersistentKernel).contains(1)
+        if !(cus / 3..=6 * cus).contains(&self.wide_persistent_default_tiles()?)
             || !self.domain(ParamId::SwapAB).contains(1)
-            || !(cus / 3..=6 * cus).contains(&default_tiles)
-            || p.m < 256
-            || p.n < 256
             // An M-contiguous A under these heights ran 1.8x slower (NN 28672x512x8192 on an
             // H200: 601.7-610.6 us on 176x128 against 335.5 for 128x256 [cuBLASLt 324.1]).
             || !p.k_contiguous(true)
         {
             return None;
         }
-        let waves = |tiles: i64| (tiles + cus - 1) / cus;
         let best_width = self
-            .domain(ParamId::MacroTile1)
-            .values
-            .iter()
-            .filter(|n| (64..=256).contains(*n) && *n % 16 == 0)
-            .map(|&n| waves(tile_count(p, 128, n)) * (n + 64))
+            .wave_fit_widths()
+            .map(|n| self.wave_score(tile_count(p, 128, n), n))
             .min()?;
+        let score = |h: i64| self.wave_score(tile_count(p, h, 128), h);
         let mut heights: Vec<i64> = self
             .domain(ParamId::MacroTile0)
             .values
             .iter()
             .copied()
             .filter(|h| (65..256).contains(h) && h % 16 == 0 && h % 64 != 0)
-            .filter(|&h| waves(tile_count(p, h, 128)) * (h + 64) < best_width)
+            .filter(|&h| score(h) < best_width)
             .collect();
-        heights.sort_by_key(|&h| (waves(tile_count(p, h, 128)) * (h + 64), -h));
+        heights.sort_by_key(|&h| (score(h), -h));
         heights.into_iter().find_map(|h| {
             let space = self.with_deepest_pipeline(&[
                 (ParamId::MacroTile0, h),
@@ -809,11 +816,7 @@ impl Space {
         self.wave_fit_start()?;
         let cus = self.hw.compute_units.max(1) as i64;
         let n = self
-            .domain(ParamId::MacroTile1)
-            .values
-            .iter()
-            .copied()
-            .filter(|n| (64..=256).contains(n) && n % 16 == 0)
+            .wave_fit_widths()
             .filter(|&n| {
                 let tiles = tile_count(p, 256, n);
                 tiles <= cus && fills_wave(tiles, &self.hw)
