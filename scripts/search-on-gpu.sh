@@ -7,6 +7,8 @@
 #
 #   scripts/search-on-gpu.sh BIN OUT       env: EVALS (per test tune, 40), BACKEND (cuda; sim to try it),
 #                                          TESTS (a file of test shapes, one line of problem flags each)
+# An OUT that already holds train.sqlite keeps it (the training is not run again), so the test
+# shapes can be split over several runs against one training.
 set -uo pipefail
 BIN=$1
 OUT=$2
@@ -26,6 +28,7 @@ TEST=(
 if [ -n "${TESTS:-}" ]; then
   mapfile -t TEST < <(grep -v '^[[:space:]]*\(#\|$\)' "$TESTS")
 fi
+[ -s "$OUT/train.sqlite" ] && TRAIN=()
 for t in "${TRAIN[@]}"; do
   # shellcheck disable=SC2086
   "$BIN" tune --backend "${BACKEND:-cuda}" $t --max-evals 24 --db "$OUT/train.sqlite" --out "$OUT/train" -q >/dev/null 2>>"$OUT/train.log" ||

@@ -1150,6 +1150,41 @@ fn a_new_shape_starts_from_what_similar_shapes_taught() {
     for c in starts.iter().take(7) {
         assert!(first.contains(c), "{} not in the first batch", c.name());
     }
+    // Right after the default and the starts come the moves from the default the model ranks
+    // best (one parameter, or two coupled): ranked among the default's moves, which a space
+    // this large does not list, not among whatever the random candidates held. A round twice
+    // as large as the default and the starts: the local share (half the round) is full
+    // before them, so no unranked neighbour of the default comes between.
+    let default = wide.default_config().unwrap();
+    let tokens =
+        |c: &KernelConfig| -> HashSet<String> { c.name().split('_').map(str::to_string).collect() };
+    let fixed = 1 + starts.len();
+    let mut strategy = strategies::build("model", &opts, None).unwrap();
+    let history = gemmtune::search::History::new();
+    let mut ctx = gemmtune::search::ProposeCtx {
+        space: &wide,
+        history: &history,
+        batch: 2 * fixed,
+        remaining: 100,
+        round: 0,
+        rng: &mut rng,
+    };
+    let first = strategy.propose(&mut ctx).unwrap().configs;
+    assert!(
+        fixed + strategies::model::NEAR_DEFAULT <= first.len(),
+        "{fixed}"
+    );
+    for c in &first[fixed..fixed + strategies::model::NEAR_DEFAULT] {
+        // A name token per parameter group: two changed parameters change at most two tokens
+        // (four in the symmetric difference), one more where a suffix (PW1, PK1) comes or goes.
+        let changed = tokens(c).symmetric_difference(&tokens(&default)).count();
+        assert!(
+            (1..=5).contains(&changed),
+            "{} is not a move from the default {}",
+            c.name(),
+            default.name()
+        );
+    }
 }
 
 /// The model search is a function of the database and the seed: two searches over the same
