@@ -143,8 +143,8 @@ static_assert(!GtCfg::PRODUCER_WARP || (GtCfg::WGMMA && !GtCfg::STREAM_K),
 static_assert(GtCfg::CONSUMERS == 1 || (GtCfg::PERSISTENT && GtCfg::THREADS == 128 && GtCfg::PRODUCER_WARPGROUP &&
                                         GtCfg::CLUSTER_N == 1 && !GtCfg::SWAP_AB && GtCfg::BETA_ZERO),
               "ping-pong takes one unswapped warpgroup per tile and a producer warpgroup, without clusters, storing D only");
-static_assert(GtCfg::CLUSTER_N == 1 || (GtCfg::WGMMA && GtCfg::PRODUCER_WARP && !GtCfg::STREAM_K && !GtCfg::GSU_SINGLE_KERNEL),
-              "clusters sharing A (ClusterN) are for the warpgroup path with the producer warp, without stream-K or the in-kernel split sum");
+static_assert(GtCfg::CLUSTER_N == 1 || (GtCfg::WGMMA && GtCfg::PRODUCER_WARP && !GtCfg::STREAM_K),
+              "clusters sharing A (ClusterN) are for the warpgroup path with the producer warp, without stream-K");
 static_assert(!GtCfg::GSU_SINGLE_KERNEL || (GtCfg::GSU > 1 && !GtCfg::STREAM_K && !GtCfg::GSU_ATOMIC),
               "the single-kernel reduction is a way to sum GSU > 1 workspace partials");
 

@@ -22,7 +22,8 @@ pub const CLUSTER_N_VALUES: [u32; 2] = [1, 2];
 /// slices of whole 8-row groups) and whose consumers release each slot cluster-wide. The
 /// cluster's workgroups take neighbouring tiles of one row, so N must come in a whole number
 /// of groups of ClusterN tiles; split-K over the grid keeps every split's K range the same
-/// in a cluster, stream-K and the in-kernel split sum do not.
+/// in a cluster (its partials summed by the reduction kernel or, past the mainloop's closing
+/// cluster barrier, in the kernel), stream-K does not.
 pub(super) fn cluster(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
     let rule = "cluster";
     if c.cn == 1 {
@@ -40,10 +41,10 @@ pub(super) fn cluster(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<
             "ClusterN > 1 runs the Hopper warpgroup path with its producer warp: MI64x8x16/MI64x8x32/MI64x8x8 and ProducerWarp=1".into(),
         );
     }
-    if c.gsu_algo == GsuAlgo::StreamK || c.sums_splits_in_kernel() {
+    if c.gsu_algo == GsuAlgo::StreamK {
         return fail(
             rule,
-            "ClusterN > 1 shares whole K ranges: no stream-K, no in-kernel split sum (GlobalSplitUAlgorithm 0 or 1)".into(),
+            "ClusterN > 1 shares whole K ranges: no stream-K".into(),
         );
     }
     if mn_chunk(c, p, true).is_some() {

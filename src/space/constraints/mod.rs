@@ -163,8 +163,8 @@ mod tests {
     }
 
     /// Clusters sharing A: the warpgroup path with its producer warp, a K-major A whose
-    /// boxes split into whole 8-row slices, N in whole groups of ClusterN tiles, no stream-K
-    /// or in-kernel split sum, sizes the space offers, NVIDIA only.
+    /// boxes split into whole 8-row slices, N in whole groups of ClusterN tiles, no stream-K,
+    /// sizes the space offers, NVIDIA only.
     #[test]
     fn clusters_share_k_major_a_tiles_of_whole_tile_groups() {
         use crate::problem::DataType;
@@ -180,14 +180,6 @@ mod tests {
             (KernelConfig { cn: 3, ..ok }, "ClusterN is one of"),
             // N = 160 in three tiles of 64: no whole pair.
             (KernelConfig { mt1: 64, ..ok }, "groups of 2 tiles"),
-            (
-                KernelConfig {
-                    gsu: 2,
-                    gsu_algo: GsuAlgo::SingleKernel,
-                    ..ok
-                },
-                "no stream-K",
-            ),
         ] {
             let v = check(&c, &p, &hw).unwrap_err();
             assert_eq!(v.rule, "cluster", "{}: {v}", c.name());
@@ -201,13 +193,23 @@ mod tests {
             ..ok
         };
         assert_eq!(rule(&swapped, &p, &hw), "ok");
-        // A split over the grid keeps a cluster's K ranges equal.
-        let split = KernelConfig {
+        // Stream-K splits K ranges unevenly: refused (the producer warp's rule comes first).
+        let stream_k = KernelConfig {
             gsu: 2,
-            gsu_algo: GsuAlgo::Reduce,
+            gsu_algo: GsuAlgo::StreamK,
             ..ok
         };
-        assert_eq!(rule(&split, &p, &hw), "ok");
+        assert!(check(&stream_k, &p, &hw).is_err());
+        // A split over the grid keeps a cluster's K ranges equal, its partials summed by the
+        // reduction kernel or in the kernel.
+        for gsu_algo in [GsuAlgo::Reduce, GsuAlgo::SingleKernel] {
+            let split = KernelConfig {
+                gsu: 2,
+                gsu_algo,
+                ..ok
+            };
+            assert_eq!(rule(&split, &p, &hw), "ok", "{}", split.name());
+        }
         // An M-major A read in place is not shared; 8-bit inputs are K-major.
         let nn = GemmProblem {
             trans_a: Trans::N,
