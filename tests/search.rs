@@ -1174,6 +1174,21 @@ fn a_new_shape_starts_from_what_similar_shapes_taught() {
         fixed + strategies::model::NEAR_DEFAULT <= first.len(),
         "{fixed}"
     );
+    // The same seed proposes the same batch, in the same order.
+    let propose_seeded = |seed: u64| {
+        let mut strategy = strategies::build("model", &opts, None).unwrap();
+        let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed);
+        let mut ctx = gemmtune::search::ProposeCtx {
+            space: &wide,
+            history: &history,
+            batch: 2 * fixed,
+            remaining: 100,
+            round: 0,
+            rng: &mut rng,
+        };
+        strategy.propose(&mut ctx).unwrap().configs
+    };
+    assert_eq!(propose_seeded(7), propose_seeded(7));
     for c in &first[fixed..fixed + strategies::model::NEAR_DEFAULT] {
         // A name token per parameter group: two changed parameters change at most two tokens
         // (four in the symmetric difference), one more where a suffix (PW1, PK1) comes or goes.

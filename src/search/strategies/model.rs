@@ -383,12 +383,13 @@ impl Strategy for ModelSearch {
         } else {
             None
         };
-        let default_moves: HashSet<KernelConfig> = first_default
-            .map(|d| moves(ctx.space, &d).into_iter().collect())
-            .unwrap_or_default();
-        for &c in &default_moves {
+        // Added in the order `moves` lists them (not the set's), so that ties among the
+        // candidates break the same way in every run.
+        let default_move_list = first_default.map_or_else(Vec::new, |d| moves(ctx.space, &d));
+        for &c in &default_move_list {
             self.add(ctx, c);
         }
+        let default_moves: HashSet<KernelConfig> = default_move_list.into_iter().collect();
         let local = self.local(ctx);
         let scored: Vec<(f64, f64, KernelConfig)> = self
             .candidates
