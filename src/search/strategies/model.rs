@@ -21,13 +21,12 @@
 //!    the whole batch. The first batch also measures the space's default config and its
 //!    structural starts, as the pattern search does, and the [`NEAR_DEFAULT`] moves from the
 //!    default the model ranks best (one parameter stepped, or two coupled). Each later batch
-//!    starts with the [`NEAR_BEST`] moves from the best config so far the model ranks best.
-//!    Every batch then takes the pattern search's own moves (unranked neighbours of the best
-//!    so far, or of the default) up to [`LOCAL_SHARE`] of it, more as this shape's
-//!    measurements contradict the prior ([`local_share`]); later batches are measured in
-//!    order of predicted time, most promising first. The first batch takes no more than
-//!    [`FIRST_PICKS`] of itself in the model's own picks, so the batch that reacts to what
-//!    the starts measured comes early.
+//!    starts with the [`NEAR_BEST`] moves from the best config so far the model ranks best,
+//!    then takes the pattern search's own moves (unranked neighbours of the best so far) up
+//!    to [`LOCAL_SHARE`] of it, more as this shape's measurements contradict the prior
+//!    ([`local_share`]), and is measured in order of predicted time, most promising first.
+//!    The first batch stops after [`FIRST_PICKS`] of the model's own picks: it is short, so
+//!    that the batch which reacts to what the default and the starts measured comes early.
 //!
 //! A search is a function of the corpus, this shape's measurements and the seed: the corpus
 //! keeps its shapes in one order whatever order they came in ([`Corpus::new`]), every forest
@@ -39,7 +38,6 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -71,9 +69,9 @@ pub const NEAR_DEFAULT: usize = 3;
 /// neighbourhood waits behind configs of other families, though a move or two from the best
 /// so far is where the last few percent usually are.
 pub const NEAR_BEST: usize = 2;
-/// The share of each batch taken by moves around the best so far: the model's [`NEAR_BEST`],
-/// then the moves the pattern search would make next (untried neighbours of the best configs,
-/// in random order, or of the default in the first batch), up to this fraction of the batch.
+/// The share of each later batch taken by moves around the best so far: the model's
+/// [`NEAR_BEST`], then the moves the pattern search would make next (untried neighbours of
+/// the best configs, in random order), up to this fraction of the batch.
 /// The model ranks a neighbourhood by what other shapes taught it; where this shape differs,
 /// the unranked moves still find what the pattern search finds. Tuned on an H200 (32 configs
 /// a round) from a database of five skinny shapes, with only its own [`NEAR_BEST`] moves the
@@ -98,13 +96,19 @@ fn local_share(slope: f64) -> f64 {
 }
 
 /// The share of the first batch the prior's own picks may fill beyond the default, the starts
-/// and the moves around the default. Nothing this shape measured has checked the prior yet,
-/// and a batch filled with its picks delays the round that reacts to the starts' times: with
-/// 32 configs a round on an H200, 5120x77x5120 measured its stream-K start second, 26.7 us,
-/// and the data-parallel twin of that start (20.4, the final best) only as the 34th config,
-/// after 18 picks of the prior's (27-52 us); the pattern search, whose first round held the
-/// default's 12 neighbours and stopped there, measured it 18th.
-pub const FIRST_PICKS: f64 = 0.25;
+/// and the moves around the default; the first batch holds nothing else (no unranked
+/// neighbours of the default). Nothing this shape measured has checked the prior yet, and
+/// every config more in the first batch delays the batch that reacts to what the default and
+/// the starts measured. Where a start beats the default by far (stream-K on 5120x77x5120,
+/// the swapped wave tile on 28672x512x8192, each 1.4-2x), the best is a move from that
+/// start, which only the second batch can rank: on an H100 (32 configs a round, 40
+/// evaluations, ten shapes absent from the database; docs/search-on-gpu.md), a first batch
+/// of the default, the starts, its moves, half the default's neighbours and a quarter of
+/// picks (24 configs) came within 2% of the best later than the pattern search on 2-3 of
+/// the shapes and sooner on 2-3; this one (8-11 configs) sooner on 5, later on none. On the
+/// replay datasets the sums of the medians went from 73 to 72 at 8 configs a round and from
+/// 105 to 78 at 32.
+pub const FIRST_PICKS: f64 = 0.125;
 
 /// What each config of the same tile family already in the batch adds to a candidate's
 /// score (log time: 0.1 is 10% slower).
@@ -438,21 +442,15 @@ impl Strategy for ModelSearch {
             (Some(_), Some(l)) => local_share(l.slope),
             _ => LOCAL_SHARE,
         };
-        let local_n = (n as f64 * share).ceil() as usize;
+        // The first batch takes none: see [`FIRST_PICKS`].
+        let local_n = if ctx.history.is_empty() {
+            0
+        } else {
+            (n as f64 * share).ceil() as usize
+        };
         if configs.len() < local_n {
-            // Both are untried: the first batch has nothing measured, and the pattern search
-            // leaves out what was.
-            let moves = if ctx.history.is_empty() {
-                let mut ns = configs
-                    .first()
-                    .map(|d| ctx.space.neighbors(d))
-                    .unwrap_or_default();
-                ns.shuffle(ctx.rng);
-                ns
-            } else {
-                self.pattern.candidates(ctx, local_n + configs.len())
-            };
-            for c in moves {
+            // Untried: the pattern search leaves out what was measured.
+            for c in self.pattern.candidates(ctx, local_n + configs.len()) {
                 if configs.len() >= local_n {
                     break;
                 }
@@ -492,9 +490,7 @@ impl Strategy for ModelSearch {
         // it keeps the likeliest winners, and the family penalty does not put a near-twin of
         // the incumbent ahead of the move the model expects most from. The first batch keeps
         // the default config and the starts first, as the pattern search measures them: the
-        // prior has not yet been checked against anything this shape measured. (Ordering the
-        // rest of the first batch by prediction moved the replay medians both ways and left
-        // their sum as it was: 72 against 73 at 8 configs a round, 106 against 105 at 32.)
+        // prior has not yet been checked against anything this shape measured.
         if !ctx.history.is_empty() {
             let predicted: HashMap<KernelConfig, f64> =
                 scored.iter().map(|&(mu, _, c)| (c, mu)).collect();
