@@ -909,3 +909,67 @@ fn export_says_which_kernels_have_no_tensile_config() {
         "{both}"
     );
 }
+
+/// Every kind of GEMM the template covers on Hopper, mixed in one log (every layout, e4m3 and
+/// an e5m2 mix with per-tensor scales, N past a tile, GEMV, small M with long K, strided
+/// batches large and attention-sized, f32 and tf32): each gets a verified kernel and none is
+/// skipped. A kind of GEMM that loses its kernels shows up here as a skipped line.
+#[test]
+fn a_mixed_log_leaves_no_gemm_without_a_kernel_on_hopper() {
+    let home = tempfile::tempdir().unwrap();
+    let out = home.path().join("run");
+    let log = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/mixed_coverage.log"
+    );
+    let h100 = concat!(env!("CARGO_MANIFEST_DIR"), "/hw_specs/h100_sxm.toml");
+    let r = json(&tune_log(
+        home.path(),
+        &[Path::new(log)],
+        &out,
+        &[
+            "--json",
+            "--hw-spec",
+            h100,
+            "--max-evals",
+            "6",
+            "--iters",
+            "3",
+        ],
+    ));
+    let raw = csv_rows(&out.join("raw_results.csv"));
+    assert_eq!(raw.len(), 16, "{r}");
+    for row in &raw {
+        assert!(
+            row["status"] == "kept" || row["status"] == "dropped",
+            "{} {}: {}",
+            row["gemm"],
+            row["status"],
+            row["reason"]
+        );
+        assert_eq!(row["verified"], "true", "{row:?}");
+    }
+    // The log's types and layouts reached the tuner as written.
+    let kinds: std::collections::BTreeSet<String> = raw
+        .iter()
+        .map(|r| {
+            format!(
+                "{}{} {} {} {}",
+                r["transA"], r["transB"], r["a_type"], r["b_type"], r["compute_type"]
+            )
+        })
+        .collect();
+    for k in [
+        "NN bf16_r bf16_r c_f32_r",
+        "NT bf16_r bf16_r c_f32_r",
+        "TT bf16_r bf16_r c_f32_r",
+        "TN f8_r f8_r c_f32_r",
+        "TN f8_r bf8_r c_f32_r",
+        "TN f32_r f32_r c_f32_r",
+        "TN f32_r f32_r c_xf32_r",
+    ] {
+        assert!(kinds.contains(k), "{k} missing from {kinds:?}");
+    }
+    assert!(raw.iter().any(|r| r["batch_count"] == "32"));
+    assert!(raw.iter().any(|r| r["N"] == "1"));
+}
