@@ -28,8 +28,8 @@ use gemmtune::compile::amd::code_object::{self, KernelUsage};
 use gemmtune::compile::amd::HipCompiler;
 use gemmtune::compile::{codegen, CompileError, Compiler, Target};
 use gemmtune::hw::{HwSpec, Vendor};
-use gemmtune::problem::DataType;
 use gemmtune::problem::DataType::{Bf16, Bf8, F16, F8};
+use gemmtune::problem::{DataType, GemmProblem};
 use gemmtune::space::{constraints, KernelConfig, Space};
 
 /// One MFMA instruction the kernel space can pick on an arch: its input type and shape (as
@@ -102,12 +102,15 @@ const MFMA: &[Mfma] = &[
 
 /// Input types the GEMM template implements: their [`MFMA`] rows are also checked in
 /// generated GEMM kernels.
-const TEMPLATE_TYPES: &[DataType] = &[Bf16, F16];
+const TEMPLATE_TYPES: &[DataType] = &[Bf16, F16, F8, Bf8];
 
-/// Block-scaled instructions need per-block scales, which no kernel of the space has: they
-/// are checked in the probe only.
+/// Block-scaled instructions need per-block scales, which no kernel of the space has, and
+/// gfx950's f8f6f4 shapes (32 bytes of K per lane) have no atom yet: they are checked in the
+/// probe only.
 fn in_template(r: &Mfma) -> bool {
-    TEMPLATE_TYPES.contains(&r.ty) && !r.insn.starts_with("v_mfma_scale_")
+    TEMPLATE_TYPES.contains(&r.ty)
+        && !r.insn.starts_with("v_mfma_scale_")
+        && !r.insn.ends_with("_f8f6f4")
 }
 
 /// The AMD hw specs of an arch (MI300X and MI325X are both gfx942).
@@ -425,7 +428,7 @@ fn probe_source(arch: &str) -> (String, Vec<(String, &'static Mfma)>) {
 
 /// The GEMM config checked for a row: a 128x128 tile of four waves, its depth the larger of
 /// 32 and the instruction's K; layouts cycle so both LDS read paths of the atoms compile.
-fn gemm_case(r: &Mfma, i: usize) -> (gemmtune::problem::GemmProblem, KernelConfig) {
+fn gemm_case(r: &Mfma, i: usize) -> (GemmProblem, KernelConfig) {
     let spec = &specs_of(r.arch)[0];
     let layout = ["TN", "NN", "NT", "TT"][i % 4];
     // 16-bit inputs write their own type; 8-bit inputs write bf16.
@@ -494,13 +497,32 @@ fn check_arch(arch: &'static str) {
         }
     }
 
-    // GEMM kernels from the template.
-    for (i, r) in MFMA
+    // GEMM kernels from the template: one per instruction, and where the arch has 8-bit
+    // instructions, the two mixes of e4m3 and e5m2 (one instruction each, named A's format
+    // first).
+    let mut cases: Vec<(GemmProblem, KernelConfig, &str)> = MFMA
         .iter()
         .filter(|r| r.arch == arch && in_template(r))
         .enumerate()
-    {
-        let (p, c) = gemm_case(r, i);
+        .map(|(i, r)| {
+            let (p, c) = gemm_case(r, i);
+            (p, c, r.insn)
+        })
+        .collect();
+    let fp8 = MFMA
+        .iter()
+        .find(|r| r.arch == arch && r.ty == F8 && r.mi == [32, 32, 16]);
+    if let Some(r) = fp8 {
+        for (ta, tb, insn) in [
+            (F8, Bf8, "v_mfma_f32_32x32x16_fp8_bf8"),
+            (Bf8, F8, "v_mfma_f32_32x32x16_bf8_fp8"),
+        ] {
+            let (mut p, c) = gemm_case(r, 0);
+            (p.a_type, p.b_type) = (ta, tb);
+            cases.push((p, c, insn));
+        }
+    }
+    for (p, c, insn) in cases {
         let src = codegen::generate(&c, &p, &a.target());
         let what = format!("{arch} {} {}", c.name(), p.label());
         let code = match a.compile(&src.launch.symbol, &src.text) {
@@ -530,11 +552,8 @@ fn check_arch(arch: &'static str) {
             u.sgpr_spills,
             u.scratch_bytes
         ));
-        if !mine.contains_key(r.insn) {
-            failures.push(format!(
-                "{what}: no {} in the kernel (found {mine:?})",
-                r.insn
-            ));
+        if !mine.contains_key(insn) {
+            failures.push(format!("{what}: no {insn} in the kernel (found {mine:?})"));
         }
         if u.name.is_empty() {
             failures.push(format!("{what}: no metadata for {}", src.launch.symbol));

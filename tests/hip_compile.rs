@@ -44,9 +44,10 @@ fn hipcc() -> Option<HipCompiler> {
 /// A kernel per atom: C (M x N) = A (M x 64) * B (64 x N) through LDS views of both
 /// orientations, so both the vector-load and the gather paths of the atoms are compiled.
 const ATOM_KERNELS: &str = r#"
-template <class T, bool KC, int LD> struct TestView {
+template <class E, bool KC, int LD> struct TestView {
+    typedef E T;
     static constexpr bool K_CONTIG = KC;
-    static constexpr bool ROWS_16B = (LD * 2) % 16 == 0;
+    static constexpr bool ROWS_16B = (LD * sizeof(E)) % 16 == 0;
     const T* base;
     GT_DEVICE const T* ptr(int mn, int k) const { return KC ? base + mn * LD + k : base + k * LD + mn; }
     GT_DEVICE T at(int mn, int k) const { return *ptr(mn, k); }

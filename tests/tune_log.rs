@@ -910,19 +910,26 @@ fn export_says_which_kernels_have_no_tensile_config() {
     );
 }
 
-/// Every kind of GEMM the template covers on Hopper, mixed in one log (every layout, e4m3 and
-/// an e5m2 mix with per-tensor scales, N past a tile, GEMV, small M with long K, strided
-/// batches large and attention-sized, f32 and tf32): each gets a verified kernel and none is
-/// skipped. A kind of GEMM that loses its kernels shows up here as a skipped line.
+/// Every kind of GEMM the template covers, mixed in one log (every layout, e4m3 and an e5m2
+/// mix with per-tensor scales, N past a tile, GEMV, small M with long K, strided batches large
+/// and attention-sized, f32 and tf32): on Hopper, MI300X (gfx942) and MI355X (gfx950) each
+/// gets a verified kernel and none is skipped. A kind of GEMM that loses its kernels on one of
+/// them shows up here as a skipped line.
 #[test]
-fn a_mixed_log_leaves_no_gemm_without_a_kernel_on_hopper() {
+fn a_mixed_log_leaves_no_gemm_without_a_kernel() {
+    for spec in ["h100_sxm", "mi300x", "mi355x"] {
+        mixed_log_on(spec);
+    }
+}
+
+fn mixed_log_on(spec: &str) {
     let home = tempfile::tempdir().unwrap();
     let out = home.path().join("run");
     let log = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/mixed_coverage.log"
     );
-    let h100 = concat!(env!("CARGO_MANIFEST_DIR"), "/hw_specs/h100_sxm.toml");
+    let hw = format!("{}/hw_specs/{spec}.toml", env!("CARGO_MANIFEST_DIR"));
     let r = json(&tune_log(
         home.path(),
         &[Path::new(log)],
@@ -930,7 +937,7 @@ fn a_mixed_log_leaves_no_gemm_without_a_kernel_on_hopper() {
         &[
             "--json",
             "--hw-spec",
-            h100,
+            &hw,
             "--max-evals",
             "6",
             "--iters",
@@ -942,7 +949,7 @@ fn a_mixed_log_leaves_no_gemm_without_a_kernel_on_hopper() {
     for row in &raw {
         assert!(
             row["status"] == "kept" || row["status"] == "dropped",
-            "{} {}: {}",
+            "{spec}: {} {}: {}",
             row["gemm"],
             row["status"],
             row["reason"]
@@ -968,7 +975,7 @@ fn a_mixed_log_leaves_no_gemm_without_a_kernel_on_hopper() {
         "TN f32_r f32_r c_f32_r",
         "TN f32_r f32_r c_xf32_r",
     ] {
-        assert!(kinds.contains(k), "{k} missing from {kinds:?}");
+        assert!(kinds.contains(k), "{spec}: {k} missing from {kinds:?}");
     }
     assert!(raw.iter().any(|r| r["batch_count"] == "32"));
     assert!(raw.iter().any(|r| r["N"] == "1"));

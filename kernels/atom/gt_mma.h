@@ -50,9 +50,10 @@
 //   View::T                   element type in LDS (gt_bf16, gt_f16, float)
 //   View::K_CONTIG            true when consecutive K of one row/column are adjacent in LDS
 //                             (A with transA = T, B with transB = N)
-//   View::ROWS_16B            true when every LDS row starts 16-byte aligned and 8 consecutive
-//                             elements along the contiguous dimension, starting at a multiple
-//                             of 8, are one aligned 16-byte chunk (ldmatrix-compatible)
+//   View::ROWS_16B            true when every LDS row starts 16-byte aligned and 16 bytes of
+//                             consecutive elements along the contiguous dimension, starting at
+//                             a multiple of 16 bytes, are one aligned chunk (ldmatrix-compatible
+//                             for 16-bit elements; 8-bit elements too)
 //   const T* a.ptr(mn, k)     address of element (m or n, k) of the operand tile in LDS
 //   T a.at(mn, k)             its value
 #pragma once
@@ -70,8 +71,8 @@ __device__ inline void gt_frag_load_generic(T (&dst)[COUNT], const View& v, int 
     }
 }
 
-// Dispatch: each vendor header defines `GtAtomFor<T, M, N, K>::type`, the atom of the matrix
-// instruction MxNxK for element type T, and fails to compile with a static_assert naming the
+// Dispatch: each vendor header defines `GtAtomFor<T, M, N, K, TB>::type`, the atom of the matrix
+// instruction MxNxK for element type T (A; B's is TB), and fails to compile with a static_assert naming the
 // valid shapes when there is none (only when a kernel uses it: the FMA path (MI 1x1x1) and the
 // warpgroup path (MI 64x8x16 on sm_90a, atom/gt_sm90.h) never ask for one).
 #if GT_VENDOR_AMD

@@ -8,12 +8,19 @@
 //   16x16x16   v_mfma_f32_16x16x16bf16_1k             v_mfma_f32_16x16x16f16       gfx90a gfx94x gfx950
 //   32x32x16   v_mfma_f32_32x32x16_bf16               v_mfma_f32_32x32x16_f16      gfx950
 //   16x16x32   v_mfma_f32_16x16x32_bf16               v_mfma_f32_16x16x32_f16      gfx950
+//   8-bit floats, A x B each e4m3 (fp8) or e5m2 (bf8), every mix:
+//   32x32x16   v_mfma_f32_32x32x16_{fp8,bf8}_{fp8,bf8}                             gfx94x gfx950
+//   16x16x32   v_mfma_f32_16x16x32_{fp8,bf8}_{fp8,bf8}                             gfx94x gfx950
+// The 8-bit instructions read the device's own encodings: FNUZ on gfx94x, OCP on gfx950
+// (gt_platform.h). gfx950's f8f6f4 shapes (32x32x64, 16x16x128: 32 bytes of K per lane) have
+// no atom yet; the space does not propose them.
 // (gfx908 has the 16-bit f16 shapes but only the older two-pass bf16 "non-_1k" forms; it is
 // not a target here.)
 //
 // Operand fragment layouts (CDNA3 ISA "Matrix fused multiply-add" register layouts; the same
 // the AMD matrix instruction calculator prints). With lane = 0..63, KPL = K * M / 64 input
-// elements per lane (4 for the K=8/16 shapes, 8 for the gfx950 double-K shapes) and
+// elements per lane (4 for the K=8/16 shapes, 8 for the gfx950 double-K shapes and the 8-bit
+// shapes: 8 or 16 bytes) and
 // G = 64 / M lane groups:
 //   A (M x K): lane holds row m = lane % M, columns k = (lane / M) * KPL + i, i = 0..KPL-1
 //              (KPL consecutive K values of one row: one 8- or 16-byte vector register pair)
@@ -49,20 +56,26 @@ typedef __bf16 gt_amd_bf16x8 __attribute__((ext_vector_type(8)));
 #else
 #define GT_AMD_HAS_MFMA_DOUBLE_K 0
 #endif
+// The 8-bit MFMA instructions: gfx94x (FNUZ encodings) and gfx950 (OCP).
+#if defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__) || defined(__gfx950__)
+#define GT_AMD_HAS_MFMA_FP8 1
+#else
+#define GT_AMD_HAS_MFMA_FP8 0
+#endif
 #if defined(__HIP_DEVICE_COMPILE__)
 #define GT_AMD_DEVICE_PASS 1
 #else
 #define GT_AMD_DEVICE_PASS 0
 #endif
 
-// One MFMA instruction for element type ELEM and shape MxNxK on KPL-element fragments held as
-// raw 16-bit patterns. Only supported combinations are specialised; the primary template
-// stops compilation with the combination's name.
-template <class ELEM, int M, int N, int K> struct GtMfmaOp {
-    static_assert(sizeof(ELEM) == 0,
-                  "no AMD MFMA instruction for this element type and GT_MI shape: valid are "
+// One MFMA instruction for element types TA x TB and shape MxNxK on fragments held as raw
+// 16-bit words (KPL elements of A or B per lane: 8 or 16 bytes). Only supported combinations
+// are specialised; the primary template stops compilation with the combination's name.
+template <class TA, class TB, int M, int N, int K> struct GtMfmaOp {
+    static_assert(sizeof(TA) == 0,
+                  "no AMD MFMA instruction for these element types and GT_MI shape: valid are "
                   "bf16/f16 with 32x32x8, 16x16x16 (gfx90a, gfx94x, gfx950) and 32x32x16, "
-                  "16x16x32 (gfx950)");
+                  "16x16x32 (gfx950), and 8-bit floats with 32x32x16, 16x16x32 (gfx94x, gfx950)");
 };
 
 // Packs raw 16-bit patterns into the builtin's operand vector (a no-op at the ISA level: the
@@ -84,28 +97,28 @@ template <class V, int COUNT> GT_DEVICE void gt_amd_acc_out(float (&c)[COUNT], c
     __builtin_memcpy(c, &v, sizeof(V));
 }
 
-template <> struct GtMfmaOp<gt_bf16, 32, 32, 8> {
+template <> struct GtMfmaOp<gt_bf16, gt_bf16, 32, 32, 8> {
     GT_DEVICE static void run(float (&c)[16], const gt_u16 (&a)[4], const gt_u16 (&b)[4]) {
         gt_amd_acc_out(c, __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(
                               gt_amd_pack<gt_amd_i16x4>(a), gt_amd_pack<gt_amd_i16x4>(b),
                               gt_amd_acc_in<gt_amd_f32x16>(c), 0, 0, 0));
     }
 };
-template <> struct GtMfmaOp<gt_bf16, 16, 16, 16> {
+template <> struct GtMfmaOp<gt_bf16, gt_bf16, 16, 16, 16> {
     GT_DEVICE static void run(float (&c)[4], const gt_u16 (&a)[4], const gt_u16 (&b)[4]) {
         gt_amd_acc_out(c, __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(
                               gt_amd_pack<gt_amd_i16x4>(a), gt_amd_pack<gt_amd_i16x4>(b),
                               gt_amd_acc_in<gt_amd_f32x4>(c), 0, 0, 0));
     }
 };
-template <> struct GtMfmaOp<gt_f16, 32, 32, 8> {
+template <> struct GtMfmaOp<gt_f16, gt_f16, 32, 32, 8> {
     GT_DEVICE static void run(float (&c)[16], const gt_u16 (&a)[4], const gt_u16 (&b)[4]) {
         gt_amd_acc_out(c, __builtin_amdgcn_mfma_f32_32x32x8f16(
                               gt_amd_pack<gt_amd_f16x4>(a), gt_amd_pack<gt_amd_f16x4>(b),
                               gt_amd_acc_in<gt_amd_f32x16>(c), 0, 0, 0));
     }
 };
-template <> struct GtMfmaOp<gt_f16, 16, 16, 16> {
+template <> struct GtMfmaOp<gt_f16, gt_f16, 16, 16, 16> {
     GT_DEVICE static void run(float (&c)[4], const gt_u16 (&a)[4], const gt_u16 (&b)[4]) {
         gt_amd_acc_out(c, __builtin_amdgcn_mfma_f32_16x16x16f16(
                               gt_amd_pack<gt_amd_f16x4>(a), gt_amd_pack<gt_amd_f16x4>(b),
@@ -114,28 +127,28 @@ template <> struct GtMfmaOp<gt_f16, 16, 16, 16> {
 };
 
 #if GT_AMD_HAS_MFMA_DOUBLE_K
-template <> struct GtMfmaOp<gt_bf16, 32, 32, 16> {
+template <> struct GtMfmaOp<gt_bf16, gt_bf16, 32, 32, 16> {
     GT_DEVICE static void run(float (&c)[16], const gt_u16 (&a)[8], const gt_u16 (&b)[8]) {
         gt_amd_acc_out(c, __builtin_amdgcn_mfma_f32_32x32x16_bf16(
                               gt_amd_pack<gt_amd_bf16x8>(a), gt_amd_pack<gt_amd_bf16x8>(b),
                               gt_amd_acc_in<gt_amd_f32x16>(c), 0, 0, 0));
     }
 };
-template <> struct GtMfmaOp<gt_bf16, 16, 16, 32> {
+template <> struct GtMfmaOp<gt_bf16, gt_bf16, 16, 16, 32> {
     GT_DEVICE static void run(float (&c)[4], const gt_u16 (&a)[8], const gt_u16 (&b)[8]) {
         gt_amd_acc_out(c, __builtin_amdgcn_mfma_f32_16x16x32_bf16(
                               gt_amd_pack<gt_amd_bf16x8>(a), gt_amd_pack<gt_amd_bf16x8>(b),
                               gt_amd_acc_in<gt_amd_f32x4>(c), 0, 0, 0));
     }
 };
-template <> struct GtMfmaOp<gt_f16, 32, 32, 16> {
+template <> struct GtMfmaOp<gt_f16, gt_f16, 32, 32, 16> {
     GT_DEVICE static void run(float (&c)[16], const gt_u16 (&a)[8], const gt_u16 (&b)[8]) {
         gt_amd_acc_out(c, __builtin_amdgcn_mfma_f32_32x32x16_f16(
                               gt_amd_pack<gt_amd_f16x8>(a), gt_amd_pack<gt_amd_f16x8>(b),
                               gt_amd_acc_in<gt_amd_f32x16>(c), 0, 0, 0));
     }
 };
-template <> struct GtMfmaOp<gt_f16, 16, 16, 32> {
+template <> struct GtMfmaOp<gt_f16, gt_f16, 16, 16, 32> {
     GT_DEVICE static void run(float (&c)[4], const gt_u16 (&a)[8], const gt_u16 (&b)[8]) {
         gt_amd_acc_out(c, __builtin_amdgcn_mfma_f32_16x16x32_f16(
                               gt_amd_pack<gt_amd_f16x8>(a), gt_amd_pack<gt_amd_f16x8>(b),
@@ -144,18 +157,43 @@ template <> struct GtMfmaOp<gt_f16, 16, 16, 32> {
 };
 #endif
 
-// The atom: MFMA shape MxNxK on element type ELEM (gt_bf16 or gt_f16), wave64.
-template <class ELEM, int M_, int N_, int K_> struct GtAtomMfma {
+#if GT_AMD_HAS_MFMA_FP8
+// 8 bytes of K per lane, one 64-bit operand; the instruction's name spells A's format, then
+// B's, so a mix of e4m3 and e5m2 is one instruction as well.
+#define GT_AMD_MFMA_FP8(TA_, TB_, MN, K_, REGS, BUILTIN)                                          \
+    template <> struct GtMfmaOp<TA_, TB_, MN, MN, K_> {                                           \
+        GT_DEVICE static void run(float (&c)[REGS], const gt_u16 (&a)[4], const gt_u16 (&b)[4]) { \
+            gt_amd_acc_out(c, BUILTIN(gt_amd_pack<long>(a), gt_amd_pack<long>(b),               \
+                                      gt_amd_acc_in<gt_amd_f32x##REGS>(c), 0, 0, 0));            \
+        }                                                                                         \
+    };
+GT_AMD_MFMA_FP8(gt_fp8_e4m3, gt_fp8_e4m3, 32, 16, 16, __builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8)
+GT_AMD_MFMA_FP8(gt_fp8_e4m3, gt_fp8_e5m2, 32, 16, 16, __builtin_amdgcn_mfma_f32_32x32x16_fp8_bf8)
+GT_AMD_MFMA_FP8(gt_fp8_e5m2, gt_fp8_e4m3, 32, 16, 16, __builtin_amdgcn_mfma_f32_32x32x16_bf8_fp8)
+GT_AMD_MFMA_FP8(gt_fp8_e5m2, gt_fp8_e5m2, 32, 16, 16, __builtin_amdgcn_mfma_f32_32x32x16_bf8_bf8)
+GT_AMD_MFMA_FP8(gt_fp8_e4m3, gt_fp8_e4m3, 16, 32, 4, __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8)
+GT_AMD_MFMA_FP8(gt_fp8_e4m3, gt_fp8_e5m2, 16, 32, 4, __builtin_amdgcn_mfma_f32_16x16x32_fp8_bf8)
+GT_AMD_MFMA_FP8(gt_fp8_e5m2, gt_fp8_e4m3, 16, 32, 4, __builtin_amdgcn_mfma_f32_16x16x32_bf8_fp8)
+GT_AMD_MFMA_FP8(gt_fp8_e5m2, gt_fp8_e5m2, 16, 32, 4, __builtin_amdgcn_mfma_f32_16x16x32_bf8_bf8)
+#undef GT_AMD_MFMA_FP8
+#endif
+
+// The atom: MFMA shape MxNxK on element types TA x TB (both 16-bit, the same; or both 8-bit
+// floats, any mix), wave64.
+template <class TA, int M_, int N_, int K_, class TB = TA> struct GtAtomMfma {
     static constexpr int M = M_, N = N_, K = K_, WAVE = 64;
     static constexpr int C_REGS = M * N / WAVE;
     // Input elements per lane (KPL) and lane groups along K (G); see the layout table above.
     static constexpr int KPL = M * K / WAVE;
     static constexpr int GROUPS = WAVE / M;
+    // Element size and a lane's fragment in bytes, held as 16-bit words.
+    static constexpr int ES = int(sizeof(TA)), BYTES = KPL * ES, WORDS = BYTES / 2;
     static_assert(M == N && (M == 32 || M == 16), "MFMA atoms are square in M x N");
-    static_assert(KPL == 4 || KPL == 8, "4 or 8 operand elements per lane");
+    static_assert(sizeof(TB) == sizeof(TA), "A and B elements of one size");
+    static_assert(BYTES == 8 || BYTES == 16, "8 or 16 operand bytes per lane");
 
-    struct FragA { gt_u16 e[KPL]; };
-    struct FragB { gt_u16 e[KPL]; };
+    struct FragA { gt_u16 e[WORDS]; };
+    struct FragB { gt_u16 e[WORDS]; };
 
     GT_DEVICE static void a_coord(int lane, int i, int& m, int& k) {
         m = lane % M;
@@ -184,32 +222,41 @@ template <class ELEM, int M_, int N_, int K_> struct GtAtomMfma {
     }
 
     GT_DEVICE static void mma(float (&c)[C_REGS], const FragA& a, const FragB& b) {
-        GtMfmaOp<ELEM, M, N, K>::run(c, a.e, b.e);
+        GtMfmaOp<TA, TB, M, N, K>::run(c, a.e, b.e);
     }
 
   private:
     // KPL consecutive K values of row/column `mn` starting at `k`. With K contiguous in LDS
-    // and 16-byte row chunks, the run starts at a multiple of KPL (k0 is a multiple of K), so
-    // it is one aligned vector read; otherwise gather element by element.
+    // and 16-byte row chunks, the run starts at a multiple of KPL (k0 is a multiple of K): its
+    // BYTES (8 or 16, a divisor of the 16-byte chunk a swizzle moves whole) are one aligned
+    // vector read; otherwise gather element by element.
     template <class View>
-    GT_DEVICE static void load(gt_u16 (&e)[KPL], const View& v, int mn, int k) {
+    GT_DEVICE static void load(gt_u16 (&e)[WORDS], const View& v, int mn, int k) {
+        static_assert(sizeof(typename View::T) == ES, "the view's elements are the atom's");
         if (View::K_CONTIG && View::ROWS_16B) {
-            typedef typename GtVec<KPL * 2>::type V;
+            typedef typename GtVec<BYTES>::type V;
             V x = *reinterpret_cast<const V*>(v.ptr(mn, k));
             __builtin_memcpy(e, &x, sizeof(V));
         } else {
+            unsigned char bytes[BYTES];
 #pragma unroll
-            for (int i = 0; i < KPL; ++i) e[i] = v.at(mn, k + i).bits;
+            for (int i = 0; i < KPL; ++i) {
+                const auto bits = v.at(mn, k + i).bits;
+                __builtin_memcpy(bytes + i * ES, &bits, ES);
+            }
+            __builtin_memcpy(e, bytes, BYTES);
         }
     }
 };
 
-// The atom of MI MxNxK for element type T (see atom/gt_mma.h).
-template <class T, int M, int N, int K> struct GtAtomFor {
+// The atom of MI MxNxK for element types T (A) and TB (B) (see atom/gt_mma.h).
+template <class T, int M, int N, int K, class TB = T> struct GtAtomFor {
     static_assert((M == 32 && N == 32 && (K == 8 || K == 16)) || (M == 16 && N == 16 && (K == 16 || K == 32)),
                   "AMD kernels support the matrix instructions 32x32x8, 16x16x16 (gfx90a/gfx94x/"
-                  "gfx950) and 32x32x16, 16x16x32 (gfx950) only");
-    static_assert(!GT_AMD_DEVICE_PASS || GT_AMD_HAS_MFMA_DOUBLE_K || K * M != 512,
+                  "gfx950) and 32x32x16, 16x16x32 (gfx950; 8-bit inputs: gfx94x, gfx950) only");
+    static_assert(!GT_AMD_DEVICE_PASS || GT_AMD_HAS_MFMA_DOUBLE_K || sizeof(T) != 2 || K * M != 512,
                   "MFMA 32x32x16 / 16x16x32 (16-bit inputs) exist on gfx950 only");
-    typedef GtAtomMfma<T, M, N, K> type;
+    static_assert(!GT_AMD_DEVICE_PASS || GT_AMD_HAS_MFMA_FP8 || sizeof(T) != 1,
+                  "8-bit MFMA instructions exist on gfx94x and gfx950 only");
+    typedef GtAtomMfma<T, M, N, K, TB> type;
 };

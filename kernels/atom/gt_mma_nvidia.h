@@ -143,8 +143,8 @@ template <class ELEM> struct GtAtomM16N8K16 {
     };
 };
 
-// The atom of MI MxNxK for element type T (see atom/gt_mma.h).
-template <class T, int M, int N, int K> struct GtAtomFor {
+// The atom of MI MxNxK for element type T (see atom/gt_mma.h); B's type is A's on this path.
+template <class T, int M, int N, int K, class TB = T> struct GtAtomFor {
     static_assert(M == 16 && N == 8 && K == 16,
                   "NVIDIA kernels support the matrix instructions 16x8x16 (mma.sync) and 64x8x16 (wgmma) only");
     typedef GtAtomM16N8K16<T> type;

@@ -48,7 +48,7 @@ template <class Tile, bool KC> struct GtView {
     typedef Tile Layout;
     typedef typename Tile::Elem T;
     static constexpr bool K_CONTIG = KC;
-    static constexpr bool ROWS_16B = sizeof(T) == 2 && Tile::ROW_BYTES % 16 == 0;
+    static constexpr bool ROWS_16B = sizeof(T) <= 2 && Tile::ROW_BYTES % 16 == 0;
     const T* base;
     GT_DEVICE const T* ptr(int mn, int k) const {
         return base + (KC ? Tile::off(mn, k) : Tile::off(k, mn));

@@ -6,7 +6,7 @@
 #pragma once
 
 template <class Cfg, class ViewA, class ViewB> struct GtWarpMma {
-    typedef typename GtAtomFor<typename Cfg::TA, Cfg::MI_M, Cfg::MI_N, Cfg::MI_K>::type Atom;
+    typedef typename GtAtomFor<typename Cfg::TA, Cfg::MI_M, Cfg::MI_N, Cfg::MI_K, typename Cfg::TB>::type Atom;
     static constexpr int TM = Cfg::WT0 / Atom::M, TN = Cfg::WT1 / Atom::N, KSTEPS = Cfg::DU / Atom::K;
     static_assert(Cfg::WT0 % Atom::M == 0 && Cfg::WT1 % Atom::N == 0 && Cfg::DU % Atom::K == 0,
                   "wave tile and DepthU must be whole matrix instructions");

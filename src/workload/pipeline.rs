@@ -279,7 +279,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn eight_bit_inputs_outside_the_warpgroup_path_are_reported_by_name() {
+    fn eight_bit_inputs_without_an_atom_are_reported_by_name() {
         let hw = HwSpec::by_name("H200").unwrap();
         let mut p = GemmProblem::new(1024, 1024, 1024);
         assert_eq!(unsupported_reason(&p, &hw), None);
@@ -295,17 +295,19 @@ mod tests {
             why.contains("warpgroup") && why.contains("layout TN"),
             "{why}"
         );
-        // An AMD GPU: no 8-bit MFMA atom in the template.
+        // An AMD GPU with 8-bit MFMA instructions takes them in every layout; one without
+        // (MI250X) says why.
         let mi300 = HwSpec::by_name("MI300X").unwrap();
-        let tn = GemmProblem {
+        let mut nn = GemmProblem {
             a_type: crate::problem::DataType::F8,
             b_type: crate::problem::DataType::F8,
+            trans_a: crate::problem::Trans::N,
             ..GemmProblem::new(1024, 1024, 1024)
         };
-        let why = unsupported_reason(&tn, &mi300).unwrap();
-        assert!(
-            why.contains("unsupported types") && why.contains("warpgroup"),
-            "{why}"
-        );
+        nn.fill_defaults();
+        assert_eq!(unsupported_reason(&nn, &mi300), None);
+        let mi250 = HwSpec::by_name("MI250X").unwrap();
+        let why = unsupported_reason(&nn, &mi250).unwrap();
+        assert!(why.contains("unsupported types"), "{why}");
     }
 }

@@ -105,7 +105,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
     lds_layout::padding_or_swizzle(c)?;
     shape::tile_granularity(c)?;
     atom::instruction(c, p, hw)?;
-    atom::input_types(c, p)?;
+    atom::input_types(c, p, hw)?;
     if is_wgmma(c) {
         warpgroup::wgmma(c, p, hw)?;
     }
