@@ -104,13 +104,10 @@ const MFMA: &[Mfma] = &[
 /// generated GEMM kernels.
 const TEMPLATE_TYPES: &[DataType] = &[Bf16, F16, F8, Bf8];
 
-/// Block-scaled instructions need per-block scales, which no kernel of the space has, and
-/// gfx950's f8f6f4 shapes (32 bytes of K per lane) have no atom yet: they are checked in the
-/// probe only.
+/// Block-scaled instructions need per-block scales, which no kernel of the space has: they
+/// are checked in the probe only.
 fn in_template(r: &Mfma) -> bool {
-    TEMPLATE_TYPES.contains(&r.ty)
-        && !r.insn.starts_with("v_mfma_scale_")
-        && !r.insn.ends_with("_f8f6f4")
+    TEMPLATE_TYPES.contains(&r.ty) && !r.insn.starts_with("v_mfma_scale_")
 }
 
 /// The AMD hw specs of an arch (MI300X and MI325X are both gfx942).

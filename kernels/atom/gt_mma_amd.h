@@ -11,16 +11,18 @@
 //   8-bit floats, A x B each e4m3 (fp8) or e5m2 (bf8), every mix:
 //   32x32x16   v_mfma_f32_32x32x16_{fp8,bf8}_{fp8,bf8}                             gfx94x gfx950
 //   16x16x32   v_mfma_f32_16x16x32_{fp8,bf8}_{fp8,bf8}                             gfx94x gfx950
+//   32x32x64   v_mfma_f32_32x32x64_f8f6f4 (cbsz / blgp: A's / B's format)          gfx950
+//   16x16x128  v_mfma_f32_16x16x128_f8f6f4                                          gfx950
 // The 8-bit instructions read the device's own encodings: FNUZ on gfx94x, OCP on gfx950
-// (gt_platform.h). gfx950's f8f6f4 shapes (32x32x64, 16x16x128: 32 bytes of K per lane) have
-// no atom yet; the space does not propose them.
+// (gt_platform.h). The f8f6f4 ones are reached through the block-scaled builtin with zero
+// scale operands, which the compiler emits as the unscaled instruction.
 // (gfx908 has the 16-bit f16 shapes but only the older two-pass bf16 "non-_1k" forms; it is
 // not a target here.)
 //
 // Operand fragment layouts (CDNA3 ISA "Matrix fused multiply-add" register layouts; the same
 // the AMD matrix instruction calculator prints). With lane = 0..63, KPL = K * M / 64 input
 // elements per lane (4 for the K=8/16 shapes, 8 for the gfx950 double-K shapes and the 8-bit
-// shapes: 8 or 16 bytes) and
+// shapes of gfx94x, 32 for the f8f6f4 shapes: 8, 16 or 32 bytes) and
 // G = 64 / M lane groups:
 //   A (M x K): lane holds row m = lane % M, columns k = (lane / M) * KPL + i, i = 0..KPL-1
 //              (KPL consecutive K values of one row: one 8- or 16-byte vector register pair)
@@ -69,13 +71,14 @@ typedef __bf16 gt_amd_bf16x8 __attribute__((ext_vector_type(8)));
 #endif
 
 // One MFMA instruction for element types TA x TB and shape MxNxK on fragments held as raw
-// 16-bit words (KPL elements of A or B per lane: 8 or 16 bytes). Only supported combinations
+// 16-bit words (KPL elements of A or B per lane: 8, 16 or 32 bytes). Only supported combinations
 // are specialised; the primary template stops compilation with the combination's name.
 template <class TA, class TB, int M, int N, int K> struct GtMfmaOp {
     static_assert(sizeof(TA) == 0,
                   "no AMD MFMA instruction for these element types and GT_MI shape: valid are "
                   "bf16/f16 with 32x32x8, 16x16x16 (gfx90a, gfx94x, gfx950) and 32x32x16, "
-                  "16x16x32 (gfx950), and 8-bit floats with 32x32x16, 16x16x32 (gfx94x, gfx950)");
+                  "16x16x32 (gfx950), and 8-bit floats with 32x32x16, 16x16x32 (gfx94x, gfx950) "
+                  "and 32x32x64, 16x16x128 (gfx950)");
 };
 
 // Packs raw 16-bit patterns into the builtin's operand vector (a no-op at the ISA level: the
@@ -178,6 +181,31 @@ GT_AMD_MFMA_FP8(gt_fp8_e5m2, gt_fp8_e5m2, 16, 32, 4, __builtin_amdgcn_mfma_f32_1
 #undef GT_AMD_MFMA_FP8
 #endif
 
+#if GT_AMD_HAS_MFMA_DOUBLE_K
+// gfx950's f8f6f4 shapes: 32 bytes of K per lane, eight 32-bit registers; the format of each
+// operand is an immediate (0 e4m3, 1 e5m2), so one template covers the four pairs.
+typedef int gt_amd_i32x8 __attribute__((ext_vector_type(8)));
+template <class T> struct GtF8f6f4Format;
+template <> struct GtF8f6f4Format<gt_fp8_e4m3> { static constexpr int value = 0; };
+template <> struct GtF8f6f4Format<gt_fp8_e5m2> { static constexpr int value = 1; };
+template <class TA, class TB> struct GtMfmaOp<TA, TB, 32, 32, 64> {
+    GT_DEVICE static void run(float (&c)[16], const gt_u16 (&a)[16], const gt_u16 (&b)[16]) {
+        gt_amd_acc_out(c, __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4(
+                              gt_amd_pack<gt_amd_i32x8>(a), gt_amd_pack<gt_amd_i32x8>(b),
+                              gt_amd_acc_in<gt_amd_f32x16>(c), GtF8f6f4Format<TA>::value,
+                              GtF8f6f4Format<TB>::value, 0, 0, 0, 0));
+    }
+};
+template <class TA, class TB> struct GtMfmaOp<TA, TB, 16, 16, 128> {
+    GT_DEVICE static void run(float (&c)[4], const gt_u16 (&a)[16], const gt_u16 (&b)[16]) {
+        gt_amd_acc_out(c, __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4(
+                              gt_amd_pack<gt_amd_i32x8>(a), gt_amd_pack<gt_amd_i32x8>(b),
+                              gt_amd_acc_in<gt_amd_f32x4>(c), GtF8f6f4Format<TA>::value,
+                              GtF8f6f4Format<TB>::value, 0, 0, 0, 0));
+    }
+};
+#endif
+
 // The atom: MFMA shape MxNxK on element types TA x TB (both 16-bit, the same; or both 8-bit
 // floats, any mix), wave64.
 template <class TA, int M_, int N_, int K_, class TB = TA> struct GtAtomMfma {
@@ -190,7 +218,7 @@ template <class TA, int M_, int N_, int K_, class TB = TA> struct GtAtomMfma {
     static constexpr int ES = int(sizeof(TA)), BYTES = KPL * ES, WORDS = BYTES / 2;
     static_assert(M == N && (M == 32 || M == 16), "MFMA atoms are square in M x N");
     static_assert(sizeof(TB) == sizeof(TA), "A and B elements of one size");
-    static_assert(BYTES == 8 || BYTES == 16, "8 or 16 operand bytes per lane");
+    static_assert(BYTES == 8 || BYTES == 16 || BYTES == 32, "8, 16 or 32 operand bytes per lane");
 
     struct FragA { gt_u16 e[WORDS]; };
     struct FragB { gt_u16 e[WORDS]; };
@@ -227,16 +255,21 @@ template <class TA, int M_, int N_, int K_, class TB = TA> struct GtAtomMfma {
 
   private:
     // KPL consecutive K values of row/column `mn` starting at `k`. With K contiguous in LDS
-    // and 16-byte row chunks, the run starts at a multiple of KPL (k0 is a multiple of K): its
-    // BYTES (8 or 16, a divisor of the 16-byte chunk a swizzle moves whole) are one aligned
-    // vector read; otherwise gather element by element.
+    // and 16-byte row chunks, the run starts at a multiple of KPL (k0 is a multiple of K): it
+    // is read in aligned vectors of up to 16 bytes, each within one 16-byte chunk (a swizzle
+    // moves chunks whole, so the two halves of a 32-byte run are read apart); otherwise
+    // gather element by element.
     template <class View>
     GT_DEVICE static void load(gt_u16 (&e)[WORDS], const View& v, int mn, int k) {
         static_assert(sizeof(typename View::T) == ES, "the view's elements are the atom's");
         if (View::K_CONTIG && View::ROWS_16B) {
-            typedef typename GtVec<BYTES>::type V;
-            V x = *reinterpret_cast<const V*>(v.ptr(mn, k));
-            __builtin_memcpy(e, &x, sizeof(V));
+            constexpr int PIECE = BYTES < 16 ? BYTES : 16;
+            typedef typename GtVec<PIECE>::type V;
+#pragma unroll
+            for (int p = 0; p < BYTES / PIECE; ++p) {
+                V x = *reinterpret_cast<const V*>(v.ptr(mn, k + p * PIECE / ES));
+                __builtin_memcpy(e + p * PIECE / 2, &x, sizeof(V));
+            }
         } else {
             unsigned char bytes[BYTES];
 #pragma unroll
@@ -251,9 +284,13 @@ template <class TA, int M_, int N_, int K_, class TB = TA> struct GtAtomMfma {
 
 // The atom of MI MxNxK for element types T (A) and TB (B) (see atom/gt_mma.h).
 template <class T, int M, int N, int K, class TB = T> struct GtAtomFor {
-    static_assert((M == 32 && N == 32 && (K == 8 || K == 16)) || (M == 16 && N == 16 && (K == 16 || K == 32)),
+    static_assert((M == 32 && N == 32 && (K == 8 || K == 16 || K == 64)) ||
+                      (M == 16 && N == 16 && (K == 16 || K == 32 || K == 128)),
                   "AMD kernels support the matrix instructions 32x32x8, 16x16x16 (gfx90a/gfx94x/"
-                  "gfx950) and 32x32x16, 16x16x32 (gfx950; 8-bit inputs: gfx94x, gfx950) only");
+                  "gfx950) and 32x32x16, 16x16x32 (gfx950; 8-bit inputs: gfx94x, gfx950), and "
+                  "32x32x64, 16x16x128 (8-bit inputs, gfx950) only");
+    static_assert(!GT_AMD_DEVICE_PASS || GT_AMD_HAS_MFMA_DOUBLE_K || K * M != 2048,
+                  "MFMA 32x32x64 / 16x16x128 (f8f6f4) exist on gfx950 only");
     static_assert(!GT_AMD_DEVICE_PASS || GT_AMD_HAS_MFMA_DOUBLE_K || sizeof(T) != 2 || K * M != 512,
                   "MFMA 32x32x16 / 16x16x32 (16-bit inputs) exist on gfx950 only");
     static_assert(!GT_AMD_DEVICE_PASS || GT_AMD_HAS_MFMA_FP8 || sizeof(T) != 1,

@@ -88,32 +88,21 @@ pub(super) fn instruction(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Res
     Ok(())
 }
 
-/// `dtype`: 8-bit float inputs have the warpgroup instruction on NVIDIA and the MFMA
-/// instructions of 8 bytes of K per lane on AMD (32x32x16, 16x16x32: `gt_mma_amd.h`);
-/// gfx950's f8f6f4 shapes (32 bytes per lane) have no atom yet, nor have the `mma.sync` and
-/// FMA paths. Compute types other than f32 have no atom either.
+/// `dtype`: 8-bit float inputs have the warpgroup instruction on NVIDIA and the 8-bit MFMA
+/// instructions on AMD (`gt_mma_amd.h`: gfx94x's and gfx950's, the f8f6f4 shapes included);
+/// the `mma.sync` and FMA paths have no 8-bit atoms. Compute types other than f32 have no atom
+/// either.
 pub(super) fn input_types(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
-    if p.a_type.is_8bit() && !is_wgmma(c) {
-        if hw.vendor == Vendor::Amd && c.uses_matrix_cores() {
-            if c.mi[0] * c.mi[2] != 512 {
-                return fail(
-                    "dtype",
-                    format!(
-                        "{} inputs on MFMA MI{}x{}x{}: the f8f6f4 shapes have no atom yet (use 32x32x16 or 16x16x32)",
-                        p.a_type, c.mi[0], c.mi[1], c.mi[2]
-                    ),
-                );
-            }
-        } else {
-            let [m, n, k] = wgmma_mi(p.a_type);
-            return fail(
-                "dtype",
-                format!(
-                    "{} inputs run on the warpgroup instruction (MI{m}x{n}x{k}, NVIDIA sm_90a, layout TN) and on AMD's 8-bit MFMA instructions only: the mma.sync and FMA paths have no 8-bit atoms",
-                    p.a_type
-                ),
-            );
-        }
+    let mfma = hw.vendor == Vendor::Amd && c.uses_matrix_cores();
+    if p.a_type.is_8bit() && !is_wgmma(c) && !mfma {
+        let [m, n, k] = wgmma_mi(p.a_type);
+        return fail(
+            "dtype",
+            format!(
+                "{} inputs run on the warpgroup instruction (MI{m}x{n}x{k}, NVIDIA sm_90a, layout TN) and on AMD's 8-bit MFMA instructions only: the mma.sync and FMA paths have no 8-bit atoms",
+                p.a_type
+            ),
+        );
     }
     compute_type(p)
 }
