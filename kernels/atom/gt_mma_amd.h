@@ -25,15 +25,16 @@
 // shapes of gfx94x, 32 for the f8f6f4 shapes: 8, 16 or 32 bytes) and
 // G = 64 / M lane groups:
 //   A (M x K): lane holds row m = lane % M, columns k = (lane / M) * KPL + i, i = 0..KPL-1
-//              (KPL consecutive K values of one row: one 8- or 16-byte vector register pair)
+//              (KPL consecutive K values of one row: 8, 16 or 32 bytes of registers)
 //   B (K x N): lane holds column n = lane % N, rows k = (lane / N) * KPL + i (the mirror of A)
 //   C (M x N): lane holds column n = lane % N and
 //              32x32: C_REGS = 16, register i is row m = (i / 4) * 8 + (lane / 32) * 4 + i % 4
 //              16x16: C_REGS = 4,  register i is row m = (lane / 16) * 4 + i
 // So a wave's lanes cover the K extent in G slices, each lane a contiguous run of KPL values:
 // when the LDS view stores K contiguously (A with transA=T, B with transB=N) a fragment is one
-// aligned 8- or 16-byte LDS read (ds_read_b64 / ds_read_b128); otherwise it is gathered
-// element by element through the view.
+// aligned 8- or 16-byte LDS read (ds_read_b64 / ds_read_b128), two for 32 bytes; otherwise it
+// is gathered element by element through the view. A and B place K the same way, so a sum
+// over K does not depend on the order in which an instruction walks its K positions.
 //
 // Registers: the accumulators (16 or 4 floats per atom) are placed by the compiler in AGPRs
 // or VGPRs (gfx90a+ accept both as the C/D operand); gfx90a/gfx942 have 512 registers per lane

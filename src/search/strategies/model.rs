@@ -436,16 +436,16 @@ impl Strategy for ModelSearch {
             configs.extend(near);
         }
         // Then the pattern search's own moves, up to the local share of the batch (all of it
-        // where this shape has contradicted the prior).
+        // where this shape has contradicted the prior); the first batch takes none (see
+        // [`FIRST_PICKS`]).
         // (Without a prior the local forest learns the times themselves: nothing to contradict.)
-        let share = match (&self.prior, &local) {
-            (Some(_), Some(l)) => local_share(l.slope),
-            _ => LOCAL_SHARE,
-        };
-        // The first batch takes none: see [`FIRST_PICKS`].
         let local_n = if ctx.history.is_empty() {
             0
         } else {
+            let share = match (&self.prior, &local) {
+                (Some(_), Some(l)) => local_share(l.slope),
+                _ => LOCAL_SHARE,
+            };
             (n as f64 * share).ceil() as usize
         };
         if configs.len() < local_n {
