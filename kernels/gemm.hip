@@ -8,7 +8,9 @@
 //                            accumulators in registers:
 //                  GtLdsMainloop     vectors / cp.async (loader/gt_vector_loader.h) feeding
 //                                    per-wave matrix-core atoms (mainloop/gt_warp_mma.h,
-//                                    atoms in atom/), or MN-major tiles (loader/
+//                                    atoms in atom/), with TransposeLDS MN-contiguous
+//                                    operands transposed into K-major packs on the way
+//                                    (loader/gt_kpack_loader.h); or MN-major tiles (loader/
 //                                    gt_transpose_loader.h) feeding f32 FMA (mainloop/gt_fma.h)
 //                  GtWgmmaMainloop   tensor-map boxes (loader/gt_tma_loader.h) feeding
 //                                    warpgroup wgmma (mainloop/gt_wgmma.h), sm_90a;
@@ -44,11 +46,14 @@
 #include "gt_plant.h"
 #include "atom/gt_mma.h"
 #include "layout/gt_lds_tile.h"
+#include "layout/gt_kpack_tile.h"
 #include "layout/gt_wgmma_tile.h"
 #include "layout/gt_gemv_view.h"
 #include "loader/gt_ring_pos.h"
 #include "loader/gt_vector_loader.h"
+#include "loader/gt_register_loader.h"
 #include "loader/gt_transpose_loader.h"
+#include "loader/gt_kpack_loader.h"
 #include "loader/gt_pack_kernel.h"
 #include "mainloop/gt_warp_mma.h"
 #include "mainloop/gt_fma.h"
@@ -85,7 +90,9 @@ template <class Cfg> struct GtCompose {
     typedef typename GtPick<Cfg::PRODUCER_WARP, GtWgmmaMainloopWs<Cfg>, GtWgmmaMainloop<Cfg>>::type WgmmaMainloop;
     typedef GtPersistentScheduler<Cfg, WgmmaMainloop, GtTmaStoreEpilogue<Cfg, WgmmaMainloop>> PersistentScheduler;
 #endif
-    typedef typename GtPick<Cfg::USE_MMA, GtLdsMainloop<Cfg, GtWarpMma, GtStoredOperands<Cfg>>,
+    // TransposeLDS: MN-contiguous operands are transposed into K-major LDS tiles on the way in.
+    typedef typename GtPick<Cfg::TRANSPOSE_LDS, GtKMajorOperands<Cfg>, GtStoredOperands<Cfg>>::type MmaOperands;
+    typedef typename GtPick<Cfg::USE_MMA, GtLdsMainloop<Cfg, GtWarpMma, MmaOperands>,
                             GtLdsMainloop<Cfg, GtFma, GtMnMajorOperands<Cfg>>>::type LdsMainloop;
     typedef typename GtPick<Cfg::WGMMA, WgmmaMainloop, LdsMainloop>::type Mainloop;
     typedef GtEpilogue<Cfg, Mainloop> Epilogue;

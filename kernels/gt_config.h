@@ -37,6 +37,11 @@
 #endif
 // ClusterN (warpgroup path with the producer warp): clusters of this many workgroups along N
 // share their A tiles (loader/gt_tma_loader.h).
+// TransposeLDS (matrix-core LDS path): MN-contiguous operands are transposed into K-major LDS
+// tiles by the loader (loader/gt_kpack_loader.h) rather than read transposed by the atoms.
+#ifndef GT_TRANSPOSE_LDS
+#define GT_TRANSPOSE_LDS 0
+#endif
 #ifndef GT_CLUSTER_N
 #define GT_CLUSTER_N 1
 #endif
@@ -110,6 +115,7 @@ struct GtCfg {
     static constexpr int STAGES = GT_PGR, PLR = GT_PLR;
     static constexpr int LPA = GT_LPA, LPB = GT_LPB;
     static constexpr bool SWIZZLE = GT_SWIZZLE;
+    static constexpr bool TRANSPOSE_LDS = GT_TRANSPOSE_LDS;
     static constexpr int GRVW = GT_GRVW, SVW = GT_SVW;
     // Scheduling: split-K and its kinds, workgroup order, K stagger.
     static constexpr int GSU = GT_GSU, WGM = GT_WGM, SU = GT_SU;
@@ -145,6 +151,8 @@ static_assert(GtCfg::CONSUMERS == 1 || (GtCfg::PERSISTENT && GtCfg::THREADS == 1
               "ping-pong takes one unswapped warpgroup per tile and a producer warpgroup, without clusters, storing D only");
 static_assert(GtCfg::CLUSTER_N == 1 || (GtCfg::WGMMA && GtCfg::PRODUCER_WARP && !GtCfg::STREAM_K),
               "clusters sharing A (ClusterN) are for the warpgroup path with the producer warp, without stream-K");
+static_assert(!GtCfg::TRANSPOSE_LDS || (GtCfg::USE_MMA && !GtCfg::WGMMA && !GtCfg::GEMV),
+              "TransposeLDS is for the matrix-core LDS path (mma.sync / MFMA atoms)");
 static_assert(!GtCfg::GSU_SINGLE_KERNEL || (GtCfg::GSU > 1 && !GtCfg::STREAM_K && !GtCfg::GSU_ATOMIC),
               "the single-kernel reduction is a way to sum GSU > 1 workspace partials");
 

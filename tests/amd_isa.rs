@@ -7,7 +7,9 @@
 //!   instruction calling its builtin) and appears under its name in the disassembly;
 //! - a GEMM kernel generated from the template for each (type, shape) of [`MFMA`] whose type is
 //!   in [`TEMPLATE_TYPES`] contains that instruction, and spills nothing and uses no scratch
-//!   (read from the code object's metadata);
+//!   (read from the code object's metadata); those with an M- or N-contiguous operand again
+//!   with TransposeLDS, which must leave no LDS read narrower than 4 bytes (their twins
+//!   without it gather one element per read);
 //! - the arch's hw specs agree with the compiler: static LDS of `lds_bytes_per_workgroup` bytes
 //!   compiles and 4 bytes more is rejected; every kernel is compiled for `wave_size` lanes.
 //!
@@ -214,8 +216,9 @@ fn objdump() -> Option<(PathBuf, u32)> {
         .max_by_key(|(_, m)| *m)
 }
 
-/// Per function of a disassembly, how often each `v_mfma*` instruction occurs.
-fn mfma_counts(disasm: &str) -> BTreeMap<String, BTreeMap<String, usize>> {
+/// Per function of a disassembly, how often each `v_mfma*` and each LDS read (`ds_read*`)
+/// instruction occurs.
+fn insn_counts(disasm: &str) -> BTreeMap<String, BTreeMap<String, usize>> {
     let mut out: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
     let mut current = String::new();
     for line in disasm.lines() {
@@ -230,7 +233,7 @@ fn mfma_counts(disasm: &str) -> BTreeMap<String, BTreeMap<String, usize>> {
         let Some(op) = line.split_whitespace().next() else {
             continue;
         };
-        if op.starts_with("v_mfma") {
+        if op.starts_with("v_mfma") || op.starts_with("ds_read") {
             *out.entry(current.clone())
                 .or_default()
                 .entry(op.to_string())
@@ -336,7 +339,7 @@ impl Arch {
             String::from_utf8_lossy(&out.stderr)
         );
         let usage = code_object::kernel_usage(code).expect("the code object has metadata");
-        (mfma_counts(&String::from_utf8_lossy(&out.stdout)), usage)
+        (insn_counts(&String::from_utf8_lossy(&out.stdout)), usage)
     }
 
     /// Fails unless the kernel spills nothing, uses no scratch, and runs wave64 as the
@@ -453,6 +456,40 @@ fn gemm_case(r: &Mfma, i: usize) -> (GemmProblem, KernelConfig) {
     (p, c)
 }
 
+/// `c` with TransposeLDS on, the transposed operands unpadded; valid for `p`.
+fn transpose_lds(c: &KernelConfig, p: &GemmProblem, arch: &str) -> KernelConfig {
+    let t = KernelConfig {
+        tlds: 1,
+        lpa: if p.k_contiguous(true) { c.lpa } else { 0 },
+        lpb: if p.k_contiguous(false) { c.lpb } else { 0 },
+        ..*c
+    };
+    let spec = &specs_of(arch)[0];
+    if let Err(v) = constraints::check(&t, p, spec) {
+        panic!(
+            "{} is invalid for {} on {}: {v}",
+            t.name(),
+            p.label(),
+            spec.name
+        );
+    }
+    t
+}
+
+/// LDS reads of fewer than 4 bytes (`ds_read_u8`, `ds_read_u16_d16_hi`, ...): one element of
+/// a 16- or 8-bit operand per read.
+fn narrow_lds_reads(counts: &BTreeMap<String, usize>) -> usize {
+    counts
+        .iter()
+        .filter(|(op, _)| {
+            ["ds_read_u8", "ds_read_i8", "ds_read_u16", "ds_read_i16"]
+                .iter()
+                .any(|n| op.starts_with(n))
+        })
+        .map(|(_, n)| n)
+        .sum()
+}
+
 fn check_arch(arch: &'static str) {
     let Some(mut a) = Arch::open(arch) else {
         return;
@@ -519,7 +556,16 @@ fn check_arch(arch: &'static str) {
             cases.push((p, c, insn));
         }
     }
-    for (p, c, insn) in cases {
+    // Every layout with an M- or N-contiguous operand once more with TransposeLDS: that
+    // operand is then read from LDS in vectors, so the kernel has no LDS read narrower than
+    // 4 bytes, where the same kernel without it gathers (one read per element).
+    let transposed: Vec<(GemmProblem, KernelConfig, &str)> = cases
+        .iter()
+        .filter(|(p, _, _)| !p.k_contiguous(true) || !p.k_contiguous(false))
+        .map(|(p, c, insn)| (p.clone(), transpose_lds(c, p, arch), *insn))
+        .collect();
+    let mut gathers: BTreeMap<(String, bool), usize> = BTreeMap::new();
+    for (p, c, insn) in cases.into_iter().chain(transposed) {
         let src = codegen::generate(&c, &p, &a.target());
         let what = format!("{arch} {} {}", c.name(), p.label());
         let code = match a.compile(&src.launch.symbol, &src.text) {
@@ -552,10 +598,29 @@ fn check_arch(arch: &'static str) {
         if !mine.contains_key(insn) {
             failures.push(format!("{what}: no {insn} in the kernel (found {mine:?})"));
         }
+        let narrow = narrow_lds_reads(&mine);
+        if !p.k_contiguous(true) || !p.k_contiguous(false) {
+            let key = (format!("{} {}", p.label(), insn), c.tlds == 1);
+            *gathers.entry(key).or_default() += narrow;
+        }
+        if c.tlds == 1 && narrow > 0 {
+            failures.push(format!(
+                "{what}: TransposeLDS left {narrow} LDS reads narrower than 4 bytes ({mine:?})"
+            ));
+        }
         if u.name.is_empty() {
             failures.push(format!("{what}: no metadata for {}", src.launch.symbol));
         }
         failures.extend(a.check_usage(&u, &what));
+    }
+
+    // The check above can fail: without TransposeLDS the same kernels gather.
+    for ((what, tlds), narrow) in &gathers {
+        if !tlds && *narrow == 0 {
+            failures.push(format!(
+                "{arch} {what}: no narrow LDS reads without TransposeLDS either; the check tests nothing"
+            ));
+        }
     }
 
     // The LDS limit of the specs is exactly what the compiler accepts.
@@ -615,7 +680,7 @@ fn gfx950_machine_code() {
 }
 
 #[test]
-fn mfma_counts_read_functions_and_exact_names() {
+fn insn_counts_read_functions_and_exact_names() {
     let disasm = "\
 0000000000001900 <gt_probe_0>:
 \tv_mfma_f32_32x32x64_f8f6f4 v[0:15], v[16:23], v[16:23], 0 // 000000001900: D3AE0000
@@ -625,10 +690,14 @@ fn mfma_counts_read_functions_and_exact_names() {
 0000000000001a00 <gt_probe_1>:
 \tv_mfma_f32_16x16x16_bf16 v[0:3], v[4:5], v[4:5], 0
 \tv_mfma_f32_16x16x16_bf16 v[0:3], v[4:5], v[4:5], v[0:3]
+\tds_read_b64 v[6:7], v8 offset:64
+\tv_add_u32_e32 v1, v2, v3
 ";
-    let c = mfma_counts(disasm);
+    let c = insn_counts(disasm);
     assert_eq!(c["gt_probe_0"]["v_mfma_f32_32x32x64_f8f6f4"], 1);
     assert_eq!(c["gt_probe_0"]["v_mfma_scale_f32_32x32x64_f8f6f4"], 1);
     assert_eq!(c["gt_probe_1"]["v_mfma_f32_16x16x16_bf16"], 2);
+    assert_eq!(c["gt_probe_1"]["ds_read_b64"], 1);
+    assert_eq!(c["gt_probe_1"].len(), 2);
     assert_eq!(c.len(), 2);
 }

@@ -2,8 +2,8 @@
 //!
 //! With the compiler gemmtune picks for gfx90a (`HipCompiler::for_arch`: hipcc by default):
 //! the MFMA atoms (each instruction must appear in the ISA), the reference kernels, and a
-//! sample of generated GEMM configs (both MFMA shapes, all layouts, split-K of every kind, edge
-//! shapes) are compiled for gfx90a (the newest arch Debian's ROCm 5.2 knows; gfx942 and gfx950
+//! sample of generated GEMM configs (both MFMA shapes, all layouts, with and without
+//! TransposeLDS, split-K of every kind, edge shapes) are compiled for gfx90a (the newest arch Debian's ROCm 5.2 knows; gfx942 and gfx950
 //! machine code is checked in `tests/amd_isa.rs`). Any compile error fails, and so does scratch
 //! use by a config whose register estimate is far from the register file. Without a compiler
 //! the tests print a notice and pass, unless `GEMMTUNE_REQUIRE_TOOLCHAIN` is set (CI), where
@@ -192,6 +192,7 @@ fn sample_configs() -> Vec<(GemmProblem, KernelConfig)> {
         pk: 0,
         gv: 0,
         cn: 1,
+        tlds: 0,
     };
     let mut out = Vec::new();
     let layouts = [
@@ -248,13 +249,24 @@ fn sample_configs() -> Vec<(GemmProblem, KernelConfig)> {
             }
             let space = Space::for_problem(&p, &hw);
             let c = space.repair(&c).unwrap_or(c);
-            match constraints::check(&c, &p, &hw) {
-                Ok(()) => out.push((p, c)),
-                Err(v) => panic!(
-                    "sample config {} is invalid for {}: {v}",
-                    c.name(),
-                    p.label()
-                ),
+            // Layouts with an M- or N-contiguous operand: also with TransposeLDS (that operand
+            // unpadded), odd leading dimensions included.
+            let transposed =
+                (!p.k_contiguous(true) || !p.k_contiguous(false)).then(|| KernelConfig {
+                    tlds: 1,
+                    lpa: if p.k_contiguous(true) { c.lpa } else { 0 },
+                    lpb: if p.k_contiguous(false) { c.lpb } else { 0 },
+                    ..c
+                });
+            for c in std::iter::once(c).chain(transposed) {
+                match constraints::check(&c, &p, &hw) {
+                    Ok(()) => out.push((p.clone(), c)),
+                    Err(v) => panic!(
+                        "sample config {} is invalid for {}: {v}",
+                        c.name(),
+                        p.label()
+                    ),
+                }
             }
         }
     }

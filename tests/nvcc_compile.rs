@@ -210,7 +210,15 @@ fn sampled_configs_compile_for_sm90a_without_spills() {
     let start = std::time::Instant::now();
     for (i, p) in problems.iter().enumerate() {
         let space = Space::for_problem(p, &hw);
-        let configs = sample_configs(&space, 7 + i as u64, 2);
+        let mut configs = sample_configs(&space, 7 + i as u64, 2);
+        // TransposeLDS (opt-in here) where there is an M- or N-contiguous operand on the
+        // matrix cores: one sampled config with it.
+        let mut transposing = space.clone();
+        if transposing.fix("TransposeLDS", "1").is_ok() {
+            let t = sample_configs(&transposing, 17 + i as u64, 1);
+            assert!(t.iter().all(|c| c.tlds == 1), "{t:?}");
+            configs.extend(t);
+        }
         let results = pool::compile_batch(&nvcc, &configs, p, &target, None, 0);
         for (cfg, r) in configs.iter().zip(results) {
             match r {

@@ -33,7 +33,9 @@
 // So a wave's lanes cover the K extent in G slices, each lane a contiguous run of KPL values:
 // when the LDS view stores K contiguously (A with transA=T, B with transB=N) a fragment is one
 // aligned 8- or 16-byte LDS read (ds_read_b64 / ds_read_b128), two for 32 bytes; otherwise it
-// is gathered element by element through the view. A and B place K the same way, so a sum
+// is gathered element by element through the view. An M- or N-contiguous operand is therefore
+// stored K-major by TransposeLDS (loader/gt_kpack_loader.h, the default on AMD), so that
+// gather is left to the configurations that turn it off. A and B place K the same way, so a sum
 // over K does not depend on the order in which an instruction walks its K positions.
 //
 // Registers: the accumulators (16 or 4 floats per atom) are placed by the compiler in AGPRs

@@ -5,7 +5,8 @@
 // A tile is kept in its global orientation: ROWS rows along the operand's strided dimension,
 // each row contiguous along the stored leading dimension, plus PAD elements of padding or an
 // XOR swizzle of 16-byte chunks. So a global vector is one contiguous LDS write; the atoms read
-// transposed when they need to (ldmatrix .trans).
+// transposed when they need to (ldmatrix .trans), or, with TransposeLDS, an M- or N-contiguous
+// operand is stored K-major instead (layout/gt_kpack_tile.h).
 #pragma once
 
 // ROWS rows of COLS contiguous elements (+ PAD). With SWZ, the 16-byte chunks of row r are

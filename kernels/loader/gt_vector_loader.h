@@ -54,7 +54,7 @@ GT_DEVICE void gt_load_tile(typename Tile::Elem* lds, const typename Tile::Elem*
 }
 
 // Loads of one pipeline stage: A's tile, then B's, each in its stored orientation. Every copy
-// goes straight to LDS, so the split into issue and land (loader/gt_transpose_loader.h) has
+// goes straight to LDS, so the split into issue and land (loader/gt_register_loader.h) has
 // nothing to land.
 template <class Cfg, class TileA, class TileB> struct GtVectorLoader {
     typedef typename Cfg::TA TA;

@@ -59,6 +59,10 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
         include_str!("../../kernels/layout/gt_lds_tile.h"),
     ),
     (
+        "layout/gt_kpack_tile.h",
+        include_str!("../../kernels/layout/gt_kpack_tile.h"),
+    ),
+    (
         "layout/gt_wgmma_tile.h",
         include_str!("../../kernels/layout/gt_wgmma_tile.h"),
     ),
@@ -75,8 +79,16 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
         include_str!("../../kernels/loader/gt_vector_loader.h"),
     ),
     (
+        "loader/gt_register_loader.h",
+        include_str!("../../kernels/loader/gt_register_loader.h"),
+    ),
+    (
         "loader/gt_transpose_loader.h",
         include_str!("../../kernels/loader/gt_transpose_loader.h"),
+    ),
+    (
+        "loader/gt_kpack_loader.h",
+        include_str!("../../kernels/loader/gt_kpack_loader.h"),
     ),
     (
         "loader/gt_pack_kernel.h",
@@ -625,6 +637,11 @@ fn lds_layout_defines(s: &PartSpec, b: &mut DefineBlock) {
     b.def("GT_LPA", s.cfg.lpa);
     b.def("GT_LPB", s.cfg.lpb);
     b.def("GT_SWIZZLE", s.cfg.swizzle);
+    // M- or N-contiguous operands transposed into K-major packs (constraints::transpose_lds);
+    // named only when set, so the define blocks of the other kernels stay as they were.
+    if s.cfg.tlds > 0 {
+        b.def("GT_TRANSPOSE_LDS", 1);
+    }
 }
 
 /// The operand loader: global-read vector width (`constraints::loader`).

@@ -154,7 +154,22 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
         0.88
     };
     let occ_eff = (occ * threads / 256.0).clamp(0.5, 1.0);
-    let comp_eff = base * (0.35 + 0.65 * reuse) * pipe * plr * banks * occ_eff;
+    // The MFMA atoms gather an M- or N-contiguous operand tile one element per LDS read unless
+    // TransposeLDS stored it K-major (for a few instructions more per load); NVIDIA's
+    // ldmatrix.trans reads either orientation whole.
+    let lds_reads = if c.uses_matrix_cores() && !constraints::is_wgmma(c) {
+        let [ta, tb] = constraints::transposed_operands(c, p);
+        let gathered = if hw.wave_size == 64 {
+            u8::from(!p.k_contiguous(true) && !ta) + u8::from(!p.k_contiguous(false) && !tb)
+        } else {
+            0
+        };
+        let transposed = u8::from(ta) + u8::from(tb);
+        1.0 / (1.0 + 0.3 * f64::from(gathered) + 0.02 * f64::from(transposed))
+    } else {
+        1.0
+    };
+    let comp_eff = base * (0.35 + 0.65 * reuse) * pipe * plr * banks * occ_eff * lds_reads;
     // The matrix cores at the problem's compute type (tf32 for c_xf32_r); FMAs at f32's.
     let peak = if c.uses_matrix_cores() {
         hw.peak_tflops_of(p)

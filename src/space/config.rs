@@ -125,6 +125,14 @@ pub struct KernelConfig {
     /// it). 1 = no cluster. Named `_CN<n>` at the end of the kernel name only when above 1.
     #[serde(default = "one")]
     pub cn: u32,
+    /// TransposeLDS (matrix-core LDS path, an operand MN-contiguous in global memory): 1 = the
+    /// loader transposes that operand in registers into K-major LDS tiles of 16-byte packs
+    /// (`kernels/loader/gt_kpack_loader.h`), which the atoms read with the vector reads of a
+    /// K-contiguous operand; 0 = the tile is stored as it lies and read transposed
+    /// (`ldmatrix.trans` on NVIDIA, one element per read on AMD). Named `_TLDS1` at the end of
+    /// the kernel name only when set.
+    #[serde(default)]
+    pub tlds: u32,
 }
 
 /// The serde default of fields whose neutral value is 1.
@@ -203,6 +211,7 @@ impl KernelConfig {
                 pw: 0,
                 pk: 0,
                 cn: 1,
+                tlds: 0,
                 ..self
             };
         }
@@ -259,6 +268,7 @@ impl KernelConfig {
             } else {
                 String::new()
             }
+            + if c.tlds > 0 { "_TLDS1" } else { "" }
     }
 
     /// Parses a canonical name back into the config. Every field must be present, once.
@@ -276,10 +286,10 @@ impl KernelConfig {
                 ))),
             }
         };
-        let mut fields: [Option<&str>; 18] = [None; 18];
-        const PREFIXES: [&str; 18] = [
+        let mut fields: [Option<&str>; 19] = [None; 19];
+        const PREFIXES: [&str; 19] = [
             "MT", "MI", "WG", "PGR", "PLR", "LPA", "LPB", "SW", "GSU", "WGM", "GRVW", "SVW", "SU",
-            "PW", "SAB", "PK", "GV", "CN",
+            "PW", "SAB", "PK", "GV", "CN", "TLDS",
         ];
         for part in name.trim().split('_') {
             // Longest prefix first so that `SVW` is not read as `SW`... and `SU` after `SVW`.
@@ -340,6 +350,7 @@ impl KernelConfig {
             pk: if fields[15].is_some() { num(15)? } else { 0 },
             gv: if fields[16].is_some() { num(16)? } else { 0 },
             cn: if fields[17].is_some() { num(17)? } else { 1 },
+            tlds: if fields[18].is_some() { num(18)? } else { 0 },
         };
         if cfg.pw > 1 {
             return Err(bad(format!("`PW{}`: ProducerWarp is 0 or 1", cfg.pw)));
@@ -358,6 +369,9 @@ impl KernelConfig {
         }
         if cfg.cn == 0 {
             return Err(bad("`CN0`: ClusterN is at least 1".into()));
+        }
+        if cfg.tlds > 1 {
+            return Err(bad(format!("`TLDS{}`: TransposeLDS is 0 or 1", cfg.tlds)));
         }
         if cfg.gsu == 0 || cfg.wgm == 0 || cfg.wg.contains(&0) || cfg.mt0 == 0 || cfg.mt1 == 0 {
             return Err(bad("zero tile, wave, GSU or WGM".into()));
@@ -406,7 +420,32 @@ mod tests {
             pk: 0,
             gv: 0,
             cn: 1,
+            tlds: 0,
         }
+    }
+
+    #[test]
+    fn transpose_lds_is_named_only_when_set_and_last() {
+        let mut c = sample();
+        assert!(!c.name().contains("_TLDS"));
+        c.tlds = 1;
+        let name = c.name();
+        assert!(name.ends_with("_SU0_TLDS1"), "{name}");
+        assert_eq!(KernelConfig::parse(&name).unwrap(), c);
+        assert_eq!(
+            KernelConfig::parse(&name.replace("_TLDS1", "_TLDS0")).unwrap(),
+            sample()
+        );
+        assert!(KernelConfig::parse(&name.replace("_TLDS1", "_TLDS2")).is_err());
+        // Older records have no TransposeLDS: they read as 0.
+        let json = serde_json::to_string(&sample())
+            .unwrap()
+            .replace(",\"tlds\":0", "");
+        assert!(!json.contains("tlds"), "{json}");
+        assert_eq!(
+            serde_json::from_str::<KernelConfig>(&json).unwrap(),
+            sample()
+        );
     }
 
     #[test]

@@ -151,6 +151,15 @@ pub(super) fn reads(rule: &str) -> Option<&'static [ParamId]> {
             GlobalSplitUAlgorithm,
             MacroTile1,
         ],
+        "transpose-lds" => &[
+            TransposeLds,
+            LdsPadA,
+            LdsPadB,
+            DepthU,
+            MatrixInstruction,
+            WavesM,
+            WavesN,
+        ],
         "cluster" => &[
             ClusterN,
             MatrixInstruction,

@@ -34,10 +34,11 @@ pub enum ParamId {
     PersistentKernel,
     Gemv,
     ClusterN,
+    TransposeLds,
 }
 
 impl ParamId {
-    pub const ALL: [ParamId; 22] = [
+    pub const ALL: [ParamId; 23] = [
         ParamId::MacroTile0,
         ParamId::MacroTile1,
         ParamId::DepthU,
@@ -60,6 +61,7 @@ impl ParamId {
         ParamId::PersistentKernel,
         ParamId::Gemv,
         ParamId::ClusterN,
+        ParamId::TransposeLds,
     ];
 
     /// The name used in configs, prompts, TOML files and Tensile exports.
@@ -87,6 +89,7 @@ impl ParamId {
             ParamId::PersistentKernel => "PersistentKernel",
             ParamId::Gemv => "Gemv",
             ParamId::ClusterN => "ClusterN",
+            ParamId::TransposeLds => "TransposeLDS",
         }
     }
 
@@ -122,6 +125,7 @@ impl ParamId {
             ParamId::PersistentKernel => "PK",
             ParamId::Gemv => "GV",
             ParamId::ClusterN => "CN",
+            ParamId::TransposeLds => "TLDS",
         }
     }
 
@@ -149,6 +153,7 @@ impl ParamId {
             ParamId::PersistentKernel => "1 = on the Hopper wgmma path with the producer warp, one workgroup per compute unit walks many output tiles: the next tile's operands load while the last tile is stored through the tensor memory accelerator, so no pipeline refill and no epilogue sit between tiles (compute-bound and output-heavy shapes; C, where beta reads it, loads through a tensor map of its own; no split-K)",
             ParamId::Gemv => "1 = the GEMV path for N up to 8 (decode), or for M up to 8 along N with SwapAB=1: dot products of A's rows with every column of B, A read once straight from global memory in GlobalReadVectorWidth vectors with PrefetchGlobalRead of them in flight per row, MacroTile0 rows per workgroup over WavesM waves, MacroTile1 >= N columns (1, 2, 4 or 8), K split over GlobalSplitU workgroups (algorithm 0 or 1); MatrixInstruction 1x1x1, the LDS, pipeline and store parameters at fixed values",
             ParamId::ClusterN => "on the Hopper wgmma path with the producer warp, workgroups run in clusters of this many along N that share one row of tiles and read their common A tile from L2 once for the cluster (each loads a slice, multicast to all; every workgroup still receives the whole tile); opt-in, measured no faster than 1 on the shapes tried; 1 = no cluster",
+            ParamId::TransposeLds => "on the matrix-core LDS path (MFMA on AMD, mma.sync on NVIDIA) with an operand that is M- or N-contiguous in memory (A with transA=N, B with transB=T): 1 = the loader transposes that operand in registers into K-major LDS tiles of 16-byte packs, so the matrix instructions' operands are read with wide LDS reads; 0 = the tile is stored as it lies and read transposed (one element per read on AMD, ldmatrix.trans on NVIDIA); that operand's LDS padding must be 0 with 1",
             ParamId::SwapAB => "1 = on the Hopper wgmma path, compute the transposed tile (B^T A^T): the instruction's 64-row slices run along N (MacroTile1 per warpgroup a multiple of 64) and MacroTile0 may be any multiple of 16, so skinny problems get M tiles (48, 80, 224 ...) that fill every compute unit in one wave; on the GEMV path (Gemv=1), run along N for M up to 8: the GEMV of D^T = B^T A^T",
         }
     }
@@ -181,6 +186,7 @@ impl ParamId {
             ParamId::PersistentKernel => c.pk,
             ParamId::Gemv => c.gv,
             ParamId::ClusterN => c.cn,
+            ParamId::TransposeLds => c.tlds,
         }) as i64
     }
 
@@ -214,6 +220,7 @@ impl ParamId {
             ParamId::PersistentKernel => c.pk = u,
             ParamId::Gemv => c.gv = u,
             ParamId::ClusterN => c.cn = u,
+            ParamId::TransposeLds => c.tlds = u,
         }
     }
 

@@ -87,6 +87,8 @@ impl Space {
             tile_values.clone()
         };
         let gemv_columns: &[i64] = if gemv { &[1, 2, 4, 8] } else { &[] };
+        let transposable =
+            !shapes.is_empty() && (!problem.k_contiguous(true) || !problem.k_contiguous(false));
         let n_tile_values: Vec<i64> = gemv_columns.iter().copied().chain(wide_tiles).collect();
         let domains = vec![
             Domain::choice(ParamId::MacroTile0, tile_values.clone(), 128),
@@ -157,6 +159,24 @@ impl Space {
             } else {
                 Vec::new()
             }),
+            // Operands transposed into K-major LDS packs where one is M- or N-contiguous and
+            // the matrix-core LDS path runs: searched on AMD, whose atoms would otherwise
+            // gather such an operand one element per LDS read; opt-in on NVIDIA
+            // (`--fix TransposeLDS=0,1`), where ldmatrix.trans reads it in one instruction.
+            Domain::choice(
+                ParamId::TransposeLds,
+                if transposable && !nvidia {
+                    vec![0, 1]
+                } else {
+                    vec![0]
+                },
+                0,
+            )
+            .with_opt_in(if transposable && nvidia {
+                vec![1]
+            } else {
+                Vec::new()
+            }),
         ];
         let mut space = Space {
             domains,
@@ -168,8 +188,28 @@ impl Space {
             space.prefer_wgmma();
         } else if shapes.is_empty() {
             space.prefer_fma();
+        } else if transposable && !nvidia {
+            space.prefer_transpose_lds();
         }
         space
+    }
+
+    /// On AMD's matrix-core path an M- or N-contiguous operand is transposed into K-major LDS
+    /// packs by default (unpadded: the packs carry their own swizzle), so that the MFMA
+    /// operands are read in 8- and 16-byte LDS reads rather than gathered one element at a
+    /// time. Compile-checked only: no AMD GPU has timed either (README, "AMD targets").
+    fn prefer_transpose_lds(&mut self) {
+        let mut prefs = vec![(ParamId::TransposeLds, 1)];
+        if !self.problem.k_contiguous(true) {
+            prefs.push((ParamId::LdsPadA, 0));
+        }
+        if !self.problem.k_contiguous(false) {
+            prefs.push((ParamId::LdsPadB, 0));
+        }
+        // Unconditionally: where the default's tile does not fit as it is, the default's
+        // repair shrinks it as it would without TransposeLDS (the transposed tile takes no more
+        // LDS than the stored one).
+        *self = self.preferring(&prefs);
     }
 
     /// Where only the FMA path applies (f32 inputs), its typical config is the default: a
@@ -1039,7 +1079,48 @@ impl Space {
             }
         }
         self.domain_mut(id).restrict(&keep);
+        // TransposeLDS=1 alone runs on the matrix-core LDS path only: where the default is a
+        // warpgroup kernel, that path's typical config becomes the default (no repair step
+        // crosses from one path to the other).
+        if id == ParamId::TransposeLds && !keep.contains(&0) {
+            self.prefer_lds_matrix_path();
+        }
         Ok(())
+    }
+
+    /// The matrix-core LDS path's typical config as the default where the default is a
+    /// warpgroup (wgmma) one: the first other instruction shape, a 128x128 tile on 2x2 waves,
+    /// three stages of 32 k with the next fragments read ahead, swizzled LDS rows.
+    fn prefer_lds_matrix_path(&mut self) {
+        let mi = self.domain(ParamId::MatrixInstruction);
+        let wgmma = constraints::wgmma_mi(self.problem.a_type);
+        if mi.default != pack_mi(wgmma) {
+            return;
+        }
+        let Some(&other) = mi
+            .values
+            .iter()
+            .find(|&&v| v != pack_mi(wgmma) && v != pack_mi([1, 1, 1]))
+        else {
+            return;
+        };
+        let prefs = [
+            (ParamId::MatrixInstruction, other),
+            (ParamId::MacroTile0, 128),
+            (ParamId::MacroTile1, 128),
+            (ParamId::WavesM, 2),
+            (ParamId::WavesN, 2),
+            (ParamId::DepthU, 32),
+            (ParamId::PrefetchGlobalRead, 3),
+            (ParamId::PrefetchLocalRead, 1),
+            (ParamId::LdsSwizzle, 1),
+            (ParamId::LdsPadA, 0),
+            (ParamId::LdsPadB, 0),
+            (ParamId::ProducerWarp, 0),
+            (ParamId::SwapAB, 0),
+            (ParamId::PersistentKernel, 0),
+        ];
+        *self = self.preferring(&prefs);
     }
 
     /// The number of points in the product of the domains (valid or not).
@@ -1309,6 +1390,7 @@ fn blank() -> KernelConfig {
         pk: 0,
         gv: 0,
         cn: 1,
+        tlds: 0,
     }
 }
 
@@ -1336,6 +1418,42 @@ mod tests {
                 s.check(&c).unwrap();
             }
         }
+    }
+
+    #[test]
+    fn transpose_lds_is_amds_default_for_mn_contiguous_operands_and_opt_in_on_nvidia() {
+        let layout = |ta, tb| {
+            let mut p = GemmProblem::new(4096, 4096, 4096);
+            (p.trans_a, p.trans_b) = (ta, tb);
+            p
+        };
+        let mi300 = HwSpec::by_name("MI300X").unwrap();
+        for (ta, tb) in [
+            (Trans::N, Trans::N),
+            (Trans::N, Trans::T),
+            (Trans::T, Trans::T),
+        ] {
+            let s = Space::for_problem(&layout(ta, tb), &mi300);
+            let c = s.default_config().unwrap();
+            s.check(&c).unwrap();
+            assert_eq!(c.tlds, 1, "{}", c.name());
+            assert_eq!(s.domain(ParamId::TransposeLds).values, vec![0, 1]);
+            // The transposed operands are unpadded.
+            assert!(ta == Trans::T || c.lpa == 0, "{}", c.name());
+            assert!(tb == Trans::N || c.lpb == 0, "{}", c.name());
+        }
+        let tn = Space::for_problem(&layout(Trans::T, Trans::N), &mi300);
+        assert_eq!(tn.domain(ParamId::TransposeLds).values, vec![0]);
+        assert_eq!(tn.default_config().unwrap().tlds, 0);
+        let mut h100 = Space::for_problem(
+            &layout(Trans::N, Trans::N),
+            &HwSpec::by_name("H100-SXM").unwrap(),
+        );
+        assert_eq!(h100.domain(ParamId::TransposeLds).values, vec![0]);
+        h100.fix("TransposeLDS", "1").unwrap();
+        let c = h100.default_config().unwrap();
+        h100.check(&c).unwrap();
+        assert_eq!((c.tlds, c.mi), (1, [16, 8, 16]), "{}", c.name());
     }
 
     #[test]

@@ -7,9 +7,10 @@
 //! The rules come in groups named after the kernel part they constrain, one file each, so a
 //! new part brings its rules in one place: `shape` (the workgroup, its tile and pipeline
 //! depth), `lds_layout` (padding, swizzle, LDS bytes), `atom` (matrix instructions, wave
-//! tiles), `warpgroup` (the `wgmma` mainloop, producer warp, SwapAB), `loader` (global
-//! reads), `epilogue` (stores, output types), `scheduler` (split-K, stream-K), `cluster`
-//! (clusters sharing A) and `resources` (LDS and registers against the GPU); `gemv` holds every rule of the GEMV path,
+//! tiles), `warpgroup` (the `wgmma` mainloop, producer warp, SwapAB), `transpose_lds`
+//! (operands transposed into K-major LDS packs), `loader` (global reads), `epilogue` (stores,
+//! output types), `scheduler` (split-K, stream-K), `cluster` (clusters sharing A) and
+//! `resources` (LDS and registers against the GPU); `gemv` holds every rule of the GEMV path,
 //! which has no tiles in LDS, and replaces the others for its configs. [`check`] applies them
 //! in the order of [`RULE_ORDER`], the first broken rule wins.
 
@@ -22,6 +23,7 @@ mod loader;
 mod resources;
 mod scheduler;
 mod shape;
+mod transpose_lds;
 mod warpgroup;
 
 use serde::{Deserialize, Serialize};
@@ -42,6 +44,7 @@ pub use lds_layout::{
 pub use resources::{registers_estimate, workgroups_per_cu};
 pub use scheduler::{MAX_STREAM_K_ACCUMULATORS, MAX_STREAM_K_PER_CU, MAX_STREAM_K_THREADS};
 pub use shape::{MAX_STAGES, MAX_STAGES_WGMMA};
+pub use transpose_lds::transposed_operands;
 pub use warpgroup::{
     k_major_box_rows, mn_chunk, packed_operands, tma_readable, MAX_BOX_ROWS, MAX_WGMMA_TILE,
 };
@@ -76,6 +79,7 @@ pub const RULE_ORDER: &[&str] = &[
     "wgmma",
     "producer-warp",
     "swap-ab",
+    "transpose-lds",
     "wave-tile",
     "depth-u",
     "global-read",
@@ -111,6 +115,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
     }
     warpgroup::producer_warp(c, p, hw)?;
     warpgroup::swap_ab(c)?;
+    transpose_lds::transpose_lds(c, p)?;
     atom::wave_tile(c, hw)?;
     loader::global_read(c, p)?;
     loader::alignment(c, p)?;

@@ -40,10 +40,13 @@ pub fn registers_estimate(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u32
     let loads_a = c.mt0 * c.depth_u / (threads * c.grvw.max(1));
     let loads_b = c.mt1 * c.depth_u / (threads * c.grvw.max(1));
     let staging = if hw.vendor == crate::hw::Vendor::Nvidia && c.pgr >= 2 {
-        // cp.async writes LDS directly, except the K-contiguous operands of the FMA path,
-        // which pass through registers to be transposed (kernels/loader/gt_transpose_loader.h).
+        // cp.async writes LDS directly, except the K-contiguous operands of the FMA path and
+        // the M- or N-contiguous ones with TransposeLDS, which pass through registers to be
+        // transposed (kernels/loader/gt_transpose_loader.h, gt_kpack_loader.h).
         if c.uses_matrix_cores() {
-            0
+            // TransposeLDS: the operands it transposes pass through registers.
+            let [a, b] = super::transposed_operands(c, p);
+            (u32::from(a) * loads_a + u32::from(b) * loads_b) * c.grvw * e / 4
         } else {
             let a = if p.k_contiguous(true) { loads_a } else { 0 };
             let b = if p.k_contiguous(false) { loads_b } else { 0 };

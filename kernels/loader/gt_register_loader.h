@@ -1,0 +1,86 @@
+// loader/gt_register_loader.h: the stage loader of the warp-level paths for operand tiles whose
+// LDS orientation differs from their global one. Such an operand travels through registers in
+// two calls: `issue` starts its global reads into a register tile (RegsA / RegsB), `land`
+// writes them to LDS reoriented, so the mainloop multiplies the current stage while the reads
+// are in flight. An operand stored in LDS as it lies in global memory (GtNoRegs) is copied
+// straight into its tile by `issue` (cp.async on sm_80+, loader/gt_vector_loader.h).
+//
+//   global --(vectors)--> register tile --(land: transposed writes)--> LDS   (RegsX)
+//   global --(vectors, cp.async)--> LDS in the stored orientation            (GtNoRegs)
+//
+// The register tiles: loader/gt_transpose_loader.h (K-contiguous -> MN-major, the FMA path)
+// and loader/gt_kpack_loader.h (MN-contiguous -> K-major packs, TransposeLDS).
+#pragma once
+
+// The register tile of an operand that needs none.
+struct GtNoRegs {
+    static constexpr bool THROUGH = false;
+};
+
+template <class Cfg, class TileA, class TileB, class RegsA, class RegsB> struct GtRegisterLoader {
+    typedef typename Cfg::TA TA;
+    typedef typename Cfg::TB TB;
+    static constexpr int MT0 = Cfg::MT0, MT1 = Cfg::MT1, DU = Cfg::DU, T = Cfg::THREADS, V = Cfg::GRVW;
+    // Whether each operand runs along K in global memory (A with transA = T, B with transB = N).
+    static constexpr bool A_KC = Cfg::TRANS_A, B_KC = !Cfg::TRANS_B;
+    struct Regs {
+        RegsA a;
+        RegsB b;
+    };
+
+    // One operand's ROWS x DU slice at (mn0, k0) (mn_lim x K valid): into its registers `r`
+    // when R goes through them, else straight into its LDS tile `lds` in the stored
+    // orientation (rows of mn when KC, rows of k otherwise). A slice inside the matrix takes
+    // the path without bounds tests.
+    template <bool KC, class Tile, int ROWS, class E, class R>
+    GT_DEVICE static void issue_operand(const E* g, gt_i64 ld, int mn0, int k0, gt_i64 mn_lim, gt_i64 K,
+                                        bool k_inside, E* lds, R& r, int tid) {
+        const bool inside = mn0 + ROWS <= mn_lim && k_inside;
+        if constexpr (R::THROUGH) {
+            if (inside) {
+                r.template issue<false>(g, ld, mn0, k0, mn_lim, K, tid);
+            } else {
+                r.template issue<true>(g, ld, mn0, k0, mn_lim, K, tid);
+            }
+        } else if constexpr (KC) {
+            if (inside) {
+                gt_load_tile<Tile, ROWS, DU, V, false, T>(lds, g, ld, mn0, k0, mn_lim, K, tid);
+            } else {
+                gt_load_tile<Tile, ROWS, DU, V, true, T>(lds, g, ld, mn0, k0, mn_lim, K, tid);
+            }
+        } else {
+            if (inside) {
+                gt_load_tile<Tile, DU, ROWS, V, false, T>(lds, g, ld, k0, mn0, K, mn_lim, tid);
+            } else {
+                gt_load_tile<Tile, DU, ROWS, V, true, T>(lds, g, ld, k0, mn0, K, mn_lim, tid);
+            }
+        }
+    }
+
+    // Starts the loads of the DU-deep K slice at k0 of the tile at (m0, n0) of `batch`: the
+    // operands without registers straight into LDS stage `stage`, the others into `r`.
+    GT_DEVICE static void issue(const GtGemmArgs& args, unsigned char* stage, int tid, int m0, int n0, int batch,
+                                int k0, Regs& r) {
+        const gt_i64 M = args.m, N = args.n, K = args.k;
+        const TA* A = reinterpret_cast<const TA*>(args.a) + (gt_i64)batch * args.stride_a;
+        const TB* B = reinterpret_cast<const TB*>(args.b) + (gt_i64)batch * args.stride_b;
+        const bool k_inside = k0 + DU <= K;
+        issue_operand<A_KC, TileA, MT0>(A, args.lda, m0, k0, M, K, k_inside, reinterpret_cast<TA*>(stage), r.a, tid);
+        issue_operand<B_KC, TileB, MT1>(B, args.ldb, n0, k0, N, K, k_inside,
+                                        reinterpret_cast<TB*>(stage + TileA::BYTES), r.b, tid);
+    }
+
+    // Writes the registers `issue` filled into LDS stage `stage`.
+    GT_DEVICE static void land(unsigned char* stage, int tid, const Regs& r) {
+        if constexpr (RegsA::THROUGH) r.a.template land<TileA>(reinterpret_cast<TA*>(stage), tid);
+        if constexpr (RegsB::THROUGH) r.b.template land<TileB>(reinterpret_cast<TB*>(stage + TileA::BYTES), tid);
+    }
+
+    // Both halves at once, for the stages loaded before the mainloop starts multiplying.
+    GT_DEVICE static void load_stage(const GtGemmArgs& args, unsigned char* stage, int tid, int m0, int n0,
+                                     int batch, int k0) {
+        Regs r;
+        issue(args, stage, tid, m0, n0, batch, k0, r);
+        land(stage, tid, r);
+    }
+};
