@@ -87,6 +87,8 @@ impl Space {
             tile_values.clone()
         };
         let gemv_columns: &[i64] = if gemv { &[1, 2, 4, 8] } else { &[] };
+        let unaligned_a =
+            wgmma && problem.k_contiguous(true) && constraints::tma_rows_unaligned(problem, true);
         let transposable =
             !shapes.is_empty() && (!problem.k_contiguous(true) || !problem.k_contiguous(false));
         let n_tile_values: Vec<i64> = gemv_columns.iter().copied().chain(wide_tiles).collect();
@@ -151,7 +153,15 @@ impl Space {
             // Clusters sharing A where the warpgroup path runs: opt-in (`--fix ClusterN=1,2`),
             // since pairs ran no faster than single workgroups on every shape measured
             // (docs/performance.md says by how much).
-            Domain::choice(ParamId::ClusterN, vec![1], 1).with_opt_in(if wgmma {
+            // ... except where A's rows are only 16-byte aligned: there pairs sharing A halve
+            // the L2 requests its tensor-map loads cost, and the search takes them
+            // (Space::unaligned_a_start).
+            Domain::choice(
+                ParamId::ClusterN,
+                if unaligned_a { vec![1, 2] } else { vec![1] },
+                1,
+            )
+            .with_opt_in(if wgmma {
                 constraints::CLUSTER_N_VALUES
                     .iter()
                     .map(|&v| v as i64)
@@ -698,6 +708,48 @@ impl Space {
         Some(space.raw_default())
     }
 
+    /// Where A is K-major and its rows start on 16-byte but not 32-byte boundaries, every row of
+    /// its tensor-map boxes costs the L2 several requests, and the requests, not the bytes,
+    /// bound the kernel. Pairs of workgroups along N that share A by multicast (ClusterN=2)
+    /// halve them. The start: 256x128 tiles (or the width nearest 128 that makes the tiles
+    /// along N pair up) on two warpgroups along N with the producer warp, in pairs, as deep as
+    /// fits, where that tile gives a wave of workgroups. Measured on an
+    /// H200, same call (cuBLASLt in brackets): 8192x1000x3000 81.0 us against 113.6 on the
+    /// same tile alone, 107.6 for the persistent 128x256 and 97.7 for it in pairs [68.8];
+    /// 4096x4096x4104 205.1 against 291.9 persistent [183.3]; 2000x3000x1000 34.6 against 37.0
+    /// [23.8]. Still short of cuBLASLt, whose persistent kernel in 2x1 clusters notices such
+    /// rows hardly at all.
+    pub fn unaligned_a_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        if !self.domain(ParamId::ClusterN).contains(2)
+            || !p.k_contiguous(true)
+            || !constraints::tma_rows_unaligned(p, true)
+            || tile_count(p, 256, 128) < self.hw.compute_units as i64
+        {
+            return None;
+        }
+        // Pairs take whole pairs of tiles along N: the width nearest 128 of those that cut N
+        // into an even number of tiles with the least padding (96 for N = 2112).
+        let n = p.n.max(1);
+        let mt1 = self
+            .wave_fit_widths()
+            .filter(|w| (n + w - 1) / w % 2 == 0)
+            .min_by_key(|w| ((n + w - 1) / w * w - n, (w - 128).abs()))?;
+        let space = self.with_deepest_pipeline(&[
+            (ParamId::MacroTile0, 256),
+            (ParamId::MacroTile1, mt1),
+            (ParamId::WavesM, 8),
+            (ParamId::WavesN, 2),
+            (ParamId::ProducerWarp, 1),
+            (ParamId::ClusterN, 2),
+            (ParamId::PersistentKernel, 0),
+            (ParamId::SwapAB, 0),
+            (ParamId::GlobalSplitU, 1),
+            (ParamId::GlobalSplitUAlgorithm, 1),
+        ])?;
+        Some(space.raw_default())
+    }
+
     /// The default's tile count where the wave-fitting starts apply: the default runs the
     /// warpgroup path, the persistent kernel is in the space, and M and N are at least 256
     /// (skinny problems have starts of their own).
@@ -1012,6 +1064,7 @@ impl Space {
             .chain(full.short_k_start())
             .chain(full.tiny_m_starts())
             .chain(full.gemv_starts())
+            .chain(full.unaligned_a_start())
             .filter_map(|c| self.nearest_recorded(&c))
         {
             if !out.contains(&c) && Some(c) != default && self.is_valid(&c) {
@@ -1454,6 +1507,31 @@ mod tests {
         let c = h100.default_config().unwrap();
         h100.check(&c).unwrap();
         assert_eq!((c.tlds, c.mi), (1, [16, 8, 16]), "{}", c.name());
+    }
+
+    #[test]
+    fn rows_aligned_to_16_bytes_only_start_in_pairs_sharing_a() {
+        let h200 = HwSpec::by_name("H200").unwrap();
+        let clustered = |k: i64| {
+            let s = Space::for_problem(&GemmProblem::new(8192, 1000, k), &h200);
+            let starts: Vec<KernelConfig> =
+                s.extra_starts().into_iter().filter(|c| c.cn == 2).collect();
+            (s.domain(ParamId::ClusterN).values.clone(), starts)
+        };
+        // K = 3000: rows of 6000 bytes, 16-byte aligned only.
+        let (values, starts) = clustered(3000);
+        assert_eq!(values, vec![1, 2]);
+        assert_eq!(starts.len(), 1, "{starts:?}");
+        let c = starts[0];
+        assert_eq!((c.mt0, c.mt1, c.wg, c.pw, c.pk), (256, 128, [8, 2], 1, 0));
+        // N = 2112 pairs up in tiles of 96 columns.
+        let s = Space::for_problem(&GemmProblem::new(8192, 2112, 3000), &h200);
+        let c = s.extra_starts().into_iter().find(|c| c.cn == 2).unwrap();
+        assert_eq!(c.mt1, 96, "{}", c.name());
+        // Rows of 6016 bytes (K = 3008) or rows the packer aligns (K = 3001) need none.
+        for k in [3008, 3001] {
+            assert_eq!(clustered(k), (vec![1], Vec::new()), "K = {k}");
+        }
     }
 
     #[test]
