@@ -120,6 +120,19 @@ fn sweep_space(s: &Space, full: &Space, fixes: &[(String, String)]) -> Result<Sp
         let d = s.domain(p).default;
         s.domain_mut(p).restrict(&[d]);
     }
+    // Tiles wider than 256 columns are for N past 256, where one of them covers N with
+    // warpgroups side by side sharing A: the preset keeps the narrowest that does. All of
+    // them would double the sweep (276 million points for 4096^3 on an H200, past
+    // SWEEP_POINTS_MAX); `--fix MacroTile1=...` asks for others.
+    let n = s.problem.n;
+    let widths = &s.domain(ParamId::MacroTile1).values;
+    let covering = widths.iter().copied().filter(|&v| v > 256 && v >= n).min();
+    let keep: Vec<i64> = widths
+        .iter()
+        .copied()
+        .filter(|&v| v <= 256 || Some(v) == covering)
+        .collect();
+    s.domain_mut(ParamId::MacroTile1).restrict(&keep);
     for (name, values) in fixes {
         // A fix may widen a pinned parameter again: start from the full domain. Which path
         // is swept was settled by `sweep_spaces`.
@@ -238,6 +251,23 @@ mod tests {
         assert!(only_tiles
             .iter()
             .all(|s| !s.domain(ParamId::Gemv).contains(1)));
+    }
+
+    #[test]
+    fn wide_problems_sweep_tiles_up_to_256_columns_and_one_that_covers_n() {
+        let h200 = HwSpec::by_name("H200").unwrap();
+        for (n, wide) in [(4096, None), (300, Some(304)), (512, Some(512))] {
+            let space = Space::for_problem(&GemmProblem::new(4096, n, 4096), &h200);
+            for s in sweep_spaces(&space, &[]).unwrap() {
+                assert!(s.size() <= SWEEP_POINTS_MAX, "N = {n}: {}", s.size());
+                let widths = &s.domain(ParamId::MacroTile1).values;
+                assert!(widths.contains(&256), "N = {n}: {widths:?}");
+                assert_eq!(widths.iter().copied().find(|&v| v > 256), wide, "N = {n}");
+            }
+            // Asked for by name, the others come back.
+            let fixed = sweep_spaces(&space, &[("MacroTile1".into(), "320".into())]).unwrap();
+            assert_eq!(fixed[0].domain(ParamId::MacroTile1).values, vec![320]);
+        }
     }
 
     #[test]
