@@ -456,14 +456,10 @@ fn gemm_case(r: &Mfma, i: usize) -> (GemmProblem, KernelConfig) {
     (p, c)
 }
 
-/// `c` with TransposeLDS on, the transposed operands unpadded; valid for `p`.
-fn transpose_lds(c: &KernelConfig, p: &GemmProblem, arch: &str) -> KernelConfig {
-    let t = KernelConfig {
-        tlds: 1,
-        lpa: if p.k_contiguous(true) { c.lpa } else { 0 },
-        lpb: if p.k_contiguous(false) { c.lpb } else { 0 },
-        ..*c
-    };
+/// `c` with TransposeLDS on, the transposed operands unpadded, checked valid for `p`; `None`
+/// where `p` has no operand to transpose.
+fn transpose_lds(c: &KernelConfig, p: &GemmProblem, arch: &str) -> Option<KernelConfig> {
+    let t = common::kernels::with_transpose_lds(c, p)?;
     let spec = &specs_of(arch)[0];
     if let Err(v) = constraints::check(&t, p, spec) {
         panic!(
@@ -473,7 +469,7 @@ fn transpose_lds(c: &KernelConfig, p: &GemmProblem, arch: &str) -> KernelConfig 
             spec.name
         );
     }
-    t
+    Some(t)
 }
 
 /// LDS reads of fewer than 4 bytes (`ds_read_u8`, `ds_read_u16_d16_hi`, ...): one element of
@@ -561,8 +557,7 @@ fn check_arch(arch: &'static str) {
     // 4 bytes, where the same kernel without it gathers (one read per element).
     let transposed: Vec<(GemmProblem, KernelConfig, &str)> = cases
         .iter()
-        .filter(|(p, _, _)| !p.k_contiguous(true) || !p.k_contiguous(false))
-        .map(|(p, c, insn)| (p.clone(), transpose_lds(c, p, arch), *insn))
+        .filter_map(|(p, c, insn)| Some((p.clone(), transpose_lds(c, p, arch)?, *insn)))
         .collect();
     let mut gathers: BTreeMap<(String, bool), usize> = BTreeMap::new();
     for (p, c, insn) in cases.into_iter().chain(transposed) {

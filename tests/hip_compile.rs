@@ -251,13 +251,7 @@ fn sample_configs() -> Vec<(GemmProblem, KernelConfig)> {
             let c = space.repair(&c).unwrap_or(c);
             // Layouts with an M- or N-contiguous operand: also with TransposeLDS (that operand
             // unpadded), odd leading dimensions included.
-            let transposed =
-                (!p.k_contiguous(true) || !p.k_contiguous(false)).then(|| KernelConfig {
-                    tlds: 1,
-                    lpa: if p.k_contiguous(true) { c.lpa } else { 0 },
-                    lpb: if p.k_contiguous(false) { c.lpb } else { 0 },
-                    ..c
-                });
+            let transposed = common::kernels::with_transpose_lds(&c, &p);
             for c in std::iter::once(c).chain(transposed) {
                 match constraints::check(&c, &p, &hw) {
                     Ok(()) => out.push((p.clone(), c)),

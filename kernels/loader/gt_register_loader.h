@@ -1,12 +1,12 @@
-// loader/gt_register_loader.h: the stage loader of the warp-level paths for operand tiles whose
-// LDS orientation differs from their global one. Such an operand travels through registers in
-// two calls: `issue` starts its global reads into a register tile (RegsA / RegsB), `land`
-// writes them to LDS reoriented, so the mainloop multiplies the current stage while the reads
-// are in flight. An operand stored in LDS as it lies in global memory (GtNoRegs) is copied
-// straight into its tile by `issue` (cp.async on sm_80+, loader/gt_vector_loader.h).
+// loader/gt_register_loader.h: the stage loader of the warp-level LDS paths: A's tile, then
+// B's. An operand whose LDS tile keeps its global orientation (GtNoRegs) is copied straight
+// into it by `issue` (loader/gt_vector_loader.h: cp.async on sm_80+). One whose LDS
+// orientation differs travels through registers in two calls: `issue` starts its global reads
+// into a register tile (RegsA / RegsB), `land` writes them to LDS reoriented, so the mainloop
+// multiplies the current stage while the reads are in flight.
 //
-//   global --(vectors)--> register tile --(land: transposed writes)--> LDS   (RegsX)
 //   global --(vectors, cp.async)--> LDS in the stored orientation            (GtNoRegs)
+//   global --(vectors)--> register tile --(land: transposed writes)--> LDS   (RegsX)
 //
 // The register tiles: loader/gt_transpose_loader.h (K-contiguous -> MN-major, the FMA path)
 // and loader/gt_kpack_loader.h (MN-contiguous -> K-major packs, TransposeLDS).
@@ -28,10 +28,21 @@ template <class Cfg, class TileA, class TileB, class RegsA, class RegsB> struct 
         RegsB b;
     };
 
-    // One operand's ROWS x DU slice at (mn0, k0) (mn_lim x K valid): into its registers `r`
-    // when R goes through them, else straight into its LDS tile `lds` in the stored
-    // orientation (rows of mn when KC, rows of k otherwise). A slice inside the matrix takes
-    // the path without bounds tests.
+    // One operand's ROWS x DU slice at (mn0, k0) (mn_lim x K valid), copied into its LDS tile
+    // `lds` in the stored orientation: rows of mn when KC, rows of k otherwise.
+    template <bool GUARD, bool KC, class Tile, int ROWS, class E>
+    GT_DEVICE static void copy_stored(E* lds, const E* g, gt_i64 ld, int mn0, int k0, gt_i64 mn_lim, gt_i64 K,
+                                      int tid) {
+        if constexpr (KC) {
+            gt_load_tile<Tile, ROWS, DU, V, GUARD, T>(lds, g, ld, mn0, k0, mn_lim, K, tid);
+        } else {
+            gt_load_tile<Tile, DU, ROWS, V, GUARD, T>(lds, g, ld, k0, mn0, K, mn_lim, tid);
+        }
+    }
+
+    // One operand's slice: into its registers `r` when R goes through them, else straight into
+    // its LDS tile. A slice inside the matrix takes the path without bounds tests (a partial
+    // N tile must not slow down the A stream, and vice versa).
     template <bool KC, class Tile, int ROWS, class E, class R>
     GT_DEVICE static void issue_operand(const E* g, gt_i64 ld, int mn0, int k0, gt_i64 mn_lim, gt_i64 K,
                                         bool k_inside, E* lds, R& r, int tid) {
@@ -42,17 +53,11 @@ template <class Cfg, class TileA, class TileB, class RegsA, class RegsB> struct 
             } else {
                 r.template issue<true>(g, ld, mn0, k0, mn_lim, K, tid);
             }
-        } else if constexpr (KC) {
-            if (inside) {
-                gt_load_tile<Tile, ROWS, DU, V, false, T>(lds, g, ld, mn0, k0, mn_lim, K, tid);
-            } else {
-                gt_load_tile<Tile, ROWS, DU, V, true, T>(lds, g, ld, mn0, k0, mn_lim, K, tid);
-            }
         } else {
             if (inside) {
-                gt_load_tile<Tile, DU, ROWS, V, false, T>(lds, g, ld, k0, mn0, K, mn_lim, tid);
+                copy_stored<false, KC, Tile, ROWS>(lds, g, ld, mn0, k0, mn_lim, K, tid);
             } else {
-                gt_load_tile<Tile, DU, ROWS, V, true, T>(lds, g, ld, k0, mn0, K, mn_lim, tid);
+                copy_stored<true, KC, Tile, ROWS>(lds, g, ld, mn0, k0, mn_lim, K, tid);
             }
         }
     }
@@ -83,4 +88,12 @@ template <class Cfg, class TileA, class TileB, class RegsA, class RegsB> struct 
         issue(args, stage, tid, m0, n0, batch, k0, r);
         land(stage, tid, r);
     }
+};
+
+// The matrix-core path's operand tiles: each in its stored orientation, copied straight in.
+template <class Cfg> struct GtStoredOperands {
+    typedef GtLdsTileA<Cfg> TileA;
+    typedef GtLdsTileB<Cfg> TileB;
+    static constexpr bool A_K_CONTIG = Cfg::TRANS_A, B_K_CONTIG = !Cfg::TRANS_B;
+    typedef GtRegisterLoader<Cfg, TileA, TileB, GtNoRegs, GtNoRegs> Loader;
 };

@@ -33,6 +33,18 @@ pub fn problem(
     p
 }
 
+/// `c` with TransposeLDS on, the operands it transposes (the M- or N-contiguous ones)
+/// unpadded; `None` where `p` has no such operand.
+pub fn with_transpose_lds(c: &KernelConfig, p: &GemmProblem) -> Option<KernelConfig> {
+    let (a, b) = (!p.k_contiguous(true), !p.k_contiguous(false));
+    (a || b).then_some(KernelConfig {
+        tlds: 1,
+        lpa: if a { 0 } else { c.lpa },
+        lpb: if b { 0 } else { c.lpb },
+        ..*c
+    })
+}
+
 /// Default config, a few seeded samples, and forced split-K (atomic, reduce, stream-K) / swizzle
 /// / odd-padding variants.
 pub fn sample_configs(space: &Space, seed: u64, samples: usize) -> Vec<KernelConfig> {

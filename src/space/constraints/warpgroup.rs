@@ -14,7 +14,7 @@ use super::atom::{is_wgmma, warpgroup_tile, WARPGROUP_WARPS};
 use super::resources::registers_estimate;
 use super::{fail, Violation};
 use crate::hw::HwSpec;
-use crate::problem::GemmProblem;
+use crate::problem::{DataType, GemmProblem};
 use crate::space::config::{GsuAlgo, KernelConfig};
 
 /// Elements along M (N) of one LDS chunk of an M-major A (N-major B) on the warpgroup path, or
@@ -55,13 +55,18 @@ pub fn k_major_box_rows(rows: u32) -> Option<u32> {
 /// Whether the tensor memory accelerator can read an operand in place: its rows and batches
 /// start on 16-byte boundaries.
 pub fn tma_readable(p: &GemmProblem, is_a: bool) -> bool {
-    let (t, ld, stride) = if is_a {
+    let (t, ld, stride) = stored(p, is_a);
+    let unit = (16 / t.bytes().max(1)) as i64;
+    ld % unit == 0 && (p.batch <= 1 || stride % unit == 0)
+}
+
+/// An operand's element type, leading dimension and batch stride.
+fn stored(p: &GemmProblem, is_a: bool) -> (DataType, i64, i64) {
+    if is_a {
         (p.a_type, p.lda, p.stride_a)
     } else {
         (p.b_type, p.ldb, p.stride_b)
-    };
-    let unit = (16 / t.bytes().max(1)) as i64;
-    ld % unit == 0 && (p.batch <= 1 || stride % unit == 0)
+    }
 }
 
 /// Whether an operand the tensor memory accelerator reads in place has rows that start on
@@ -69,11 +74,7 @@ pub fn tma_readable(p: &GemmProblem, is_a: bool) -> bool {
 /// several requests: on an H200, 8192x1000x3000 on the same kernel read 10.9 M L2 requests
 /// and ran 107.7 us, against 3.2 M and 72.3 us with lda = ldb = 3008 (Nsight Compute).
 pub fn tma_rows_unaligned(p: &GemmProblem, is_a: bool) -> bool {
-    let (t, ld) = if is_a {
-        (p.a_type, p.lda)
-    } else {
-        (p.b_type, p.ldb)
-    };
+    let (t, ld, _) = stored(p, is_a);
     tma_readable(p, is_a) && (ld * t.bytes() as i64) % 32 != 0
 }
 
