@@ -193,6 +193,7 @@ fn sample_configs() -> Vec<(GemmProblem, KernelConfig)> {
         gv: 0,
         cn: 1,
         tlds: 0,
+        pu: 0,
     };
     let mut out = Vec::new();
     let layouts = [

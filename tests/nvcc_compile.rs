@@ -632,12 +632,55 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
             true,
             false,
         ),
+        // An M-major A shared in whole chunks (NT, two chunks of 64 per 128-row tile), and
+        // persistent in 256-row tiles (four chunks, two per workgroup).
+        (
+            problem(4096, 4096, 4096, "NT", Bf16, Bf16, 0.0, 1),
+            "MT128x128x64_MI64x8x16_WG8x1_PGR4_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_CN2",
+            "1, 1",
+            false,
+            false,
+        ),
+        (
+            problem(2000, 2000, 1000, "NN", Bf16, Bf16, 0.0, 2),
+            "MT256x128x64_MI64x8x16_WG8x2_PGR3_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1_CN2",
+            "1, 0",
+            false,
+            false,
+        ),
+    ];
+    // Operands with rows aligned to 16 bytes only copied into aligned rows first
+    // (PackUnaligned): B of an NN problem (K = 1000), both of a TN one, and A (M-major) of an
+    // NT one in pairs sharing the packed, K-major A.
+    let repacked: Vec<Case> = vec![
+        (
+            problem(1000, 1024, 1000, "NN", Bf16, Bf16, 0.0, 1),
+            "MT128x128x64_MI64x8x16_WG4x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PU2",
+            "1, 0",
+            false,
+            true,
+        ),
+        (
+            problem(1000, 1024, 1040, "TN", F8, Bf16, 0.0, 2),
+            "MT128x128x128_MI64x8x32_WG4x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW16_SVW8_SU0_PW1_PU3",
+            "",
+            true,
+            true,
+        ),
+        (
+            problem(1000, 1024, 1024, "NT", Bf16, Bf16, 0.0, 1),
+            "MT128x128x64_MI64x8x16_WG4x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_CN2_PU1",
+            "0, 1",
+            true,
+            false,
+        ),
     ];
     for (p, name, bits, pack_a, pack_b) in cases
         .into_iter()
         .chain(persistent)
         .chain(ping_pong)
         .chain(clustered)
+        .chain(repacked)
     {
         let cfg = KernelConfig::parse(name).unwrap();
         Space::for_problem(&p, &hw)

@@ -1,50 +1,90 @@
 // loader/gt_pack_kernel.h: the body of an operand-packing kernel (<name>_pack_a / _pack_b), run
 // before the main kernel of a warpgroup GEMM whose operand the tensor memory accelerator
-// cannot read where it is: a leading dimension or batch stride that is not a multiple of 16
-// bytes (N = 109 rows of B in an NT GEMM), or an M- or N-major operand whose tile is no whole
-// number of swizzle chunks. It copies the operand, K-major, into the workspace with a leading
-// dimension rounded up to 16 bytes (gt_packed_ld); the main kernel then reads the copy as a
-// K-major operand. For a skinny GEMM's small operand the copy costs a few microseconds.
+// cannot read where it is, or reads slowly: a leading dimension or batch stride that is not a
+// multiple of 16 bytes (N = 109 rows of B in an NT GEMM), an M- or N-major operand whose tile
+// is no whole number of swizzle chunks, or (PackUnaligned) rows that start on 16-byte but not
+// 32-byte boundaries, which cost the L2 several requests per box row. It copies the operand,
+// K-major, into the workspace with rows of whole 128-byte lines (gt_packed_ld); the main
+// kernel then reads the copy as a K-major operand with aligned rows.
 //
-// Grid (ceil(K / 32), ceil(rows / 32), batch), block (32, 8): each block moves a 32 x 32 tile
-// through shared memory, read and written along each side's contiguous dimension.
+// K-major sources: grid (ceil(kp / (32 V)), ceil(rows / 8), batch), block (32, 8); each
+// thread moves one 16-byte vector of one row (V elements), read as one vector where the
+// source's rows and batches allow it, and zero-fills the padding past K. M- or N-major
+// sources: grid (ceil(K / 32), ceil(rows / 32), batch), block (32, 8); each block moves a
+// 32 x 32 tile through shared memory, read and written along each side's contiguous dimension.
 #pragma once
 
 constexpr int GT_PACK_TILE = 32, GT_PACK_ROWS = 8;
 
-// The packed leading dimension: K rounded up to whole 16-byte vectors.
+// The packed leading dimension: K rounded up to whole 128-byte lines, so that every packed
+// row starts on one (GemmProblem::packed_ld on the host).
 template <class T> GT_DEVICE gt_i64 gt_packed_ld(gt_i64 k) {
-    constexpr gt_i64 V = 16 / gt_i64(sizeof(T));
-    return (k + V - 1) / V * V;
+    constexpr gt_i64 L = 128 / gt_i64(sizeof(T));
+    return (k + L - 1) / L * L;
 }
 
-// Packs `rows` x K (rows = M for A, N for B) stored K-major (MN_MAJOR = false: element (r, k)
-// at src[r * ld + k]) or MN-major (element (r, k) at src[k * ld + r]) into dst[r * kp + k].
-template <class T, bool MN_MAJOR>
-GT_DEVICE void gt_pack_operand(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst) {
+// Packs `rows` x K stored K-major (element (r, k) at src[r * ld + k]) into dst[r * kp + k],
+// one 16-byte vector per thread (the K-major grid above).
+template <class T>
+GT_DEVICE void gt_pack_k_major(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst) {
+    constexpr int V = 16 / int(sizeof(T));
+    typedef typename GtVec<16>::type Vec;
+    const gt_i64 r = gt_i64(blockIdx.y) * GT_PACK_ROWS + threadIdx.y;
+    const gt_i64 k0 = (gt_i64(blockIdx.x) * GT_PACK_TILE + threadIdx.x) * V;
+    const gt_i64 b = blockIdx.z, kp = gt_packed_ld<T>(k);
+    // The same for every thread of the launch: whether every row of every batch starts on 16
+    // bytes (not so where the tensor maps cannot read the operand at all).
+    const bool vectors = reinterpret_cast<gt_u64>(src) % 16 == 0 && ld % V == 0 && stride % V == 0;
+    if (r >= rows || k0 >= kp) return;
+    src += b * stride + r * ld;
+    dst += b * rows * kp + r * kp;
+    // One vector's bytes, zero past K (no memcpy: NVRTC has no __builtin_memcpy).
+    union {
+        Vec v;
+        T e[V];
+    } u;
+    if (vectors && k0 + V <= k) {
+        u.v = *reinterpret_cast<const Vec*>(src + k0);
+    } else {
+        u.v = Vec{0, 0, 0, 0};
+#pragma unroll
+        for (int i = 0; i < V; ++i)
+            if (k0 + i < k) u.e[i] = src[k0 + i];
+    }
+    *reinterpret_cast<Vec*>(dst + k0) = u.v;
+}
+
+// Packs `rows` x K stored MN-major (element (r, k) at src[k * ld + r]) into dst[r * kp + k]
+// (the MN-major grid above).
+template <class T>
+GT_DEVICE void gt_pack_mn_major(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst) {
     __shared__ T tile[GT_PACK_TILE][GT_PACK_TILE + 1];  // [k][r]
     const int tx = threadIdx.x, ty = threadIdx.y;
     const gt_i64 k0 = gt_i64(blockIdx.x) * GT_PACK_TILE, r0 = gt_i64(blockIdx.y) * GT_PACK_TILE;
     const gt_i64 b = blockIdx.z, kp = gt_packed_ld<T>(k);
     src += b * stride;
     dst += b * rows * kp;
+    // Lanes walk the rows (the source's contiguous dimension) ...
 #pragma unroll
     for (int j = 0; j < GT_PACK_TILE; j += GT_PACK_ROWS) {
-        // Lanes walk the stored contiguous dimension.
-        const gt_i64 r = MN_MAJOR ? r0 + tx : r0 + ty + j, kk = MN_MAJOR ? k0 + ty + j : k0 + tx;
-        if (r < rows && kk < k) {
-            const T v = src[MN_MAJOR ? kk * ld + r : r * ld + kk];
-            if (MN_MAJOR) {
-                tile[ty + j][tx] = v;
-            } else {
-                tile[tx][ty + j] = v;
-            }
-        }
+        const gt_i64 r = r0 + tx, kk = k0 + ty + j;
+        if (r < rows && kk < k) tile[ty + j][tx] = src[kk * ld + r];
     }
     __syncthreads();
+    // ... then K (the copy's).
 #pragma unroll
     for (int j = 0; j < GT_PACK_TILE; j += GT_PACK_ROWS) {
         const gt_i64 r = r0 + ty + j, kk = k0 + tx;
         if (r < rows && kk < k) dst[r * kp + kk] = tile[tx][ty + j];
+    }
+}
+
+// Packs `rows` x K (rows = M for A, N for B), stored K-major or (MN_MAJOR) M- or N-major.
+template <class T, bool MN_MAJOR>
+GT_DEVICE void gt_pack_operand(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst) {
+    if constexpr (MN_MAJOR) {
+        gt_pack_mn_major(src, ld, stride, rows, k, dst);
+    } else {
+        gt_pack_k_major(src, ld, stride, rows, k, dst);
     }
 }

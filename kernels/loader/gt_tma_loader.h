@@ -7,8 +7,9 @@
 //
 // In a cluster of CLUSTER_N workgroups along N (ClusterN, scheduler/gt_tile_map.h) the
 // workgroups share one row of tiles and so one A tile per stage: each loads 1 / CLUSTER_N of
-// its rows (A's tensor map has boxes that many times shorter) into the slot of every
-// workgroup of the cluster at once, and its own B tile as usual. Every slot barrier still
+// it (of a K-major tile the rows, A's tensor map having boxes that many times shorter; of an
+// M-major one whole chunks) into the slot of every workgroup of the cluster at once, and its
+// own B tile as usual. Every slot barrier still
 // counts the whole stage's bytes; the slices of the others arrive on it too. A slot may be
 // refilled only once every workgroup of the cluster has released it (loader/gt_free_slots.h).
 #pragma once
@@ -37,16 +38,31 @@ template <class Cfg, class TileA, class TileB> struct GtTmaRing {
         const gt_u32 bar = bar0 + 8 * slot, st = lds + gt_u32(slot * STAGE_BYTES);
         gt_mbar_expect(bar, STAGE_BYTES);
         if constexpr (CLUSTER_N > 1) {
-            // This workgroup's slice of every A box, to the whole cluster; then its own B.
-            static_assert(TileA::K_MAJOR && TileA::BOX_ROWS % (8 * CLUSTER_N) == 0,
-                          "a cluster shares K-major A tiles whose boxes split into whole 8-row groups");
-            constexpr int SLICE = TileA::BOX_ROWS / CLUSTER_N;
+            // This workgroup's share of the A tile, to the whole cluster; then its own B.
             const int rank = int(gt_cluster_rank());
+            const unsigned short all = (unsigned short)((1u << CLUSTER_N) - 1);
+            if constexpr (TileA::K_MAJOR) {
+                // A slice of every box: BOX_ROWS / CLUSTER_N of its rows (A's tensor map has
+                // boxes that much shorter).
+                static_assert(TileA::BOX_ROWS % (8 * CLUSTER_N) == 0,
+                              "a cluster shares K-major A tiles whose boxes split into whole 8-row groups");
+                constexpr int SLICE = TileA::BOX_ROWS / CLUSTER_N;
 #pragma unroll
-            for (int j = 0; j < TileA::BOXES; ++j)
-                gt_tma_load_3d_multicast(st + gt_u32(TileA::box_dst(j) + rank * SLICE * 128), &args.tma_a,
-                                         TileA::box_c0(j, k0, m0), TileA::box_c1(j, k0, m0) + rank * SLICE, batch,
-                                         bar, (unsigned short)((1u << CLUSTER_N) - 1));
+                for (int j = 0; j < TileA::BOXES; ++j)
+                    gt_tma_load_3d_multicast(st + gt_u32(TileA::box_dst(j) + rank * SLICE * 128), &args.tma_a,
+                                             TileA::box_c0(j, k0, m0), TileA::box_c1(j, k0, m0) + rank * SLICE,
+                                             batch, bar, all);
+            } else {
+                // M-major: whole chunks (boxes), BOXES / CLUSTER_N of them each.
+                static_assert(TileA::BOXES % CLUSTER_N == 0, "a cluster shares M-major A tiles in whole chunks");
+                constexpr int SHARE = TileA::BOXES / CLUSTER_N;
+#pragma unroll
+                for (int i = 0; i < SHARE; ++i) {
+                    const int j = rank * SHARE + i;
+                    gt_tma_load_3d_multicast(st + gt_u32(TileA::box_dst(j)), &args.tma_a, TileA::box_c0(j, k0, m0),
+                                             TileA::box_c1(j, k0, m0), batch, bar, all);
+                }
+            }
 #pragma unroll
             for (int j = 0; j < TileB::BOXES; ++j)
                 load_box<TileB>(st + gt_u32(TileA::BYTES), &args.tma_b, j, k0, n0, batch, bar);

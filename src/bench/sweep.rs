@@ -21,16 +21,19 @@ use crate::space::{KernelConfig, ParamId, Space, SpaceError, GEMV_FIXED};
 /// parameters at their defaults) fits.
 const SWEEP_POINTS_MAX: u128 = 160_000_000;
 
-/// Parameters the preset pins to their defaults (PersistentKernel and ClusterN: a sweep
-/// measures the tile kernels; `--fix PersistentKernel=0,1` adds the persistent ones,
-/// `--fix ClusterN=1,2` the clusters).
-pub const PINNED: [ParamId; 6] = [
+/// Parameters the preset pins to their defaults (PersistentKernel, ClusterN and
+/// PackUnaligned: a sweep measures the tile kernels reading their operands in place;
+/// `--fix PersistentKernel=0,1` adds the persistent ones, `--fix ClusterN=1,2` the clusters,
+/// `--fix PackUnaligned=0,1,2,3` the copies into aligned rows, which would otherwise
+/// quadruple the sweep of a problem with two such operands past SWEEP_POINTS_MAX).
+pub const PINNED: [ParamId; 7] = [
     ParamId::StoreVectorWidth,
     ParamId::StaggerU,
     ParamId::WorkGroupMapping,
     ParamId::GlobalReadVectorWidth,
     ParamId::PersistentKernel,
     ParamId::ClusterN,
+    ParamId::PackUnaligned,
 ];
 
 /// The two LDS layouts a sweep covers: (padding of A and B, swizzle).
@@ -272,11 +275,31 @@ mod tests {
 
     #[test]
     fn the_whole_hopper_space_fits_the_enumeration_bound() {
-        let p = GemmProblem::new(16032, 109, 16384);
-        let space = Space::for_problem(&p, &HwSpec::by_name("H200").unwrap());
-        for s in sweep_spaces(&space, &[]).unwrap() {
-            eprintln!("sweep space of {} points", s.size());
-            assert!(s.size() <= SWEEP_POINTS_MAX, "{}", s.size());
+        // The seed shape, and K = 1000 (both operands' rows aligned to 16 bytes only, so
+        // ClusterN and PackUnaligned have more than one value).
+        for p in [
+            GemmProblem::new(16032, 109, 16384),
+            GemmProblem::new(1000, 1000, 1000),
+        ] {
+            let space = Space::for_problem(&p, &HwSpec::by_name("H200").unwrap());
+            assert!(space.domain(ParamId::PackUnaligned).values.len() <= 4);
+            for s in sweep_spaces(&space, &[]).unwrap() {
+                eprintln!("sweep space of {} points", s.size());
+                assert!(s.size() <= SWEEP_POINTS_MAX, "{}", s.size());
+                assert_eq!(s.domain(ParamId::PackUnaligned).values, vec![0]);
+            }
+        }
+        // Asked for, the copies come back.
+        let space = Space::for_problem(
+            &GemmProblem::new(1000, 1000, 1000),
+            &HwSpec::by_name("H200").unwrap(),
+        );
+        let fixes = [
+            ("PackUnaligned".to_string(), "1,3".to_string()),
+            ("DepthU".to_string(), "64".to_string()),
+        ];
+        for s in sweep_spaces(&space, &fixes).unwrap() {
+            assert_eq!(s.domain(ParamId::PackUnaligned).values, vec![1, 3]);
         }
     }
 }

@@ -268,15 +268,20 @@ fn pack_plans(cfg: &KernelConfig, p: &GemmProblem, offset: u64) -> Vec<PackPlan>
         } else {
             (p.n, p.b_type)
         };
-        let bytes = (rows * p.packed_ld(t) * p.batch * t.bytes() as i64) as u64;
+        let kp = p.packed_ld(t);
+        let bytes = (rows * kp * p.batch * t.bytes() as i64) as u64;
+        // The two grids of gt_pack_kernel.h: a K-major source moves one 16-byte vector per
+        // thread, 8 rows per block; an M- or N-major one 32 x 32 tiles.
+        let grid = if p.k_contiguous(is_a) {
+            let vectors = kp as u64 / (16 / t.bytes().max(1)) as u64;
+            [vectors.div_ceil(32), (rows as u64).div_ceil(8)]
+        } else {
+            [(p.k as u64).div_ceil(32), (rows as u64).div_ceil(32)]
+        };
         plans.push(PackPlan {
             is_a,
             symbol: format!("{}_pack_{}", cfg.name(), if is_a { 'a' } else { 'b' }),
-            grid: [
-                (p.k as u64).div_ceil(32) as u32,
-                (rows as u64).div_ceil(32) as u32,
-                p.batch as u32,
-            ],
+            grid: [grid[0] as u32, grid[1] as u32, p.batch as u32],
             block: [32, 8, 1],
             workspace_offset: at,
             bytes,
@@ -1206,6 +1211,11 @@ mod tests {
                 ("WavesN", "1,2"),
                 ("PrefetchGlobalRead", "2,4"),
                 ("StoreVectorWidth", "4"),
+                // Recorded before M-major A tiles could be shared in pairs and before operands
+                // were copied into aligned rows (the NT problem's A has rows of 2000 bytes):
+                // tests/nvcc_compile.rs compiles those kernels.
+                ("ClusterN", "1"),
+                ("PackUnaligned", "0"),
             ] {
                 s.fix(param, values).unwrap();
             }

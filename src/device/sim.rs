@@ -242,8 +242,19 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     } else {
         0.0
     };
-    compute_us.max(memory_us)
-        + 0.15 * compute_us.min(memory_us)
+    // Tensor-map boxes whose rows start on 16-byte but not 32-byte boundaries cost the L2
+    // several requests per row: measured on an H200 (docs/performance.md), such an operand
+    // left in place made the kernels 1.3-1.5x slower (3000^3 NN f16: 122 us against 80.5
+    // with B's rows aligned); a rough 1.3x per operand.
+    let unaligned_left = if constraints::is_wgmma(c) {
+        let bits = constraints::unaligned_operands(p);
+        u32::from(bits & constraints::PACK_A != 0 && !pack_a)
+            + u32::from(bits & constraints::PACK_B != 0 && !pack_b)
+    } else {
+        0
+    };
+    let unaligned = 1.0 + 0.3 * f64::from(unaligned_left);
+    (compute_us.max(memory_us) + 0.15 * compute_us.min(memory_us)) * unaligned
         + 2.5 * launches
         + sum_tail_us
         + pack_us

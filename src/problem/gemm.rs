@@ -143,10 +143,11 @@ impl GemmProblem {
     }
 
     /// Leading dimension of an operand of type `t` packed K-major (K rounded up to whole
-    /// 16-byte vectors): what kernels/loader/gt_pack_kernel.h writes.
+    /// 128-byte lines, so that no packed row starts inside one): what
+    /// kernels/loader/gt_pack_kernel.h writes.
     pub fn packed_ld(&self, t: DataType) -> i64 {
-        let v = (16 / t.bytes().max(1)) as i64;
-        (self.k + v - 1) / v * v
+        let line = (128 / t.bytes().max(1)) as i64;
+        (self.k + line - 1) / line * line
     }
 
     /// The problem as a kernel sees it once A (`pack_a`) or B (`pack_b`) has been packed
@@ -509,12 +510,12 @@ mod tests {
         assert_eq!(p.alpha_eff(), 2.0 * 0.5 * 0.25 * 2.0);
         assert_eq!(p.beta_eff(), 0.5 * 4.0 * 2.0);
         assert!(p.is_scaled() && p.key().contains("_scale0.5x0.25x4x2"));
-        // Packed operands: K-major, leading dimension K rounded up to 16 bytes.
+        // Packed operands: K-major, leading dimension K rounded up to 128 bytes.
         let mut q = GemmProblem::new(100, 109, 1001);
         (q.trans_b, q.ldb, q.batch) = (Trans::T, 0, 2);
         q.fill_defaults();
         let k = q.with_packed(false, true);
-        assert_eq!((k.trans_b, k.ldb, k.stride_b), (Trans::N, 1008, 1008 * 109));
+        assert_eq!((k.trans_b, k.ldb, k.stride_b), (Trans::N, 1024, 1024 * 109));
         assert_eq!(k.lda, q.lda);
     }
 

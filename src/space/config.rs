@@ -133,6 +133,13 @@ pub struct KernelConfig {
     /// the kernel name only when set.
     #[serde(default)]
     pub tlds: u32,
+    /// PackUnaligned (warpgroup path): which operands whose rows start on 16-byte but not
+    /// 32-byte boundaries are copied K-major into 128-byte rows before the main kernel
+    /// (`kernels/loader/gt_pack_kernel.h`), as a bit set: 1 = A, 2 = B, 3 = both. Such rows
+    /// cost the tensor-map loads several L2 requests each; the copy costs a read and a write
+    /// of the operand. Named `_PU<n>` at the end of the kernel name only when set.
+    #[serde(default)]
+    pub pu: u32,
 }
 
 /// The serde default of fields whose neutral value is 1.
@@ -212,6 +219,7 @@ impl KernelConfig {
                 pk: 0,
                 cn: 1,
                 tlds: 0,
+                pu: 0,
                 ..self
             };
         }
@@ -269,6 +277,11 @@ impl KernelConfig {
                 String::new()
             }
             + if c.tlds > 0 { "_TLDS1" } else { "" }
+            + &if c.pu > 0 {
+                format!("_PU{}", c.pu)
+            } else {
+                String::new()
+            }
     }
 
     /// Parses a canonical name back into the config. Every field must be present, once.
@@ -286,10 +299,10 @@ impl KernelConfig {
                 ))),
             }
         };
-        let mut fields: [Option<&str>; 19] = [None; 19];
-        const PREFIXES: [&str; 19] = [
+        let mut fields: [Option<&str>; 20] = [None; 20];
+        const PREFIXES: [&str; 20] = [
             "MT", "MI", "WG", "PGR", "PLR", "LPA", "LPB", "SW", "GSU", "WGM", "GRVW", "SVW", "SU",
-            "PW", "SAB", "PK", "GV", "CN", "TLDS",
+            "PW", "SAB", "PK", "GV", "CN", "TLDS", "PU",
         ];
         for part in name.trim().split('_') {
             // Longest prefix first so that `SVW` is not read as `SW`... and `SU` after `SVW`.
@@ -351,6 +364,7 @@ impl KernelConfig {
             gv: if fields[16].is_some() { num(16)? } else { 0 },
             cn: if fields[17].is_some() { num(17)? } else { 1 },
             tlds: if fields[18].is_some() { num(18)? } else { 0 },
+            pu: if fields[19].is_some() { num(19)? } else { 0 },
         };
         if cfg.pw > 1 {
             return Err(bad(format!("`PW{}`: ProducerWarp is 0 or 1", cfg.pw)));
@@ -372,6 +386,12 @@ impl KernelConfig {
         }
         if cfg.tlds > 1 {
             return Err(bad(format!("`TLDS{}`: TransposeLDS is 0 or 1", cfg.tlds)));
+        }
+        if cfg.pu > 3 {
+            return Err(bad(format!(
+                "`PU{}`: PackUnaligned is 0 (none), 1 (A), 2 (B) or 3 (both)",
+                cfg.pu
+            )));
         }
         if cfg.gsu == 0 || cfg.wgm == 0 || cfg.wg.contains(&0) || cfg.mt0 == 0 || cfg.mt1 == 0 {
             return Err(bad("zero tile, wave, GSU or WGM".into()));
@@ -421,6 +441,7 @@ mod tests {
             gv: 0,
             cn: 1,
             tlds: 0,
+            pu: 0,
         }
     }
 
@@ -442,6 +463,27 @@ mod tests {
             .unwrap()
             .replace(",\"tlds\":0", "");
         assert!(!json.contains("tlds"), "{json}");
+        assert_eq!(
+            serde_json::from_str::<KernelConfig>(&json).unwrap(),
+            sample()
+        );
+    }
+
+    #[test]
+    fn pack_unaligned_is_named_only_when_set_and_last() {
+        let mut c = sample();
+        assert!(!c.name().contains("_PU"));
+        c.tlds = 1;
+        c.pu = 2;
+        let name = c.name();
+        assert!(name.ends_with("_TLDS1_PU2"), "{name}");
+        assert_eq!(KernelConfig::parse(&name).unwrap(), c);
+        assert!(KernelConfig::parse(&name.replace("_PU2", "_PU4")).is_err());
+        // Older records have no PackUnaligned: they read as 0.
+        let json = serde_json::to_string(&sample())
+            .unwrap()
+            .replace(",\"pu\":0", "");
+        assert!(!json.contains("\"pu\""), "{json}");
         assert_eq!(
             serde_json::from_str::<KernelConfig>(&json).unwrap(),
             sample()

@@ -160,8 +160,10 @@ pub(super) fn reads(rule: &str) -> Option<&'static [ParamId]> {
             WavesM,
             WavesN,
         ],
+        "pack-unaligned" => &[PackUnaligned, MatrixInstruction],
         "cluster" => &[
             ClusterN,
+            PackUnaligned,
             MatrixInstruction,
             ProducerWarp,
             GlobalSplitU,

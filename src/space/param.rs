@@ -35,10 +35,11 @@ pub enum ParamId {
     Gemv,
     ClusterN,
     TransposeLds,
+    PackUnaligned,
 }
 
 impl ParamId {
-    pub const ALL: [ParamId; 23] = [
+    pub const ALL: [ParamId; 24] = [
         ParamId::MacroTile0,
         ParamId::MacroTile1,
         ParamId::DepthU,
@@ -62,6 +63,7 @@ impl ParamId {
         ParamId::Gemv,
         ParamId::ClusterN,
         ParamId::TransposeLds,
+        ParamId::PackUnaligned,
     ];
 
     /// The name used in configs, prompts, TOML files and Tensile exports.
@@ -90,6 +92,7 @@ impl ParamId {
             ParamId::Gemv => "Gemv",
             ParamId::ClusterN => "ClusterN",
             ParamId::TransposeLds => "TransposeLDS",
+            ParamId::PackUnaligned => "PackUnaligned",
         }
     }
 
@@ -126,6 +129,7 @@ impl ParamId {
             ParamId::Gemv => "GV",
             ParamId::ClusterN => "CN",
             ParamId::TransposeLds => "TLDS",
+            ParamId::PackUnaligned => "PU",
         }
     }
 
@@ -154,6 +158,7 @@ impl ParamId {
             ParamId::Gemv => "1 = the GEMV path for N up to 8 (decode), or for M up to 8 along N with SwapAB=1: dot products of A's rows with every column of B, A read once straight from global memory in GlobalReadVectorWidth vectors with PrefetchGlobalRead of them in flight per row, MacroTile0 rows per workgroup over WavesM waves, MacroTile1 >= N columns (1, 2, 4 or 8), K split over GlobalSplitU workgroups (algorithm 0 or 1); MatrixInstruction 1x1x1, the LDS, pipeline and store parameters at fixed values",
             ParamId::ClusterN => "on the Hopper wgmma path with the producer warp, workgroups run in clusters of this many along N that share one row of tiles and read their common A tile from L2 once for the cluster (each loads a slice, multicast to all; every workgroup still receives the whole tile); opt-in, measured no faster than 1 on the shapes tried; 1 = no cluster",
             ParamId::TransposeLds => "on the matrix-core LDS path (MFMA on AMD, mma.sync on NVIDIA) with an operand that is M- or N-contiguous in memory (A with transA=N, B with transB=T): 1 = the loader transposes that operand in registers into K-major LDS tiles of 16-byte packs, so the matrix instructions' operands are read with wide LDS reads; 0 = the tile is stored as it lies and read transposed (one element per read on AMD, ldmatrix.trans on NVIDIA); that operand's LDS padding must be 0 with 1",
+            ParamId::PackUnaligned => "on the Hopper wgmma path, operands whose rows start on 16-byte but not 32-byte boundaries (a leading dimension such as 3000 or 1000 in bf16, which makes every tensor-map box row cost the L2 several requests) are first copied K-major into the workspace with rows of whole 128-byte lines by a packing kernel of their own: 1 = A, 2 = B, 3 = both, 0 = read in place; pays where the operand is small next to the work or read many times",
             ParamId::SwapAB => "1 = on the Hopper wgmma path, compute the transposed tile (B^T A^T): the instruction's 64-row slices run along N (MacroTile1 per warpgroup a multiple of 64) and MacroTile0 may be any multiple of 16, so skinny problems get M tiles (48, 80, 224 ...) that fill every compute unit in one wave; on the GEMV path (Gemv=1), run along N for M up to 8: the GEMV of D^T = B^T A^T",
         }
     }
@@ -187,6 +192,7 @@ impl ParamId {
             ParamId::Gemv => c.gv,
             ParamId::ClusterN => c.cn,
             ParamId::TransposeLds => c.tlds,
+            ParamId::PackUnaligned => c.pu,
         }) as i64
     }
 
@@ -221,13 +227,18 @@ impl ParamId {
             ParamId::Gemv => c.gv = u,
             ParamId::ClusterN => c.cn = u,
             ParamId::TransposeLds => c.tlds = u,
+            ParamId::PackUnaligned => c.pu = u,
         }
     }
 
     /// Whether the values are names of alternatives rather than points on a scale: every
     /// other value is one step away (the split algorithms have no order).
     pub fn is_categorical(self) -> bool {
-        self == ParamId::GlobalSplitUAlgorithm
+        // PackUnaligned's values are sets of operands (A, B, both).
+        matches!(
+            self,
+            ParamId::GlobalSplitUAlgorithm | ParamId::PackUnaligned
+        )
     }
 
     /// Formats a value the way a user writes it (`16x8x16` for MI shapes).

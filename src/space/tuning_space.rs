@@ -87,8 +87,7 @@ impl Space {
             tile_values.clone()
         };
         let gemv_columns: &[i64] = if gemv { &[1, 2, 4, 8] } else { &[] };
-        let unaligned_a =
-            wgmma && problem.k_contiguous(true) && constraints::tma_rows_unaligned(problem, true);
+        let unaligned_a = wgmma && constraints::tma_rows_unaligned(problem, true);
         let transposable =
             !shapes.is_empty() && (!problem.k_contiguous(true) || !problem.k_contiguous(false));
         let n_tile_values: Vec<i64> = gemv_columns.iter().copied().chain(wide_tiles).collect();
@@ -155,7 +154,7 @@ impl Space {
             // (docs/performance.md says by how much).
             // ... except where A's rows are only 16-byte aligned: there pairs sharing A halve
             // the L2 requests its tensor-map loads cost, and the search takes them
-            // (Space::unaligned_a_start).
+            // (Space::unaligned_a_starts).
             Domain::choice(
                 ParamId::ClusterN,
                 if unaligned_a { vec![1, 2] } else { vec![1] },
@@ -187,6 +186,18 @@ impl Space {
             } else {
                 Vec::new()
             }),
+            // Operands with rows aligned to 16 bytes only, copied into aligned rows first, where
+            // the warpgroup path reads them through tensor maps (Space::packed_twins starts
+            // the search on both).
+            Domain::choice(
+                ParamId::PackUnaligned,
+                if wgmma {
+                    constraints::pack_unaligned_values(problem)
+                } else {
+                    vec![0]
+                },
+                0,
+            ),
         ];
         let mut space = Space {
             domains,
@@ -708,46 +719,93 @@ impl Space {
         Some(space.raw_default())
     }
 
-    /// Where A is K-major and its rows start on 16-byte but not 32-byte boundaries, every row of
-    /// its tensor-map boxes costs the L2 several requests, and the requests, not the bytes,
-    /// bound the kernel. Pairs of workgroups along N that share A by multicast (ClusterN=2)
-    /// halve them. The start: 256x128 tiles (or the width nearest 128 that makes the tiles
-    /// along N pair up) on two warpgroups along N with the producer warp, in pairs, as deep as
-    /// fits, where that tile gives a wave of workgroups. Measured on an
-    /// H200, same call (cuBLASLt in brackets): 8192x1000x3000 81.0 us against 113.6 on the
-    /// same tile alone, 107.6 for the persistent 128x256 and 97.7 for it in pairs [68.8];
-    /// 4096x4096x4104 205.1 against 291.9 persistent [183.3]; 2000x3000x1000 34.6 against 37.0
-    /// [23.8]. Still short of cuBLASLt, whose persistent kernel in 2x1 clusters notices such
-    /// rows hardly at all.
-    pub fn unaligned_a_start(&self) -> Option<KernelConfig> {
+    /// Where A's rows start on 16-byte but not 32-byte boundaries, every row of its tensor-map
+    /// boxes costs the L2 several requests, and the requests, not the bytes, bound the
+    /// kernel. Pairs of workgroups along N that share A by multicast (ClusterN=2) halve them.
+    /// The starts: 256x128 tiles (or the width nearest 128 that makes the tiles along N pair
+    /// up) with the producer warp, in pairs, as deep as fits, where that tile gives a wave of
+    /// workgroups: data-parallel on two warpgroups along N, and persistent on two swapped
+    /// warpgroups of 256x64 (unswapped, two of 128x128 need about 174 registers a thread
+    /// beside the producer warp, 288 threads get 168). Measured on an H200, same call
+    /// (cuBLASLt in brackets), K-major A: 8192x1000x3000 81.0 us against 113.6 on the same
+    /// tile alone, 107.6 for the persistent 128x256 and 97.7 for it in pairs [68.8];
+    /// 4096x4096x4104 205.1 against 291.9 persistent [183.3]; 2000x3000x1000 34.6 against
+    /// 37.0 [23.8]; M-major A (NT): 8 x 1000^3 34.9 persistent swapped, 37.6 data-parallel,
+    /// 42.6 before pairs could share an M-major A [29.8].
+    pub fn unaligned_a_starts(&self) -> Vec<KernelConfig> {
         let p = &self.problem;
         if !self.domain(ParamId::ClusterN).contains(2)
-            || !p.k_contiguous(true)
             || !constraints::tma_rows_unaligned(p, true)
             || tile_count(p, 256, 128) < self.hw.compute_units as i64
         {
-            return None;
+            return Vec::new();
         }
         // Pairs take whole pairs of tiles along N: the width nearest 128 of those that cut N
         // into an even number of tiles with the least padding (96 for N = 2112).
         let n = p.n.max(1);
-        let mt1 = self
+        let Some(mt1) = self
             .wave_fit_widths()
             .filter(|w| (n + w - 1) / w % 2 == 0)
-            .min_by_key(|w| ((n + w - 1) / w * w - n, (w - 128).abs()))?;
-        let space = self.with_deepest_pipeline(&[
-            (ParamId::MacroTile0, 256),
-            (ParamId::MacroTile1, mt1),
-            (ParamId::WavesM, 8),
-            (ParamId::WavesN, 2),
-            (ParamId::ProducerWarp, 1),
-            (ParamId::ClusterN, 2),
-            (ParamId::PersistentKernel, 0),
-            (ParamId::SwapAB, 0),
-            (ParamId::GlobalSplitU, 1),
-            (ParamId::GlobalSplitUAlgorithm, 1),
-        ])?;
-        Some(space.raw_default())
+            .min_by_key(|w| ((n + w - 1) / w * w - n, (w - 128).abs()))
+        else {
+            return Vec::new();
+        };
+        // (WavesM, PersistentKernel, SwapAB)
+        [(8, 0, 0), (4, 1, 1)]
+            .into_iter()
+            .filter_map(|(waves_m, persistent, swap)| {
+                let space = self.with_deepest_pipeline(&[
+                    (ParamId::MacroTile0, 256),
+                    (ParamId::MacroTile1, mt1),
+                    (ParamId::WavesM, waves_m),
+                    (ParamId::WavesN, 2),
+                    (ParamId::ProducerWarp, 1),
+                    (ParamId::ClusterN, 2),
+                    (ParamId::PersistentKernel, persistent),
+                    (ParamId::SwapAB, swap),
+                    (ParamId::GlobalSplitU, 1),
+                    (ParamId::GlobalSplitUAlgorithm, 1),
+                ])?;
+                Some(space.raw_default())
+            })
+            .collect()
+    }
+
+    /// Where operands have rows aligned to 16 bytes only, the default, the persistent and the
+    /// wave-fitting starts again with every such operand copied into aligned rows first
+    /// (PackUnaligned), so that the search measures both from its first batch: which wins
+    /// depends on how large the operands are next to the work. Measured on an H200, same
+    /// call, as the tuned kernels with the rows aligned by the caller instead (cuBLASLt in
+    /// brackets): 3000^3 NN f16 122.1 us in place, 80.5 with B's rows aligned [78.9];
+    /// 8 x 1000^3 NT 42.4 against 32.7 with both aligned [29.6]; 3 x 1000^3 20.7 against 15.9
+    /// [15.0].
+    pub fn packed_twins(&self) -> Vec<KernelConfig> {
+        let all = self
+            .domain(ParamId::PackUnaligned)
+            .values
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0);
+        if all == 0 {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for c in [
+            self.default_config().ok(),
+            self.persistent_start(),
+            self.wave_fit_start(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let mut twin = c;
+            ParamId::PackUnaligned.set(&mut twin, all);
+            if twin.cn == 1 && self.is_valid(&twin) && !out.contains(&twin) {
+                out.push(twin);
+            }
+        }
+        out
     }
 
     /// The default's tile count where the wave-fitting starts apply: the default runs the
@@ -1064,7 +1122,8 @@ impl Space {
             .chain(full.short_k_start())
             .chain(full.tiny_m_starts())
             .chain(full.gemv_starts())
-            .chain(full.unaligned_a_start())
+            .chain(full.unaligned_a_starts())
+            .chain(full.packed_twins())
             .filter_map(|c| self.nearest_recorded(&c))
         {
             if !out.contains(&c) && Some(c) != default && self.is_valid(&c) {
@@ -1444,6 +1503,7 @@ fn blank() -> KernelConfig {
         gv: 0,
         cn: 1,
         tlds: 0,
+        pu: 0,
     }
 }
 
@@ -1510,6 +1570,35 @@ mod tests {
     }
 
     #[test]
+    fn rows_aligned_to_16_bytes_only_start_copied_into_aligned_rows_too() {
+        let h200 = HwSpec::by_name("H200").unwrap();
+        // 3000^3 NN f16: A M-major with lda = 3000, B K-major with ldb = 3000, both rows of
+        // 6000 bytes.
+        let mut nn = GemmProblem::new(3000, 3000, 3000);
+        (nn.trans_a, nn.lda, nn.ldb) = (Trans::N, 0, 0);
+        (nn.a_type, nn.b_type, nn.c_type, nn.d_type) =
+            (DataType::F16, DataType::F16, DataType::F16, DataType::F16);
+        nn.fill_defaults();
+        let s = Space::for_problem(&nn, &h200);
+        assert_eq!(s.domain(ParamId::PackUnaligned).values, vec![0, 1, 2, 3]);
+        let twins = s.packed_twins();
+        assert!(!twins.is_empty());
+        for c in &twins {
+            assert_eq!(c.pu, 3, "{}", c.name());
+            s.check(c).unwrap();
+            assert_eq!(constraints::packed_operands(c, &nn), [true, true]);
+            assert!(s.extra_starts().contains(c), "{}", c.name());
+        }
+        // The M-major A is shared by pairs too.
+        let pairs: Vec<KernelConfig> = s.extra_starts().into_iter().filter(|c| c.cn == 2).collect();
+        assert!(!pairs.is_empty() && pairs.iter().all(|c| c.mt0 == 256 && c.pu == 0));
+        // Rows of 6016 bytes: nothing to copy, no twins.
+        let aligned = Space::for_problem(&GemmProblem::new(3008, 3008, 3008), &h200);
+        assert_eq!(aligned.domain(ParamId::PackUnaligned).values, vec![0]);
+        assert!(aligned.packed_twins().is_empty());
+    }
+
+    #[test]
     fn rows_aligned_to_16_bytes_only_start_in_pairs_sharing_a() {
         let h200 = HwSpec::by_name("H200").unwrap();
         let clustered = |k: i64| {
@@ -1521,9 +1610,13 @@ mod tests {
         // K = 3000: rows of 6000 bytes, 16-byte aligned only.
         let (values, starts) = clustered(3000);
         assert_eq!(values, vec![1, 2]);
-        assert_eq!(starts.len(), 1, "{starts:?}");
-        let c = starts[0];
-        assert_eq!((c.mt0, c.mt1, c.wg, c.pw, c.pk), (256, 128, [8, 2], 1, 0));
+        assert_eq!(starts.len(), 2, "{starts:?}");
+        for (c, wg, pk, sab) in [(starts[0], [8, 2], 0, 0), (starts[1], [4, 2], 1, 1)] {
+            assert_eq!(
+                (c.mt0, c.mt1, c.wg, c.pw, c.pk, c.sab),
+                (256, 128, wg, 1, pk, sab)
+            );
+        }
         // N = 2112 pairs up in tiles of 96 columns.
         let s = Space::for_problem(&GemmProblem::new(8192, 2112, 3000), &h200);
         let c = s.extra_starts().into_iter().find(|c| c.cn == 2).unwrap();

@@ -1,10 +1,10 @@
-//! Clusters sharing A (ClusterN): what the kernel's multicast A loads and cluster-wide slot
-//! releases need (kernels/loader/gt_tma_loader.h, kernels/loader/gt_free_slots.h).
+//! Clusters sharing A (ClusterN): what the kernel's multicast A loads (K-major tiles in row
+//! slices, M-major ones in whole chunks) and cluster-wide slot releases need (kernels/loader/gt_tma_loader.h, kernels/loader/gt_free_slots.h).
 //!
 //! Rule: `cluster`.
 
 use super::atom::is_wgmma;
-use super::warpgroup::{k_major_box_rows, mn_chunk};
+use super::warpgroup::{k_major_box_rows, mn_chunk, packed_operands};
 use super::{fail, Violation};
 use crate::hw::{HwSpec, Vendor};
 use crate::problem::GemmProblem;
@@ -19,7 +19,8 @@ pub const CLUSTER_N_VALUES: [u32; 2] = [1, 2];
 
 /// `cluster`: ClusterN > 1 runs the warpgroup path with its producer warp on NVIDIA, whose
 /// producers multicast slices of a K-major A tile (each tensor-map box cut into ClusterN
-/// slices of whole 8-row groups) and whose consumers release each slot cluster-wide. The
+/// slices of whole 8-row groups) or whole chunks of an M-major one (ClusterN must divide
+/// their number), and whose consumers release each slot cluster-wide. The
 /// cluster's workgroups take neighbouring tiles of one row, so N must come in a whole number
 /// of groups of ClusterN tiles; split-K over the grid keeps every split's K range the same
 /// in a cluster (its partials summed by the reduction kernel or, past the mainloop's closing
@@ -47,12 +48,6 @@ pub(super) fn cluster(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<
             "ClusterN > 1 shares whole K ranges: no stream-K".into(),
         );
     }
-    if mn_chunk(c, p, true).is_some() {
-        return fail(
-            rule,
-            "ClusterN > 1 shares a K-major A tile (transA = T, or an 8-bit or tf32 A)".into(),
-        );
-    }
     let tiles_n = (p.n as u64).div_ceil(c.mt1.max(1) as u64);
     if !tiles_n.is_multiple_of(c.cn as u64) {
         return fail(
@@ -63,14 +58,29 @@ pub(super) fn cluster(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<
             ),
         );
     }
-    match k_major_box_rows(c.mt0) {
-        Some(rows) if rows.is_multiple_of(8 * c.cn) => Ok(()),
-        _ => fail(
+    // The A tile the kernel reads: a packed A is K-major whatever its stored layout.
+    let [pack_a, _] = packed_operands(c, p);
+    match mn_chunk(c, p, true).filter(|_| !pack_a) {
+        // M-major: each workgroup loads whole chunks of it.
+        Some(chunk) if (c.mt0 / chunk).is_multiple_of(c.cn) => Ok(()),
+        Some(chunk) => fail(
             rule,
             format!(
-                "ClusterN {} cuts each A box of MacroTile0 {} into slices of whole 8-row groups",
-                c.cn, c.mt0
+                "ClusterN {} shares an M-major A tile in whole chunks: MacroTile0 {} is {} chunks of {chunk}",
+                c.cn,
+                c.mt0,
+                c.mt0 / chunk
             ),
         ),
+        None => match k_major_box_rows(c.mt0) {
+            Some(rows) if rows.is_multiple_of(8 * c.cn) => Ok(()),
+            _ => fail(
+                rule,
+                format!(
+                    "ClusterN {} cuts each A box of MacroTile0 {} into slices of whole 8-row groups",
+                    c.cn, c.mt0
+                ),
+            ),
+        },
     }
 }

@@ -8,7 +8,8 @@
 //! new part brings its rules in one place: `shape` (the workgroup, its tile and pipeline
 //! depth), `lds_layout` (padding, swizzle, LDS bytes), `atom` (matrix instructions, wave
 //! tiles), `warpgroup` (the `wgmma` mainloop, producer warp, SwapAB), `transpose_lds`
-//! (operands transposed into K-major LDS packs), `loader` (global reads), `epilogue` (stores,
+//! (operands transposed into K-major LDS packs), `pack_unaligned` (operands copied into
+//! aligned rows first), `loader` (global reads), `epilogue` (stores,
 //! output types), `scheduler` (split-K, stream-K), `cluster` (clusters sharing A) and
 //! `resources` (LDS and registers against the GPU); `gemv` holds every rule of the GEMV path,
 //! which has no tiles in LDS, and replaces the others for its configs. [`check`] applies them
@@ -20,6 +21,7 @@ mod epilogue;
 mod gemv;
 mod lds_layout;
 mod loader;
+mod pack_unaligned;
 mod resources;
 mod scheduler;
 mod shape;
@@ -41,13 +43,14 @@ pub use gemv::{
 pub use lds_layout::{
     lds_bytes, persistent_c_stages, persistent_output_bytes, persistent_output_passes,
 };
+pub use pack_unaligned::{pack_unaligned_values, unaligned_operands};
 pub use resources::{registers_estimate, workgroups_per_cu};
 pub use scheduler::{MAX_STREAM_K_ACCUMULATORS, MAX_STREAM_K_PER_CU, MAX_STREAM_K_THREADS};
 pub use shape::{MAX_STAGES, MAX_STAGES_WGMMA};
 pub use transpose_lds::transposed_operands;
 pub use warpgroup::{
     k_major_box_rows, mn_chunk, packed_operands, tma_readable, tma_rows_unaligned, MAX_BOX_ROWS,
-    MAX_WGMMA_TILE,
+    MAX_WGMMA_TILE, PACK_A, PACK_B,
 };
 
 /// Why a config is not valid.
@@ -80,6 +83,7 @@ pub const RULE_ORDER: &[&str] = &[
     "wgmma",
     "producer-warp",
     "swap-ab",
+    "pack-unaligned",
     "transpose-lds",
     "wave-tile",
     "depth-u",
@@ -116,6 +120,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
     }
     warpgroup::producer_warp(c, p, hw)?;
     warpgroup::swap_ab(c)?;
+    pack_unaligned::pack_unaligned(c, p)?;
     transpose_lds::transpose_lds(c, p)?;
     atom::wave_tile(c, hw)?;
     loader::global_read(c, p)?;
@@ -169,10 +174,10 @@ mod tests {
     }
 
     /// Clusters sharing A: the warpgroup path with its producer warp, a K-major A whose
-    /// boxes split into whole 8-row slices, N in whole groups of ClusterN tiles, no stream-K,
+    /// boxes split into whole 8-row slices or an M-major one in whole chunks, N in whole groups of ClusterN tiles, no stream-K,
     /// sizes the space offers, NVIDIA only.
     #[test]
-    fn clusters_share_k_major_a_tiles_of_whole_tile_groups() {
+    fn clusters_share_a_tiles_of_whole_tile_groups() {
         use crate::problem::DataType;
         let hw = HwSpec::by_name("H100-SXM").unwrap();
         let p = GemmProblem::new(3584, 160, 18944);
@@ -216,12 +221,28 @@ mod tests {
             };
             assert_eq!(rule(&split, &p, &hw), "ok", "{}", split.name());
         }
-        // An M-major A read in place is not shared; 8-bit inputs are K-major.
-        let nn = GemmProblem {
-            trans_a: Trans::N,
-            ..p.clone()
+        // An M-major A is shared in whole chunks: 64 rows are one chunk of 64 (not two),
+        // 128 rows two; copied K-major first (PackUnaligned, lda = 3000) it is sliced by rows.
+        let mut nn = GemmProblem::new(3584, 160, 18944);
+        (nn.trans_a, nn.lda) = (Trans::N, 0);
+        nn.fill_defaults();
+        let v = check(&ok, &nn, &hw).unwrap_err();
+        assert!(
+            v.rule == "cluster" && v.message.contains("whole chunks"),
+            "{v}"
+        );
+        let two_chunks = KernelConfig {
+            mt0: 128,
+            wg: [8, 1],
+            pgr: 6,
+            ..ok
         };
-        assert_eq!(rule(&ok, &nn, &hw), "cluster");
+        assert_eq!(rule(&two_chunks, &nn, &hw), "ok");
+        let mut nn3000 = GemmProblem::new(3000, 160, 18944);
+        (nn3000.trans_a, nn3000.lda) = (Trans::N, 0);
+        nn3000.fill_defaults();
+        assert_eq!(rule(&ok, &nn3000, &hw), "cluster");
+        assert_eq!(rule(&KernelConfig { pu: 1, ..ok }, &nn3000, &hw), "ok");
         let mut f8 = p.clone();
         (f8.a_type, f8.b_type) = (DataType::F8, DataType::F8);
         let f8_ok = wgmma_cfg(

@@ -56,13 +56,22 @@ fn verdicts(s: &Space, n: usize) -> Verdicts {
             d.values[rng.gen_range(0..d.values.len())]
         }
     };
-    // The draws were recorded before the Gemv, ClusterN and TransposeLDS parameters existed:
+    // The draws were recorded before the Gemv, ClusterN, TransposeLDS and PackUnaligned
+    // parameters existed:
     // they leave them at their defaults (their rules are tested in tests/gemv.rs and with the
     // constraints), so every other parameter is drawn as it was.
     let domains: Vec<&Domain> = s
         .domains
         .iter()
-        .filter(|d| ![ParamId::Gemv, ParamId::ClusterN, ParamId::TransposeLds].contains(&d.id))
+        .filter(|d| {
+            ![
+                ParamId::Gemv,
+                ParamId::ClusterN,
+                ParamId::TransposeLds,
+                ParamId::PackUnaligned,
+            ]
+            .contains(&d.id)
+        })
         .collect();
     let (mut passed, mut rules, mut digest) = (Vec::new(), Vec::new(), Sha256::new());
     for i in 0..n {

@@ -78,15 +78,25 @@ pub fn tma_rows_unaligned(p: &GemmProblem, is_a: bool) -> bool {
     tma_readable(p, is_a) && (ld * t.bytes() as i64) % 32 != 0
 }
 
+/// PackUnaligned's bit of A (copied into aligned rows first); B's is 2.
+pub const PACK_A: u32 = 1;
+/// PackUnaligned's bit of B.
+pub const PACK_B: u32 = 2;
+
 /// Which operands (A, B) a warpgroup kernel packs K-major into its workspace before the main
-/// kernel (kernels/loader/gt_pack_kernel.h): those the tensor maps cannot read in place, and
-/// M- or N-major ones whose tiles are no whole number of LDS chunks.
+/// kernel (kernels/loader/gt_pack_kernel.h): those the tensor maps cannot read in place,
+/// M- or N-major ones whose tiles are no whole number of LDS chunks, and those PackUnaligned
+/// asks for whose rows are 16-byte but not 32-byte aligned. The packed copy has none of these
+/// properties, so the packed problem packs nothing more.
 pub fn packed_operands(c: &KernelConfig, p: &GemmProblem) -> [bool; 2] {
     if !is_wgmma(c) {
         return [false, false];
     }
     let pack = |is_a: bool| {
-        !tma_readable(p, is_a) || (!p.k_contiguous(is_a) && mn_chunk(c, p, is_a).is_none())
+        let bit = if is_a { PACK_A } else { PACK_B };
+        !tma_readable(p, is_a)
+            || (!p.k_contiguous(is_a) && mn_chunk(c, p, is_a).is_none())
+            || (c.pu & bit != 0 && tma_rows_unaligned(p, is_a))
     };
     [pack(true), pack(false)]
 }
