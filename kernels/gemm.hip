@@ -112,10 +112,11 @@ typedef GtCompose<GtCfg> GtKernel;
 #define GT_ARGS_PARAM GtGemmArgs args
 #endif
 
-// ClusterN: the workgroups are launched in clusters of GT_CLUSTER_N along x (the grid's x is a
-// multiple of it), fixed at compile time so that any launch makes them.
-#if GT_CLUSTER_N > 1
-#define GT_CLUSTER_DIMS __cluster_dims__(GT_CLUSTER_N, 1, 1)
+// ClusterN / ClusterM: the workgroups are launched in clusters of GT_CLUSTER_N (GT_CLUSTER_M)
+// along x (the grid's x is a multiple of it), fixed at compile time so that any launch makes
+// them.
+#if GT_CLUSTER_N * GT_CLUSTER_M > 1
+#define GT_CLUSTER_DIMS __cluster_dims__(GT_CLUSTER_N * GT_CLUSTER_M, 1, 1)
 #else
 #define GT_CLUSTER_DIMS
 #endif

@@ -35,8 +35,9 @@
 #ifndef GT_PERSISTENT
 #define GT_PERSISTENT 0
 #endif
-// ClusterN (warpgroup path with the producer warp): clusters of this many workgroups along N
-// share their A tiles (loader/gt_tma_loader.h).
+// ClusterN / ClusterM (warpgroup path with the producer warp): clusters of this many workgroups
+// along N share their A tiles, or along M their B tiles (loader/gt_tma_loader.h); one of the two
+// is 1.
 // TransposeLDS (matrix-core LDS path): MN-contiguous operands are transposed into K-major LDS
 // tiles by the loader (loader/gt_kpack_loader.h) rather than read transposed by the atoms.
 #ifndef GT_TRANSPOSE_LDS
@@ -44,6 +45,9 @@
 #endif
 #ifndef GT_CLUSTER_N
 #define GT_CLUSTER_N 1
+#endif
+#ifndef GT_CLUSTER_M
+#define GT_CLUSTER_M 1
 #endif
 // Where the persistent kernel reads C (beta != 0): in a ring of this many C tiles beside its
 // staging area (the host sets 1 or 2, as many as the LDS holds), or, 0, in the staging area
@@ -121,7 +125,9 @@ struct GtCfg {
     static constexpr int GSU = GT_GSU, WGM = GT_WGM, SU = GT_SU;
     static constexpr bool STREAM_K = GT_STREAM_K;
     static constexpr bool PERSISTENT = GT_PERSISTENT > 0;
-    static constexpr int CLUSTER_N = GT_CLUSTER_N;
+    static constexpr int CLUSTER_N = GT_CLUSTER_N, CLUSTER_M = GT_CLUSTER_M;
+    // Workgroups per cluster.
+    static constexpr int CLUSTER = CLUSTER_N * CLUSTER_M;
     // Gemv: dot products of A's rows with N <= 8 columns, A straight from global memory.
     static constexpr bool GEMV = GT_GEMV;
     static constexpr int GEMV_B_VECTORS = GT_GEMV_B_VECTORS;
@@ -147,10 +153,11 @@ static_assert(GtCfg::STAGES >= 1 && GtCfg::STAGES <= (GtCfg::WGMMA ? 16 : 4),
 static_assert(!GtCfg::PRODUCER_WARP || (GtCfg::WGMMA && !GtCfg::STREAM_K),
               "ProducerWarp is for the wgmma path, without stream-K");
 static_assert(GtCfg::CONSUMERS == 1 || (GtCfg::PERSISTENT && GtCfg::THREADS == 128 && GtCfg::PRODUCER_WARPGROUP &&
-                                        GtCfg::CLUSTER_N == 1 && !GtCfg::SWAP_AB && GtCfg::BETA_ZERO),
+                                        GtCfg::CLUSTER == 1 && !GtCfg::SWAP_AB && GtCfg::BETA_ZERO),
               "ping-pong takes one unswapped warpgroup per tile and a producer warpgroup, without clusters, storing D only");
-static_assert(GtCfg::CLUSTER_N == 1 || (GtCfg::WGMMA && GtCfg::PRODUCER_WARP && !GtCfg::STREAM_K),
-              "clusters sharing A (ClusterN) are for the warpgroup path with the producer warp, without stream-K");
+static_assert(GtCfg::CLUSTER == 1 || (GtCfg::WGMMA && GtCfg::PRODUCER_WARP && !GtCfg::STREAM_K),
+              "clusters sharing A or B (ClusterN, ClusterM) are for the warpgroup path with the producer warp, without stream-K");
+static_assert(GtCfg::CLUSTER_N == 1 || GtCfg::CLUSTER_M == 1, "clusters run along N (sharing A) or along M (sharing B)");
 static_assert(!GtCfg::TRANSPOSE_LDS || (GtCfg::USE_MMA && !GtCfg::WGMMA && !GtCfg::GEMV),
               "TransposeLDS is for the matrix-core LDS path (mma.sync / MFMA atoms)");
 static_assert(!GtCfg::GSU_SINGLE_KERNEL || (GtCfg::GSU > 1 && !GtCfg::STREAM_K && !GtCfg::GSU_ATOMIC),

@@ -192,6 +192,7 @@ fn sample_configs() -> Vec<(GemmProblem, KernelConfig)> {
         pk: 0,
         gv: 0,
         cn: 1,
+        cm: 1,
         tlds: 0,
         pu: 0,
     };

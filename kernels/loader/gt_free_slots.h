@@ -1,17 +1,17 @@
 // loader/gt_free_slots.h: the "slot free" mbarriers of a warp-specialised operand ring
 // (mainloop/gt_mainloop_wgmma_ws.h, scheduler/gt_persistent.h). The consumer warps release a
 // slot once their wgmmas on it are done (lane 0 of each warp arrives); the producer waits for
-// the release before it refills the slot. In a cluster sharing A tiles (ClusterN,
-// loader/gt_tma_loader.h) a workgroup's producer writes its A slice into every workgroup's
-// slot, so every consumer warp releases the slot in every workgroup of the cluster, and a
-// slot's phase completes only when the whole cluster is done with it.
+// the release before it refills the slot. In a cluster sharing A or B tiles (ClusterN,
+// ClusterM, loader/gt_tma_loader.h) a workgroup's producer writes its share into every
+// workgroup's slot, so every consumer warp releases the slot in every workgroup of the
+// cluster, and a slot's phase completes only when the whole cluster is done with it.
 //
-//   consumers: release(slot)        -> CONSUMER_WARPS * CLUSTER_N arrivals per phase
+//   consumers: release(slot)        -> CONSUMER_WARPS * CLUSTER arrivals per phase
 //   producer:  wait_refill(pos, it) before loading the it-th stage into its slot
 #pragma once
 
 template <class Cfg> struct GtFreeSlots {
-    static constexpr int STAGES = Cfg::STAGES, CLUSTER_N = Cfg::CLUSTER_N;
+    static constexpr int STAGES = Cfg::STAGES, CLUSTER = Cfg::CLUSTER;
     static constexpr int CONSUMER_WARPS = Cfg::THREADS / Cfg::WAVE;
     gt_u32 bar0;
 
@@ -20,16 +20,16 @@ template <class Cfg> struct GtFreeSlots {
     GT_DEVICE void init(int tid) const {
         if (tid == 0) {
 #pragma unroll
-            for (int s = 0; s < STAGES; ++s) gt_mbar_init(bar0 + 8 * s, CONSUMER_WARPS * CLUSTER_N);
+            for (int s = 0; s < STAGES; ++s) gt_mbar_init(bar0 + 8 * s, CONSUMER_WARPS * CLUSTER);
             gt_mbar_init_fence();
         }
     }
-    // Every thread of the workgroup (of the cluster, when it shares A) meets once the barriers
+    // Every thread of the workgroup (of the cluster, when it shares a tile) meets once the barriers
     // are initialised: no peer copies into or arrives on a barrier before it exists. The same
     // meeting at the end keeps a workgroup's LDS alive while its peers may still arrive on it
     // (and, in the mainloop, frees the LDS for the output tile).
     GT_DEVICE static void sync_all() {
-        if constexpr (CLUSTER_N > 1) {
+        if constexpr (CLUSTER > 1) {
             gt_cluster_sync();
         } else {
             gt_barrier();
@@ -38,7 +38,7 @@ template <class Cfg> struct GtFreeSlots {
     // Before a workgroup that needs no barrier of its own leaves: in a cluster, its peers may
     // still arrive on its barriers until they meet here too; alone, nothing waits.
     GT_DEVICE static void leave() {
-        if constexpr (CLUSTER_N > 1) gt_cluster_sync();
+        if constexpr (CLUSTER > 1) gt_cluster_sync();
     }
     // Producer: the f-th refill of a slot waits for the release of the fill before it, which
     // completes phase f - 1 of the slot's barrier. `p` is the place of the it-th stage.
@@ -49,9 +49,9 @@ template <class Cfg> struct GtFreeSlots {
     // Lane 0 of a consumer warp: the warp is done with `slot`.
     GT_DEVICE void release(int slot) const {
         const gt_u32 bar = bar0 + 8 * slot;
-        if constexpr (CLUSTER_N > 1) {
+        if constexpr (CLUSTER > 1) {
 #pragma unroll
-            for (int r = 0; r < CLUSTER_N; ++r) gt_mbar_arrive_cluster(bar, gt_u32(r));
+            for (int r = 0; r < CLUSTER; ++r) gt_mbar_arrive_cluster(bar, gt_u32(r));
         } else {
             gt_mbar_arrive(bar);
         }

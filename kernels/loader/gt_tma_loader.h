@@ -9,7 +9,7 @@
 // workgroups share one row of tiles and so one A tile per stage: each loads 1 / CLUSTER_N of
 // it (of a K-major tile the rows, A's tensor map having boxes that many times shorter; of an
 // M-major one whole chunks) into the slot of every workgroup of the cluster at once, and its
-// own B tile as usual. Every slot barrier still
+// own B tile as usual. A cluster of CLUSTER_M along M (ClusterM) shares B the same way. Every slot barrier still
 // counts the whole stage's bytes; the slices of the others arrive on it too. A slot may be
 // refilled only once every workgroup of the cluster has released it (loader/gt_free_slots.h).
 #pragma once
@@ -17,7 +17,7 @@
 template <class Cfg, class TileA, class TileB> struct GtTmaRing {
     static constexpr int STAGES = Cfg::STAGES, DU = Cfg::DU;
     static constexpr int STAGE_BYTES = TileA::BYTES + TileB::BYTES;
-    static constexpr int CLUSTER_N = Cfg::CLUSTER_N;
+    static constexpr int CLUSTER_N = Cfg::CLUSTER_N, CLUSTER_M = Cfg::CLUSTER_M;
     gt_u32 lds, bar0;  // LDS address of slot 0 and of the first barrier
 
     GT_DEVICE GtTmaRing(unsigned char* smem, gt_u64* bars) : lds(gt_lds_addr(smem)), bar0(gt_lds_addr(bars)) {}
@@ -39,33 +39,15 @@ template <class Cfg, class TileA, class TileB> struct GtTmaRing {
         gt_mbar_expect(bar, STAGE_BYTES);
         if constexpr (CLUSTER_N > 1) {
             // This workgroup's share of the A tile, to the whole cluster; then its own B.
-            const int rank = int(gt_cluster_rank());
-            const unsigned short all = (unsigned short)((1u << CLUSTER_N) - 1);
-            if constexpr (TileA::K_MAJOR) {
-                // A slice of every box: BOX_ROWS / CLUSTER_N of its rows (A's tensor map has
-                // boxes that much shorter).
-                static_assert(TileA::BOX_ROWS % (8 * CLUSTER_N) == 0,
-                              "a cluster shares K-major A tiles whose boxes split into whole 8-row groups");
-                constexpr int SLICE = TileA::BOX_ROWS / CLUSTER_N;
-#pragma unroll
-                for (int j = 0; j < TileA::BOXES; ++j)
-                    gt_tma_load_3d_multicast(st + gt_u32(TileA::box_dst(j) + rank * SLICE * 128), &args.tma_a,
-                                             TileA::box_c0(j, k0, m0), TileA::box_c1(j, k0, m0) + rank * SLICE,
-                                             batch, bar, all);
-            } else {
-                // M-major: whole chunks (boxes), BOXES / CLUSTER_N of them each.
-                static_assert(TileA::BOXES % CLUSTER_N == 0, "a cluster shares M-major A tiles in whole chunks");
-                constexpr int SHARE = TileA::BOXES / CLUSTER_N;
-#pragma unroll
-                for (int i = 0; i < SHARE; ++i) {
-                    const int j = rank * SHARE + i;
-                    gt_tma_load_3d_multicast(st + gt_u32(TileA::box_dst(j)), &args.tma_a, TileA::box_c0(j, k0, m0),
-                                             TileA::box_c1(j, k0, m0), batch, bar, all);
-                }
-            }
+            share<TileA>(st, &args.tma_a, k0, m0, batch, bar);
 #pragma unroll
             for (int j = 0; j < TileB::BOXES; ++j)
                 load_box<TileB>(st + gt_u32(TileA::BYTES), &args.tma_b, j, k0, n0, batch, bar);
+        } else if constexpr (CLUSTER_M > 1) {
+            // Its own A; then its share of the B tile, to the whole cluster.
+#pragma unroll
+            for (int j = 0; j < TileA::BOXES; ++j) load_box<TileA>(st, &args.tma_a, j, k0, m0, batch, bar);
+            share<TileB>(st + gt_u32(TileA::BYTES), &args.tma_b, k0, n0, batch, bar);
         } else if constexpr (TileA::BOXES == TileB::BOXES) {
             // The same number of boxes (K-major tiles of 16-bit types): A's and B's slabs of
             // one K range are issued together.
@@ -80,6 +62,35 @@ template <class Cfg, class TileA, class TileB> struct GtTmaRing {
 #pragma unroll
             for (int j = 0; j < TileB::BOXES; ++j)
                 load_box<TileB>(st + gt_u32(TileA::BYTES), &args.tma_b, j, k0, n0, batch, bar);
+        }
+    }
+    // This workgroup's share of an operand tile the cluster shares, multicast into the slot of
+    // every workgroup of the cluster: of a K-major tile a slice of every box, BOX_ROWS /
+    // CLUSTER of its rows (the operand's tensor map has boxes that much shorter); of an M- or
+    // N-major one whole chunks, BOXES / CLUSTER of them.
+    template <class Tile>
+    GT_DEVICE static void share(gt_u32 tile, const GtTensorMap* map, int k0, int mn0, int batch, gt_u32 bar) {
+        constexpr int CLUSTER = Cfg::CLUSTER;
+        const int rank = int(gt_cluster_rank());
+        const unsigned short all = (unsigned short)((1u << CLUSTER) - 1);
+        if constexpr (Tile::K_MAJOR) {
+            static_assert(Tile::BOX_ROWS % (8 * CLUSTER) == 0,
+                          "a cluster shares K-major tiles whose boxes split into whole 8-row groups");
+            constexpr int SLICE = Tile::BOX_ROWS / CLUSTER;
+#pragma unroll
+            for (int j = 0; j < Tile::BOXES; ++j)
+                gt_tma_load_3d_multicast(tile + gt_u32(Tile::box_dst(j) + rank * SLICE * 128), map,
+                                         Tile::box_c0(j, k0, mn0), Tile::box_c1(j, k0, mn0) + rank * SLICE, batch,
+                                         bar, all);
+        } else {
+            static_assert(Tile::BOXES % CLUSTER == 0, "a cluster shares M- or N-major tiles in whole chunks");
+            constexpr int SHARE = Tile::BOXES / CLUSTER;
+#pragma unroll
+            for (int i = 0; i < SHARE; ++i) {
+                const int j = rank * SHARE + i;
+                gt_tma_load_3d_multicast(tile + gt_u32(Tile::box_dst(j)), map, Tile::box_c0(j, k0, mn0),
+                                         Tile::box_c1(j, k0, mn0), batch, bar, all);
+            }
         }
     }
     // Box j of an operand tile whose slot is at LDS address `tile`.

@@ -22,12 +22,11 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtDataParallel {
         if constexpr (Cfg::REDUCTION_KERNEL) gt_allow_dependents();
         // The output tile is staged where the operand tiles were.
         float* const ctile = reinterpret_cast<float*>(smem);
-        // A cluster's workgroups (ClusterN) take neighbouring tiles of one row, from one
-        // staggered K start.
-        constexpr int CN = Cfg::CLUSTER_N;
-        const int group = int(blockIdx.x) / CN;
+        // A cluster's workgroups (ClusterN, ClusterM) take neighbouring tiles of one row (one
+        // column), from one staggered K start.
+        const int group = int(blockIdx.x) / Cfg::CLUSTER;
         int tm, tn;
-        gt_cluster_tile_of<Cfg::WGM, CN>(group, tiles_m, tiles_n, tm, tn);
+        gt_cluster_tile_of<Cfg::WGM, Cfg::CLUSTER_N, Cfg::CLUSTER_M>(group, tiles_m, tiles_n, tm, tn);
         const int split = blockIdx.y, batch = blockIdx.z;
         // This split's K tiles, visited from a staggered start (StaggerU) and wrapping around.
         const int per_split = (ktiles + GSU - 1) / GSU;

@@ -13,7 +13,8 @@
 //
 // A cluster of CLUSTER_N workgroups along N (ClusterN) walks the tiles as one: cluster c takes
 // groups of CLUSTER_N neighbouring tiles along N c, c + clusters, ..., each workgroup the tile
-// of its rank, and the A tile of each stage is shared (loader/gt_tma_loader.h).
+// of its rank, and the A tile of each stage is shared (loader/gt_tma_loader.h); a cluster of
+// CLUSTER_M along M (ClusterM) likewise takes groups of tiles along M and shares B.
 //
 // Ping-pong (PersistentKernel=2, Cfg::CONSUMERS = 2): two warpgroups, each computing whole
 // tiles, take this workgroup's tiles in turn (the first one the 1st, 3rd, ..., the second the
@@ -51,15 +52,15 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
         unsigned char* const smem = Mainloop::lds_base(lds);
         const int tiles_m = int((args.m + MT0 - 1) / MT0), tiles_n = int((args.n + MT1 - 1) / MT1);
         const int ktiles = int((args.k + DU - 1) / DU);
-        // Groups of CLUSTER_N tiles along N: one per cluster at a time.
-        constexpr int CN = Cfg::CLUSTER_N;
-        const int groups_mn = tiles_m * (tiles_n / CN), groups = groups_mn * args.batch;
-        const int cluster = int(blockIdx.x) / CN, clusters = int(gridDim.x) / CN;
+        // Groups of CLUSTER_N tiles along N (CLUSTER_M along M): one per cluster at a time.
+        constexpr int CN = Cfg::CLUSTER_N, CM = Cfg::CLUSTER_M;
+        const int groups_mn = (tiles_m / CM) * (tiles_n / CN), groups = groups_mn * args.batch;
+        const int cluster = int(blockIdx.x) / (CN * CM), clusters = int(gridDim.x) / (CN * CM);
         // Tile group `g` -> this workgroup's tile origin and batch.
         auto place = [&](int g, int& m0, int& n0, int& batch) {
             batch = g / groups_mn;
             int tm, tn;
-            gt_cluster_tile_of<Cfg::WGM, CN>(g - batch * groups_mn, tiles_m, tiles_n, tm, tn);
+            gt_cluster_tile_of<Cfg::WGM, CN, CM>(g - batch * groups_mn, tiles_m, tiles_n, tm, tn);
             m0 = tm * MT0;
             n0 = tn * MT1;
         };

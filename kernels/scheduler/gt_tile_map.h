@@ -1,7 +1,8 @@
 // scheduler/gt_tile_map.h: which output tile a workgroup computes. WorkGroupMapping:
 // consecutive workgroups walk down a group of WGM tile rows (along M) before moving to the next
 // tile column, so the B columns they share stay in L2. ClusterN: the CN workgroups of a
-// cluster take CN neighbouring tiles of one row, which share their A tile.
+// cluster take CN neighbouring tiles of one row, which share their A tile; ClusterM: the CM
+// workgroups of a cluster CM neighbouring tiles of one column, which share their B tile.
 #pragma once
 
 template <int WGM> GT_DEVICE void gt_tile_of(int id, int tiles_m, int tiles_n, int& tm, int& tn) {
@@ -15,11 +16,15 @@ template <int WGM> GT_DEVICE void gt_tile_of(int id, int tiles_m, int tiles_n, i
 }
 
 // The tile of this workgroup when clusters of CN workgroups along N (ClusterN) take groups of
-// CN neighbouring tiles of a row (tiles_n a multiple of CN): group `group` in WorkGroupMapping
-// order over the groups, and in it the tile of this workgroup's rank in a (CN, 1, 1) cluster,
-// blockIdx.x % CN. CN = 1 is gt_tile_of.
-template <int WGM, int CN> GT_DEVICE void gt_cluster_tile_of(int group, int tiles_m, int tiles_n, int& tm, int& tn) {
-    int tg;
-    gt_tile_of<WGM>(group, tiles_m, tiles_n / CN, tm, tg);
-    tn = tg * CN + int(blockIdx.x) % CN;
+// CN neighbouring tiles of a row (tiles_n a multiple of CN), or clusters of CM along M
+// (ClusterM) groups of CM neighbouring tiles of a column (tiles_m a multiple of CM): group
+// `group` in WorkGroupMapping order over the groups, and in it the tile of this workgroup's
+// rank in its (CN * CM, 1, 1) cluster, blockIdx.x % (CN * CM). CN = CM = 1 is gt_tile_of.
+template <int WGM, int CN, int CM>
+GT_DEVICE void gt_cluster_tile_of(int group, int tiles_m, int tiles_n, int& tm, int& tn) {
+    const int rank = int(blockIdx.x) % (CN * CM);
+    int gm, gn;
+    gt_tile_of<WGM>(group, tiles_m / CM, tiles_n / CN, gm, gn);
+    tm = gm * CM + (CM > 1 ? rank : 0);
+    tn = gn * CN + (CN > 1 ? rank : 0);
 }

@@ -21,18 +21,19 @@ use crate::space::{KernelConfig, ParamId, Space, SpaceError, GEMV_FIXED};
 /// parameters at their defaults) fits.
 const SWEEP_POINTS_MAX: u128 = 160_000_000;
 
-/// Parameters the preset pins to their defaults (PersistentKernel, ClusterN and
+/// Parameters the preset pins to their defaults (PersistentKernel, ClusterN, ClusterM and
 /// PackUnaligned: a sweep measures the tile kernels reading their operands in place;
 /// `--fix PersistentKernel=0,1` adds the persistent ones, `--fix ClusterN=1,2` the clusters,
 /// `--fix PackUnaligned=0,1,2,3` the copies into aligned rows, which would otherwise
 /// quadruple the sweep of a problem with two such operands past SWEEP_POINTS_MAX).
-pub const PINNED: [ParamId; 7] = [
+pub const PINNED: [ParamId; 8] = [
     ParamId::StoreVectorWidth,
     ParamId::StaggerU,
     ParamId::WorkGroupMapping,
     ParamId::GlobalReadVectorWidth,
     ParamId::PersistentKernel,
     ParamId::ClusterN,
+    ParamId::ClusterM,
     ParamId::PackUnaligned,
 ];
 

@@ -403,9 +403,9 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
 }
 
 /// Workgroups of a persistent launch: one per compute unit, never more than there are tiles,
-/// in whole clusters of ClusterN.
+/// in whole clusters of ClusterN (ClusterM).
 fn persistent_grid(cfg: &KernelConfig, tiles: u64, target: &Target) -> u32 {
-    let cn = cfg.cn.max(1) as u64;
+    let cn = (cfg.cn.max(1) * cfg.cm.max(1)) as u64;
     let units = (target.compute_units.max(1) as u64 / cn * cn).max(cn);
     tiles.min(units) as u32
 }
@@ -450,12 +450,16 @@ pub fn tma_boxes(cfg: &KernelConfig, p: &GemmProblem) -> [TmaBox; 2] {
         },
     };
     let mut a = boxes(true, p.a_type, cfg.mt0);
-    // In a cluster sharing A each workgroup loads a 1/ClusterN slice of every box
-    // (kernels/loader/gt_tma_loader.h; K-major, constraints::cluster).
+    let mut b = boxes(false, p.b_type, cfg.mt1);
+    // In a cluster sharing A (B) each workgroup loads a 1/ClusterN (1/ClusterM) slice of every
+    // box of a K-major tile (kernels/loader/gt_tma_loader.h, constraints::cluster).
     if a.k_major {
         a.outer /= cfg.cn.max(1);
     }
-    [a, boxes(false, p.b_type, cfg.mt1)]
+    if b.k_major {
+        b.outer /= cfg.cm.max(1);
+    }
+    [a, b]
 }
 
 /// Workgroups of a stream-K launch: GSU per compute unit, never more than there are (tile, K
@@ -681,9 +685,12 @@ fn scheduler_defines(s: &PartSpec, b: &mut DefineBlock) {
             b.def("GT_GEMV_B_VECTORS", b_vectors);
         }
     }
-    // Clusters sharing A (constraints::cluster); named only when set.
+    // Clusters sharing A or B (constraints::cluster); named only when set.
     if c.cn > 1 {
         b.def("GT_CLUSTER_N", c.cn);
+    }
+    if c.cm > 1 {
+        b.def("GT_CLUSTER_M", c.cm);
     }
     b.def("GT_WGM", c.wgm);
 }
@@ -1215,6 +1222,7 @@ mod tests {
                 // were copied into aligned rows (the NT problem's A has rows of 2000 bytes):
                 // tests/nvcc_compile.rs compiles those kernels.
                 ("ClusterN", "1"),
+                ("ClusterM", "1"),
                 ("PackUnaligned", "0"),
             ] {
                 s.fix(param, values).unwrap();

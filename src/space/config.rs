@@ -140,6 +140,12 @@ pub struct KernelConfig {
     /// of the operand. Named `_PU<n>` at the end of the kernel name only when set.
     #[serde(default)]
     pub pu: u32,
+    /// ClusterM (warpgroup path with the producer warp only): the workgroups run in clusters
+    /// of this many along M, which share one column of tiles and so their B tile (each loads
+    /// a share of it into all of them), the mirror of ClusterN; at most one of the two is above
+    /// 1. Named `_CM<n>` after ClusterN's place in the kernel name only when above 1.
+    #[serde(default = "one")]
+    pub cm: u32,
 }
 
 /// The serde default of fields whose neutral value is 1.
@@ -218,6 +224,7 @@ impl KernelConfig {
                 pw: 0,
                 pk: 0,
                 cn: 1,
+                cm: 1,
                 tlds: 0,
                 pu: 0,
                 ..self
@@ -232,6 +239,7 @@ impl KernelConfig {
             self.gsu_algo = GsuAlgo::Reduce;
         }
         self.cn = self.cn.max(1);
+        self.cm = self.cm.max(1);
         self
     }
 
@@ -276,6 +284,11 @@ impl KernelConfig {
             } else {
                 String::new()
             }
+            + &if c.cm > 1 {
+                format!("_CM{}", c.cm)
+            } else {
+                String::new()
+            }
             + if c.tlds > 0 { "_TLDS1" } else { "" }
             + &if c.pu > 0 {
                 format!("_PU{}", c.pu)
@@ -299,10 +312,10 @@ impl KernelConfig {
                 ))),
             }
         };
-        let mut fields: [Option<&str>; 20] = [None; 20];
-        const PREFIXES: [&str; 20] = [
+        let mut fields: [Option<&str>; 21] = [None; 21];
+        const PREFIXES: [&str; 21] = [
             "MT", "MI", "WG", "PGR", "PLR", "LPA", "LPB", "SW", "GSU", "WGM", "GRVW", "SVW", "SU",
-            "PW", "SAB", "PK", "GV", "CN", "TLDS", "PU",
+            "PW", "SAB", "PK", "GV", "CN", "TLDS", "PU", "CM",
         ];
         for part in name.trim().split('_') {
             // Longest prefix first so that `SVW` is not read as `SW`... and `SU` after `SVW`.
@@ -365,6 +378,7 @@ impl KernelConfig {
             cn: if fields[17].is_some() { num(17)? } else { 1 },
             tlds: if fields[18].is_some() { num(18)? } else { 0 },
             pu: if fields[19].is_some() { num(19)? } else { 0 },
+            cm: if fields[20].is_some() { num(20)? } else { 1 },
         };
         if cfg.pw > 1 {
             return Err(bad(format!("`PW{}`: ProducerWarp is 0 or 1", cfg.pw)));
@@ -383,6 +397,9 @@ impl KernelConfig {
         }
         if cfg.cn == 0 {
             return Err(bad("`CN0`: ClusterN is at least 1".into()));
+        }
+        if cfg.cm == 0 {
+            return Err(bad("`CM0`: ClusterM is at least 1".into()));
         }
         if cfg.tlds > 1 {
             return Err(bad(format!("`TLDS{}`: TransposeLDS is 0 or 1", cfg.tlds)));
@@ -440,6 +457,7 @@ mod tests {
             pk: 0,
             gv: 0,
             cn: 1,
+            cm: 1,
             tlds: 0,
             pu: 0,
         }
@@ -504,6 +522,32 @@ mod tests {
         );
         assert!(KernelConfig::parse(&name.replace("_PW1", "_PW2")).is_err());
         assert!(KernelConfig::parse(&format!("{name}_PW1")).is_err());
+    }
+
+    #[test]
+    fn cluster_m_is_named_only_above_one_after_cluster_n() {
+        let mut c = sample();
+        c.pw = 1;
+        assert!(!c.name().contains("_CM"));
+        c.cm = 2;
+        c.pu = 2;
+        let name = c.name();
+        assert!(name.ends_with("_PW1_CM2_PU2"), "{name}");
+        assert_eq!(KernelConfig::parse(&name).unwrap(), c);
+        assert!(KernelConfig::parse(&name.replace("_CM2", "_CM0")).is_err());
+        assert_eq!(
+            KernelConfig::parse(&name.replace("_CM2", "_CM1")).unwrap(),
+            KernelConfig { cm: 1, ..c }
+        );
+        // Older records have no ClusterM: they read as 1.
+        let json = serde_json::to_string(&KernelConfig { cm: 1, ..c })
+            .unwrap()
+            .replace(",\"cm\":1", "");
+        assert!(!json.contains("\"cm\""), "{json}");
+        assert_eq!(
+            serde_json::from_str::<KernelConfig>(&json).unwrap(),
+            KernelConfig { cm: 1, ..c }
+        );
     }
 
     #[test]

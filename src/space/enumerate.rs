@@ -163,6 +163,7 @@ pub(super) fn reads(rule: &str) -> Option<&'static [ParamId]> {
         "pack-unaligned" => &[PackUnaligned, MatrixInstruction],
         "cluster" => &[
             ClusterN,
+            ClusterM,
             PackUnaligned,
             MatrixInstruction,
             ProducerWarp,

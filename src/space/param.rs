@@ -36,10 +36,11 @@ pub enum ParamId {
     ClusterN,
     TransposeLds,
     PackUnaligned,
+    ClusterM,
 }
 
 impl ParamId {
-    pub const ALL: [ParamId; 24] = [
+    pub const ALL: [ParamId; 25] = [
         ParamId::MacroTile0,
         ParamId::MacroTile1,
         ParamId::DepthU,
@@ -64,6 +65,7 @@ impl ParamId {
         ParamId::ClusterN,
         ParamId::TransposeLds,
         ParamId::PackUnaligned,
+        ParamId::ClusterM,
     ];
 
     /// The name used in configs, prompts, TOML files and Tensile exports.
@@ -93,6 +95,7 @@ impl ParamId {
             ParamId::ClusterN => "ClusterN",
             ParamId::TransposeLds => "TransposeLDS",
             ParamId::PackUnaligned => "PackUnaligned",
+            ParamId::ClusterM => "ClusterM",
         }
     }
 
@@ -130,6 +133,7 @@ impl ParamId {
             ParamId::ClusterN => "CN",
             ParamId::TransposeLds => "TLDS",
             ParamId::PackUnaligned => "PU",
+            ParamId::ClusterM => "CM",
         }
     }
 
@@ -156,8 +160,9 @@ impl ParamId {
             ParamId::ProducerWarp => "1 = warp specialisation on the Hopper wgmma path: one extra warp issues the tensor-map loads into every free pipeline stage while the warpgroups only multiply (no workgroup barrier in the main loop); 0 = the warpgroups take turns loading",
             ParamId::PersistentKernel => "1 = on the Hopper wgmma path with the producer warp, one workgroup per compute unit walks many output tiles: the next tile's operands load while the last tile is stored through the tensor memory accelerator, so no pipeline refill and no epilogue sit between tiles (compute-bound and output-heavy shapes; C, where beta reads it, loads through a tensor map of its own; no split-K)",
             ParamId::Gemv => "1 = the GEMV path for N up to 8 (decode), or for M up to 8 along N with SwapAB=1: dot products of A's rows with every column of B, A read once straight from global memory in GlobalReadVectorWidth vectors with PrefetchGlobalRead of them in flight per row, MacroTile0 rows per workgroup over WavesM waves, MacroTile1 >= N columns (1, 2, 4 or 8), K split over GlobalSplitU workgroups (algorithm 0 or 1); MatrixInstruction 1x1x1, the LDS, pipeline and store parameters at fixed values",
-            ParamId::ClusterN => "on the Hopper wgmma path with the producer warp, workgroups run in clusters of this many along N that share one row of tiles and read their common A tile from L2 once for the cluster (each loads a slice, multicast to all; every workgroup still receives the whole tile); opt-in, measured no faster than 1 on the shapes tried; 1 = no cluster",
+            ParamId::ClusterN => "on the Hopper wgmma path with the producer warp, workgroups run in clusters of this many along N that share one row of tiles and read their common A tile from L2 once for the cluster (each loads a share, multicast to all; every workgroup still receives the whole tile); searched where A's rows start on 16-byte but not 32-byte boundaries, opt-in elsewhere (measured no faster than 1 there); not with ClusterM > 1; 1 = no cluster",
             ParamId::TransposeLds => "on the matrix-core LDS path (MFMA on AMD, mma.sync on NVIDIA) with an operand that is M- or N-contiguous in memory (A with transA=N, B with transB=T): 1 = the loader transposes that operand in registers into K-major LDS tiles of 16-byte packs, so the matrix instructions' operands are read with wide LDS reads; 0 = the tile is stored as it lies and read transposed (one element per read on AMD, ldmatrix.trans on NVIDIA); that operand's LDS padding must be 0 with 1",
+            ParamId::ClusterM => "on the Hopper wgmma path with the producer warp, workgroups run in clusters of this many along M that share one column of tiles and read their common B tile from L2 once for the cluster (each loads a share, multicast to all); searched where B's rows start on 16-byte but not 32-byte boundaries, opt-in elsewhere; not with ClusterN > 1; 1 = no cluster",
             ParamId::PackUnaligned => "on the Hopper wgmma path, operands whose rows start on 16-byte but not 32-byte boundaries (a leading dimension such as 3000 or 1000 in bf16, which makes every tensor-map box row cost the L2 several requests) are first copied K-major into the workspace with rows of whole 128-byte lines by a packing kernel of their own: 1 = A, 2 = B, 3 = both, 0 = read in place; pays where the operand is small next to the work or read many times",
             ParamId::SwapAB => "1 = on the Hopper wgmma path, compute the transposed tile (B^T A^T): the instruction's 64-row slices run along N (MacroTile1 per warpgroup a multiple of 64) and MacroTile0 may be any multiple of 16, so skinny problems get M tiles (48, 80, 224 ...) that fill every compute unit in one wave; on the GEMV path (Gemv=1), run along N for M up to 8: the GEMV of D^T = B^T A^T",
         }
@@ -193,6 +198,7 @@ impl ParamId {
             ParamId::ClusterN => c.cn,
             ParamId::TransposeLds => c.tlds,
             ParamId::PackUnaligned => c.pu,
+            ParamId::ClusterM => c.cm,
         }) as i64
     }
 
@@ -228,6 +234,7 @@ impl ParamId {
             ParamId::ClusterN => c.cn = u,
             ParamId::TransposeLds => c.tlds = u,
             ParamId::PackUnaligned => c.pu = u,
+            ParamId::ClusterM => c.cm = u,
         }
     }
 

@@ -88,6 +88,7 @@ impl Space {
         };
         let gemv_columns: &[i64] = if gemv { &[1, 2, 4, 8] } else { &[] };
         let unaligned_a = wgmma && constraints::tma_rows_unaligned(problem, true);
+        let unaligned_b = wgmma && constraints::tma_rows_unaligned(problem, false);
         let transposable =
             !shapes.is_empty() && (!problem.k_contiguous(true) || !problem.k_contiguous(false));
         let n_tile_values: Vec<i64> = gemv_columns.iter().copied().chain(wide_tiles).collect();
@@ -155,19 +156,7 @@ impl Space {
             // ... except where A's rows are only 16-byte aligned: there pairs sharing A halve
             // the L2 requests its tensor-map loads cost, and the search takes them
             // (Space::unaligned_a_starts).
-            Domain::choice(
-                ParamId::ClusterN,
-                if unaligned_a { vec![1, 2] } else { vec![1] },
-                1,
-            )
-            .with_opt_in(if wgmma {
-                constraints::CLUSTER_N_VALUES
-                    .iter()
-                    .map(|&v| v as i64)
-                    .collect()
-            } else {
-                Vec::new()
-            }),
+            cluster_domain(ParamId::ClusterN, wgmma, unaligned_a),
             // Operands transposed into K-major LDS packs where one is M- or N-contiguous and
             // the matrix-core LDS path runs: searched on AMD, whose atoms would otherwise
             // gather such an operand one element per LDS read; opt-in on NVIDIA
@@ -186,6 +175,9 @@ impl Space {
             } else {
                 Vec::new()
             }),
+            // Clusters along M sharing B: the mirror of ClusterN, searched where B's rows are
+            // only 16-byte aligned (Space::unaligned_b_starts), opt-in elsewhere.
+            cluster_domain(ParamId::ClusterM, wgmma, unaligned_b),
             // Operands with rows aligned to 16 bytes only, copied into aligned rows first, where
             // the warpgroup path reads them through tensor maps (Space::packed_twins starts
             // the search on both).
@@ -771,23 +763,59 @@ impl Space {
             .collect()
     }
 
+    /// Where B's rows start on 16-byte but not 32-byte boundaries (NN or TN with K = 3000, NT
+    /// or TT with N = 1000), the mirror of [`Space::unaligned_a_starts`]: pairs of workgroups
+    /// along M sharing B (ClusterM=2) on 128x256 tiles (64x256 where 128-row tiles do not
+    /// pair up along M), warpgroups of 64x256 with the producer warp, as deep as fits;
+    /// data-parallel and persistent. docs/performance.md has the measurements.
+    pub fn unaligned_b_starts(&self) -> Vec<KernelConfig> {
+        let p = &self.problem;
+        if !self.domain(ParamId::ClusterM).contains(2)
+            || !constraints::tma_rows_unaligned(p, false)
+            || tile_count(p, 128, 256) < self.hw.compute_units as i64
+        {
+            return Vec::new();
+        }
+        let m = p.m.max(1);
+        let Some(mt0) = [128, 64]
+            .into_iter()
+            .find(|h| (m + h - 1) / h % 2 == 0 && self.domain(ParamId::MacroTile0).contains(*h))
+        else {
+            return Vec::new();
+        };
+        [0, 1]
+            .into_iter()
+            .filter_map(|persistent| {
+                let space = self.with_deepest_pipeline(&[
+                    (ParamId::MacroTile0, mt0),
+                    (ParamId::MacroTile1, 256),
+                    (ParamId::WavesM, mt0 / 16),
+                    (ParamId::WavesN, 1),
+                    (ParamId::ProducerWarp, 1),
+                    (ParamId::ClusterM, 2),
+                    (ParamId::PersistentKernel, persistent),
+                    (ParamId::SwapAB, 0),
+                    (ParamId::GlobalSplitU, 1),
+                    (ParamId::GlobalSplitUAlgorithm, 1),
+                ])?;
+                Some(space.raw_default())
+            })
+            .collect()
+    }
+
     /// Where operands have rows aligned to 16 bytes only, the default, the persistent and the
-    /// wave-fitting starts again with every such operand copied into aligned rows first
-    /// (PackUnaligned), so that the search measures both from its first batch: which wins
-    /// depends on how large the operands are next to the work. Measured on an H200, same
-    /// call, as the tuned kernels with the rows aligned by the caller instead (cuBLASLt in
-    /// brackets): 3000^3 NN f16 122.1 us in place, 80.5 with B's rows aligned [78.9];
-    /// 8 x 1000^3 NT 42.4 against 32.7 with both aligned [29.6]; 3 x 1000^3 20.7 against 15.9
-    /// [15.0].
+    /// wave-fitting starts again with one such operand copied into aligned rows first
+    /// (PackUnaligned), so that the search measures both from its first batch. Which operand:
+    /// a K-major one rather than an M- or N-major one, whose unaligned rows cost less; of two,
+    /// the one of fewer bytes (the copy reads and writes it once more). Measured on an H200,
+    /// same call, as the tuned kernels with the rows aligned by the caller instead (cuBLASLt
+    /// in brackets): 3000^3 NN f16 122.1 us in place, 80.5 with B's (K-major) rows aligned,
+    /// 77.5 with both [78.9]; tuned with copies, B copied won (95.8 us), and where the search
+    /// started from both copied only, both copied did (110.0); 7168x2112x4112 e4m3 and
+    /// 11008x2048x4104 f16 (TN) were won with B, the smaller, copied.
     pub fn packed_twins(&self) -> Vec<KernelConfig> {
-        let all = self
-            .domain(ParamId::PackUnaligned)
-            .values
-            .iter()
-            .copied()
-            .max()
-            .unwrap_or(0);
-        if all == 0 {
+        let bits = self.twin_copies();
+        if bits == 0 {
             return Vec::new();
         }
         let mut out = Vec::new();
@@ -800,12 +828,45 @@ impl Space {
         .flatten()
         {
             let mut twin = c;
-            ParamId::PackUnaligned.set(&mut twin, all);
-            if twin.cn == 1 && self.is_valid(&twin) && !out.contains(&twin) {
+            ParamId::PackUnaligned.set(&mut twin, i64::from(bits));
+            if twin.cn == 1 && twin.cm == 1 && self.is_valid(&twin) && !out.contains(&twin) {
                 out.push(twin);
             }
         }
         out
+    }
+
+    /// The PackUnaligned value of the packed twins (0: none): the K-major unaligned operand
+    /// of fewer bytes (B on a tie), else every unaligned one (M- or N-major).
+    fn twin_copies(&self) -> u32 {
+        let p = &self.problem;
+        let offered = |bits: u32| {
+            self.domain(ParamId::PackUnaligned)
+                .contains(i64::from(bits))
+        };
+        let unaligned = constraints::unaligned_operands(p);
+        if unaligned == 0 || !offered(unaligned) {
+            return 0;
+        }
+        let bytes = |is_a: bool| {
+            let (rows, t) = if is_a {
+                (p.m, p.a_type)
+            } else {
+                (p.n, p.b_type)
+            };
+            rows * t.bytes() as i64
+        };
+        // B first: of two of equal bytes it is the one to copy (A may be shared by pairs
+        // along N instead; 3000^3 TN, H200: 93.3 us with B copied, 108.4 from A copied).
+        let k_major: Vec<(u32, i64)> = [(constraints::PACK_B, false), (constraints::PACK_A, true)]
+            .into_iter()
+            .filter(|&(bit, is_a)| unaligned & bit != 0 && p.k_contiguous(is_a))
+            .map(|(bit, is_a)| (bit, bytes(is_a)))
+            .collect();
+        k_major
+            .iter()
+            .min_by_key(|&&(_, b)| b)
+            .map_or(unaligned, |&(bit, _)| bit)
     }
 
     /// The default's tile count where the wave-fitting starts apply: the default runs the
@@ -1123,6 +1184,7 @@ impl Space {
             .chain(full.tiny_m_starts())
             .chain(full.gemv_starts())
             .chain(full.unaligned_a_starts())
+            .chain(full.unaligned_b_starts())
             .chain(full.packed_twins())
             .filter_map(|c| self.nearest_recorded(&c))
         {
@@ -1470,6 +1532,20 @@ fn default_split_for(p: &GemmProblem, hw: &HwSpec, mt0: i64, mt1: i64) -> i64 {
 }
 
 /// Workgroups of mt0 x mt1 tiles that cover the problem, every batch included.
+/// The domain of ClusterN or ClusterM: pairs searched where the operand they share has rows
+/// aligned to 16 bytes only (`unaligned`), opt-in wherever the warpgroup path runs.
+fn cluster_domain(id: ParamId, wgmma: bool, unaligned: bool) -> Domain {
+    let opt_in = if wgmma {
+        constraints::CLUSTER_N_VALUES
+            .iter()
+            .map(|&v| i64::from(v))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Domain::choice(id, if unaligned { vec![1, 2] } else { vec![1] }, 1).with_opt_in(opt_in)
+}
+
 fn tile_count(p: &GemmProblem, mt0: i64, mt1: i64) -> i64 {
     (p.m + mt0 - 1) / mt0 * ((p.n + mt1 - 1) / mt1) * p.batch.max(1)
 }
@@ -1502,6 +1578,7 @@ fn blank() -> KernelConfig {
         pk: 0,
         gv: 0,
         cn: 1,
+        cm: 1,
         tlds: 0,
         pu: 0,
     }
@@ -1581,17 +1658,41 @@ mod tests {
         nn.fill_defaults();
         let s = Space::for_problem(&nn, &h200);
         assert_eq!(s.domain(ParamId::PackUnaligned).values, vec![0, 1, 2, 3]);
+        // B, the K-major one, is copied.
         let twins = s.packed_twins();
         assert!(!twins.is_empty());
         for c in &twins {
-            assert_eq!(c.pu, 3, "{}", c.name());
+            assert_eq!(c.pu, 2, "{}", c.name());
             s.check(c).unwrap();
-            assert_eq!(constraints::packed_operands(c, &nn), [true, true]);
+            assert_eq!(constraints::packed_operands(c, &nn), [false, true]);
             assert!(s.extra_starts().contains(c), "{}", c.name());
         }
-        // The M-major A is shared by pairs too.
+        // TN with both K-major and unaligned: the smaller, B (1000 rows against 8192), and
+        // B of two of a size; A where it is the smaller.
+        for (m, n, pu) in [(8192, 1000, 2), (3000, 3000, 2), (1000, 8192, 1)] {
+            let tn = Space::for_problem(&GemmProblem::new(m, n, 3000), &h200);
+            let twins = tn.packed_twins();
+            assert!(
+                !twins.is_empty() && twins.iter().all(|c| c.pu == pu),
+                "{m}x{n}: {twins:?}"
+            );
+        }
+        // NT with M = N = 1000: both M- or N-major, both copied.
+        let mut nt = GemmProblem::new(1000, 1000, 1000);
+        (nt.trans_a, nt.trans_b, nt.lda, nt.ldb) = (Trans::N, Trans::T, 0, 0);
+        nt.fill_defaults();
+        let nt = Space::for_problem(&nt, &h200);
+        assert!(nt.packed_twins().iter().all(|c| c.pu == 3));
+        // The M-major A is shared by pairs along N, the K-major B by pairs along M.
         let pairs: Vec<KernelConfig> = s.extra_starts().into_iter().filter(|c| c.cn == 2).collect();
         assert!(!pairs.is_empty() && pairs.iter().all(|c| c.mt0 == 256 && c.pu == 0));
+        assert_eq!(s.domain(ParamId::ClusterM).values, vec![1, 2]);
+        let along_m = s.unaligned_b_starts();
+        assert_eq!(along_m.len(), 2, "{along_m:?}");
+        for (c, pk) in along_m.iter().zip([0, 1]) {
+            assert_eq!((c.mt0, c.mt1, c.wg, c.cm, c.pk), (128, 256, [8, 1], 2, pk));
+            assert!(s.extra_starts().contains(c), "{}", c.name());
+        }
         // Rows of 6016 bytes: nothing to copy, no twins.
         let aligned = Space::for_problem(&GemmProblem::new(3008, 3008, 3008), &h200);
         assert_eq!(aligned.domain(ParamId::PackUnaligned).values, vec![0]);

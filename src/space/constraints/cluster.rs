@@ -1,5 +1,6 @@
-//! Clusters sharing A (ClusterN): what the kernel's multicast A loads (K-major tiles in row
-//! slices, M-major ones in whole chunks) and cluster-wide slot releases need (kernels/loader/gt_tma_loader.h, kernels/loader/gt_free_slots.h).
+//! Clusters sharing A (ClusterN) or B (ClusterM): what the kernel's multicast loads of the
+//! shared tile (K-major tiles in row slices, M- or N-major ones in whole chunks) and
+//! cluster-wide slot releases need (kernels/loader/gt_tma_loader.h, kernels/loader/gt_free_slots.h).
 //!
 //! Rule: `cluster`.
 
@@ -22,63 +23,82 @@ pub const CLUSTER_N_VALUES: [u32; 2] = [1, 2];
 /// slices of whole 8-row groups) or whole chunks of an M-major one (ClusterN must divide
 /// their number), and whose consumers release each slot cluster-wide. The
 /// cluster's workgroups take neighbouring tiles of one row, so N must come in a whole number
-/// of groups of ClusterN tiles; split-K over the grid keeps every split's K range the same
+/// of groups of ClusterN tiles. ClusterM > 1 is the same along M, sharing B; the two are not
+/// both above 1; split-K over the grid keeps every split's K range the same
 /// in a cluster (its partials summed by the reduction kernel or, past the mainloop's closing
 /// cluster barrier, in the kernel), stream-K does not.
 pub(super) fn cluster(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
     let rule = "cluster";
-    if c.cn == 1 {
+    if c.cn == 1 && c.cm == 1 {
         return Ok(());
     }
-    if !CLUSTER_N_VALUES.contains(&c.cn) {
+    if c.cn > 1 && c.cm > 1 {
         return fail(
             rule,
-            format!("ClusterN is one of {CLUSTER_N_VALUES:?}, not {}", c.cn),
+            format!(
+                "clusters run along N (ClusterN, sharing A) or along M (ClusterM, sharing B), not both: ClusterN {} and ClusterM {}",
+                c.cn, c.cm
+            ),
+        );
+    }
+    // The cluster's direction: along N sharing A, or along M sharing B.
+    let along_n = c.cn > 1;
+    let (param, size) = if along_n {
+        ("ClusterN", c.cn)
+    } else {
+        ("ClusterM", c.cm)
+    };
+    if !CLUSTER_N_VALUES.contains(&size) {
+        return fail(
+            rule,
+            format!("{param} is one of {CLUSTER_N_VALUES:?}, not {size}"),
         );
     }
     if hw.vendor != Vendor::Nvidia || !is_wgmma(c) || c.pw != 1 {
         return fail(
             rule,
-            "ClusterN > 1 runs the Hopper warpgroup path with its producer warp: MI64x8x16/MI64x8x32/MI64x8x8 and ProducerWarp=1".into(),
+            format!("{param} > 1 runs the Hopper warpgroup path with its producer warp: MI64x8x16/MI64x8x32/MI64x8x8 and ProducerWarp=1"),
         );
     }
     if c.gsu_algo == GsuAlgo::StreamK {
         return fail(
             rule,
-            "ClusterN > 1 shares whole K ranges: no stream-K".into(),
+            format!("{param} > 1 shares whole K ranges: no stream-K"),
         );
     }
-    let tiles_n = (p.n as u64).div_ceil(c.mt1.max(1) as u64);
-    if !tiles_n.is_multiple_of(c.cn as u64) {
+    let (dim, extent, tile, tile_param, operand, rows) = if along_n {
+        ("N", p.n, c.mt1, "MacroTile1", "A", c.mt0)
+    } else {
+        ("M", p.m, c.mt0, "MacroTile0", "B", c.mt1)
+    };
+    let tiles = (extent as u64).div_ceil(tile.max(1) as u64);
+    if !tiles.is_multiple_of(size as u64) {
         return fail(
             rule,
             format!(
-                "ClusterN {} takes groups of {} tiles along N: N = {} is {tiles_n} tiles of MacroTile1 {}",
-                c.cn, c.cn, p.n, c.mt1
+                "{param} {size} takes groups of {size} tiles along {dim}: {dim} = {extent} is {tiles} tiles of {tile_param} {tile}"
             ),
         );
     }
-    // The A tile the kernel reads: a packed A is K-major whatever its stored layout.
-    let [pack_a, _] = packed_operands(c, p);
-    match mn_chunk(c, p, true).filter(|_| !pack_a) {
-        // M-major: each workgroup loads whole chunks of it.
-        Some(chunk) if (c.mt0 / chunk).is_multiple_of(c.cn) => Ok(()),
+    // The shared tile as the kernel reads it: a packed operand is K-major whatever its stored
+    // layout.
+    let packed = packed_operands(c, p)[usize::from(!along_n)];
+    match mn_chunk(c, p, along_n).filter(|_| !packed) {
+        // M- or N-major: each workgroup loads whole chunks of it.
+        Some(chunk) if (rows / chunk).is_multiple_of(size) => Ok(()),
         Some(chunk) => fail(
             rule,
             format!(
-                "ClusterN {} shares an M-major A tile in whole chunks: MacroTile0 {} is {} chunks of {chunk}",
-                c.cn,
-                c.mt0,
-                c.mt0 / chunk
+                "{param} {size} shares an M- or N-major {operand} tile in whole chunks: it is {} chunks of {chunk}",
+                rows / chunk
             ),
         ),
-        None => match k_major_box_rows(c.mt0) {
-            Some(rows) if rows.is_multiple_of(8 * c.cn) => Ok(()),
+        None => match k_major_box_rows(rows) {
+            Some(box_rows) if box_rows.is_multiple_of(8 * size) => Ok(()),
             _ => fail(
                 rule,
                 format!(
-                    "ClusterN {} cuts each A box of MacroTile0 {} into slices of whole 8-row groups",
-                    c.cn, c.mt0
+                    "{param} {size} cuts each {operand} box of {rows} rows into slices of whole 8-row groups"
                 ),
             ),
         },

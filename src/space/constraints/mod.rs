@@ -243,6 +243,38 @@ mod tests {
         nn3000.fill_defaults();
         assert_eq!(rule(&ok, &nn3000, &hw), "cluster");
         assert_eq!(rule(&KernelConfig { pu: 1, ..ok }, &nn3000, &hw), "ok");
+        // ClusterM: the mirror along M, sharing B (K-major here: slices of 8 rows of its
+        // 80-row box); 3584 rows are 56 tiles of 64 (pairs), 3000 are 47 (no whole pair); never
+        // with ClusterN.
+        let along_m = KernelConfig { cn: 1, cm: 2, ..ok };
+        assert_eq!(rule(&along_m, &p, &hw), "ok");
+        let v = check(&along_m, &GemmProblem::new(3000, 160, 18944), &hw).unwrap_err();
+        assert!(
+            v.rule == "cluster" && v.message.contains("groups of 2 tiles along M"),
+            "{v}"
+        );
+        let both = KernelConfig { cm: 2, ..ok };
+        assert!(check(&both, &p, &hw)
+            .unwrap_err()
+            .message
+            .contains("not both"));
+        // B N-major (NT), 80 columns: no whole chunks of 64 to share.
+        let mut nt = GemmProblem::new(3584, 160, 18944);
+        (nt.trans_b, nt.ldb) = (Trans::T, 0);
+        nt.fill_defaults();
+        assert_eq!(rule(&along_m, &nt, &hw), "cluster");
+        assert_eq!(
+            rule(
+                &KernelConfig {
+                    mt1: 128,
+                    pgr: 9,
+                    ..along_m
+                },
+                &nt,
+                &hw
+            ),
+            "ok"
+        );
         let mut f8 = p.clone();
         (f8.a_type, f8.b_type) = (DataType::F8, DataType::F8);
         let f8_ok = wgmma_cfg(

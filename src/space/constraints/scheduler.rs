@@ -95,7 +95,7 @@ pub(super) fn persistent(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violat
         0 => return Ok(()),
         1 => {}
         2 => {
-            if c.wg != [4, 1] || c.sab != 0 || c.cn > 1 || p.beta != 0.0 {
+            if c.wg != [4, 1] || c.sab != 0 || c.cn > 1 || c.cm > 1 || p.beta != 0.0 {
                 return fail(
                     rule,
                     "PersistentKernel=2 (ping-pong) takes one warpgroup per tile (WorkGroup 4x1), unswapped, without clusters, and beta 0".into(),

@@ -56,8 +56,8 @@ fn verdicts(s: &Space, n: usize) -> Verdicts {
             d.values[rng.gen_range(0..d.values.len())]
         }
     };
-    // The draws were recorded before the Gemv, ClusterN, TransposeLDS and PackUnaligned
-    // parameters existed:
+    // The draws were recorded before the Gemv, ClusterN, TransposeLDS, PackUnaligned and
+    // ClusterM parameters existed:
     // they leave them at their defaults (their rules are tested in tests/gemv.rs and with the
     // constraints), so every other parameter is drawn as it was.
     let domains: Vec<&Domain> = s
@@ -69,6 +69,7 @@ fn verdicts(s: &Space, n: usize) -> Verdicts {
                 ParamId::ClusterN,
                 ParamId::TransposeLds,
                 ParamId::PackUnaligned,
+                ParamId::ClusterM,
             ]
             .contains(&d.id)
         })
