@@ -55,7 +55,7 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
         // Groups of CLUSTER_N tiles along N (CLUSTER_M along M): one per cluster at a time.
         constexpr int CN = Cfg::CLUSTER_N, CM = Cfg::CLUSTER_M;
         const int groups_mn = (tiles_m / CM) * (tiles_n / CN), groups = groups_mn * args.batch;
-        const int cluster = int(blockIdx.x) / (CN * CM), clusters = int(gridDim.x) / (CN * CM);
+        const int cluster = int(blockIdx.x) / Cfg::CLUSTER, clusters = int(gridDim.x) / Cfg::CLUSTER;
         // Tile group `g` -> this workgroup's tile origin and batch.
         auto place = [&](int g, int& m0, int& n0, int& batch) {
             batch = g / groups_mn;

@@ -1536,7 +1536,7 @@ fn default_split_for(p: &GemmProblem, hw: &HwSpec, mt0: i64, mt1: i64) -> i64 {
 /// aligned to 16 bytes only (`unaligned`), opt-in wherever the warpgroup path runs.
 fn cluster_domain(id: ParamId, wgmma: bool, unaligned: bool) -> Domain {
     let opt_in = if wgmma {
-        constraints::CLUSTER_N_VALUES
+        constraints::CLUSTER_SIZES
             .iter()
             .map(|&v| i64::from(v))
             .collect()

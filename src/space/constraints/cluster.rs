@@ -11,12 +11,12 @@ use crate::hw::{HwSpec, Vendor};
 use crate::problem::GemmProblem;
 use crate::space::config::{GsuAlgo, KernelConfig};
 
-/// Cluster sizes the space offers. The kernel takes any size whose A slices are whole 8-row
-/// groups, but clusters of 4 ran 1.6-2.2x slower than 2 on every shape tried on an H100
+/// Cluster sizes the space offers, along N (ClusterN) or M (ClusterM). The kernel takes any
+/// size whose slices are whole 8-row groups, but clusters of 4 ran 1.6-2.2x slower than 2 on every shape tried on an H100
 /// (4096x128x4096 e4m3 on 64x32 tiles 29.2 us against 13.4 on 64x64 in pairs; 3584x160x18944
 /// 124.5 against 63.6): their A boxes of 16 rows and four remote releases per stage cost more
 /// than the shared reads save.
-pub const CLUSTER_N_VALUES: [u32; 2] = [1, 2];
+pub const CLUSTER_SIZES: [u32; 2] = [1, 2];
 
 /// `cluster`: ClusterN > 1 runs the warpgroup path with its producer warp on NVIDIA, whose
 /// producers multicast slices of a K-major A tile (each tensor-map box cut into ClusterN
@@ -48,10 +48,10 @@ pub(super) fn cluster(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<
     } else {
         ("ClusterM", c.cm)
     };
-    if !CLUSTER_N_VALUES.contains(&size) {
+    if !CLUSTER_SIZES.contains(&size) {
         return fail(
             rule,
-            format!("{param} is one of {CLUSTER_N_VALUES:?}, not {size}"),
+            format!("{param} is one of {CLUSTER_SIZES:?}, not {size}"),
         );
     }
     if hw.vendor != Vendor::Nvidia || !is_wgmma(c) || c.pw != 1 {
