@@ -23,7 +23,9 @@
 //                  GtStreamKScheduler  persistent workgroups sharing all (tile, K tile)
 //                                    iterations evenly
 //                  GtPersistentScheduler  one workgroup per compute unit walking many
-//                                    tiles, its producer warp loading ahead across them
+//                                    tiles (or, stream-K, an even share of all (tile, K
+//                                    tile) units: scheduler/gt_tile_walk.h), its producer
+//                                    warp loading ahead across them
 //                  GtGemvRows        rows of A by K splits (the GEMV path, N <= 8: its own
 //                                    mainloops, dot products straight from global memory
 //                                    with FMAs, mainloop/gt_gemv.h, or on the matrix cores,
@@ -77,6 +79,7 @@
 #include "scheduler/gt_gemv_rows.h"
 #if !GT_VENDOR_AMD
 #include "epilogue/gt_epilogue_tma.h"
+#include "scheduler/gt_tile_walk.h"
 #include "scheduler/gt_persistent.h"
 #endif
 

@@ -150,13 +150,15 @@ static_assert(GtCfg::MT0 % GtCfg::WG0 == 0 && GtCfg::MT1 % GtCfg::WG1 == 0,
               "waves must split the macro tile evenly");
 static_assert(GtCfg::STAGES >= 1 && GtCfg::STAGES <= (GtCfg::WGMMA ? 16 : 4),
               "PrefetchGlobalRead is 1..4 (1..16 with wgmma)");
-static_assert(!GtCfg::PRODUCER_WARP || (GtCfg::WGMMA && !GtCfg::STREAM_K),
-              "ProducerWarp is for the wgmma path, without stream-K");
+static_assert(!GtCfg::PRODUCER_WARP || (GtCfg::WGMMA && (!GtCfg::STREAM_K || GtCfg::PERSISTENT)),
+              "ProducerWarp is for the wgmma path, with stream-K only in the persistent kernel");
 static_assert(GtCfg::CONSUMERS == 1 || (GtCfg::PERSISTENT && GtCfg::THREADS == 128 && GtCfg::PRODUCER_WARPGROUP &&
                                         GtCfg::CLUSTER == 1 && !GtCfg::SWAP_AB && GtCfg::BETA_ZERO),
               "ping-pong takes one unswapped warpgroup per tile and a producer warpgroup, without clusters, storing D only");
-static_assert(GtCfg::CLUSTER == 1 || (GtCfg::WGMMA && GtCfg::PRODUCER_WARP && !GtCfg::STREAM_K),
-              "clusters sharing A or B (ClusterN, ClusterM) are for the warpgroup path with the producer warp, without stream-K");
+static_assert(GtCfg::CLUSTER == 1 ||
+                  (GtCfg::WGMMA && GtCfg::PRODUCER_WARP && (!GtCfg::STREAM_K || GtCfg::PERSISTENT)),
+              "clusters sharing A or B (ClusterN, ClusterM) are for the warpgroup path with the producer warp, with "
+              "stream-K only in the persistent kernel");
 static_assert(GtCfg::CLUSTER_N == 1 || GtCfg::CLUSTER_M == 1, "clusters run along N (sharing A) or along M (sharing B)");
 static_assert(!GtCfg::TRANSPOSE_LDS || (GtCfg::USE_MMA && !GtCfg::WGMMA && !GtCfg::GEMV),
               "TransposeLDS is for the matrix-core LDS path (mma.sync / MFMA atoms)");

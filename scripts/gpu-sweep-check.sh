@@ -5,7 +5,9 @@
 # timed beside cuBLASLt. Prints one line per shape and `FAILED` for any kernel that did not
 # verify; exits 1 if any did. The shape files: scripts/check-gemv.txt (the GEMV path, every
 # layout and input type), scripts/check-persistent.txt (persistent kernels, swapped and not),
-# scripts/check-ping-pong.txt (the ping-pong persistent kernel, PersistentKernel=2).
+# scripts/check-ping-pong.txt (the ping-pong persistent kernel, PersistentKernel=2),
+# scripts/check-persistent-stream-k.txt (its stream-K, PersistentKernel=1 with GSU1S); DEVELOPERS.md
+# lists the others.
 #
 #   scripts/gpu-sweep-check.sh BIN OUT SHAPES      env: MAXC (kernels per shape, 16)
 set -uo pipefail

@@ -702,6 +702,38 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
             false,
         ),
     ];
+    // The persistent kernel's stream-K (GSU1S): alone, in pairs along M and along N with rows
+    // aligned to 16 bytes only, swapped, and with an f32 output.
+    let stream_k: Vec<Case> = vec![
+        (
+            problem(3072, 3072, 3072, "TN", Bf16, Bf16, 0.0, 1),
+            "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0_PW1_PK1",
+            "",
+            false,
+            false,
+        ),
+        (
+            problem(3000, 3000, 3000, "NN", F16, F16, 0.0, 1),
+            "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0_PW1_PK1_CM2",
+            "1, 0",
+            false,
+            false,
+        ),
+        (
+            problem(3000, 3000, 3000, "TN", Bf16, Bf16, 0.0, 1),
+            "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0_PW1_PK1_CN2",
+            "",
+            false,
+            false,
+        ),
+        (
+            problem(2000, 3000, 1024, "TN", Bf16, Bf16, 0.0, 2),
+            "MT128x128x64_MI64x8x16_WG4x2_PGR4_PLR0_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0_PW1_SAB1_PK1",
+            "",
+            false,
+            false,
+        ),
+    ];
     for (p, name, bits, pack_a, pack_b) in cases
         .into_iter()
         .chain(persistent)
@@ -709,6 +741,7 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
         .chain(clustered)
         .chain(along_m)
         .chain(repacked)
+        .chain(stream_k)
     {
         let cfg = KernelConfig::parse(name).unwrap();
         Space::for_problem(&p, &hw)
@@ -750,6 +783,12 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
                 p.label()
             );
         }
+        // Only the persistent stream-K copies split tiles' parts into LDS with the bulk engine.
+        assert_eq!(
+            main.contains("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"),
+            cfg.pk == 1 && cfg.gsu_algo == GsuAlgo::StreamK,
+            "{name}: the parts' bulk copies"
+        );
         // Only ping-pong moves registers from its producer warpgroup to the computing ones.
         for op in [
             "setmaxnreg.dec.sync.aligned.u32 40",

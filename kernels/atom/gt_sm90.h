@@ -132,6 +132,13 @@ template <bool TRANS> GT_DEVICE void gt_stmatrix_x2(gt_u32 addr, gt_u32 r0, gt_u
                      : "memory");
     }
 }
+// Copies `bytes` (a multiple of 16) from global memory to LDS at `dst`, both 16-byte aligned,
+// asynchronously, completing on mbarrier `bar` (which the caller told to expect them).
+GT_DEVICE void gt_bulk_load(gt_u32 dst, const void* src, gt_u32 bytes, gt_u32 bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
 // Makes this thread's ordinary LDS writes visible to the async proxy (tensor-map stores).
 GT_DEVICE void gt_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 // A barrier of `threads` threads (whole warps) on hardware barrier `id` (0 is __syncthreads').

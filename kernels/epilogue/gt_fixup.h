@@ -5,6 +5,11 @@
 // whichever finishes last), leaves the sum in its staging tile and resets the flag to zero, so
 // the flags are clean for the next launch. Nobody waits for anybody: no deadlock whatever the
 // number of workgroups resident at once.
+//
+//   GtSharedTile        partials staged as an f32 tile in LDS (the stream-K kernel, GSU<n>K)
+//   GtRegisterPartials  partials straight from and into the accumulator registers (the
+//                       persistent kernel's stream-K, NVIDIA), whose LDS holds the operand
+//                       ring and D's staging
 #pragma once
 
 template <class Cfg> struct GtSharedTile {
@@ -83,3 +88,137 @@ template <class Cfg> struct GtSharedTile {
         return finish(ctile, slot, args.flags + tile, 0u, gt_u32(Cfg::GSU - 1), gt_u32(split), tid, last_flag);
     }
 };
+
+#if !GT_VENDOR_AMD
+// The persistent kernel's stream-K (scheduler/gt_persistent.h, NVIDIA): a tile split among
+// contributors lo..hi (lo holds its first K tiles) meets in the workspace, one slot per part.
+// A part goes there straight from the accumulator registers (element j of thread t at
+// ((j / 4) * THREADS + t) * 4 + j % 4: one 16-byte vector a thread and four elements, each
+// warp's 512 bytes contiguous), and the one that completes the tile adds the others' parts
+// to its accumulators through the epilogue's staging area: the bulk-copy engine brings the
+// parts in chunks, into two halves of the area in turn (one filling while the other is
+// added), and each thread reads its own vectors back. Registers could not
+// take them: with 128 accumulators a consumer thread has almost nothing beside them of its
+// 168, and adding parts straight from global memory, few loads in flight, ran 3 x 1000^3 in
+// 68 us against 25 on whole tiles (H100).
+//
+//   lo (computed last in the walk: later clusters' ranges start with the other parts)
+//      every other part is in: add them, store the tile (the common case)
+//      else: like any other part
+//   any other part: store it, count it in the tile's flag; the last to arrive adds the
+//      others' parts and stores the tile
+//
+// Nobody waits for anybody. Which one completes a tile can change from run to run, and with
+// it the order of the sums: with three or more parts the last bits of D may then differ
+// between runs, as with the atomic split-K (GSU<n>A). Adding every part into one L2 sum with
+// vector reductions instead (the last loading it) ran 3072^3 in 97.3 us on an H200: the
+// reductions came in bursts on every compute unit at once and stalled the consumers
+// (lg_throttle and the flag's barrier, 14% of the warp samples).
+__host__ __device__ constexpr int gt_part_chunk(int vecs, int most) {
+    return most <= 1 ? 1 : vecs % most == 0 ? most : gt_part_chunk(vecs, most - 1);
+}
+
+template <int ACC, int THREADS, int AREA_BYTES> struct GtRegisterPartials {
+    static_assert(ACC % 4 == 0, "parts move in vectors of four accumulators");
+    static constexpr int VECS = ACC / 4;
+    // The staging area in two buffers, one filling while the other is added, where a buffer
+    // holds a vector per thread; else one.
+    static constexpr int BUFS = AREA_BYTES / 2 >= THREADS * 16 ? 2 : 1, BUF_BYTES = AREA_BYTES / BUFS;
+    // Vectors per thread in one buffer.
+    static constexpr int PER = gt_part_chunk(VECS, BUF_BYTES / (THREADS * 16));
+    static constexpr int CHUNK_BYTES = PER * THREADS * 16;
+    static_assert(PER >= 1 && BUF_BYTES >= CHUNK_BYTES, "a chunk fits a buffer of the staging area");
+
+    // `slot(c)`: part c's slot; `sync()`: a barrier of the THREADS consumers, who alone call
+    // this; `reclaim()`: waits until this thread's stores of the staging area `area` have
+    // read it; `bars`: BUFS mbarriers of one arrival (8 bytes apart), whose next phases'
+    // parities are the bits of `phases`. Returns whether this workgroup completed the tile,
+    // which `acc` then holds whole.
+    template <class Slot, class Sync, class Reclaim>
+    GT_DEVICE static bool finish(float (&acc)[ACC], Slot slot, gt_u32* flag, gt_u32 lo, gt_u32 hi, gt_u32 me, int tid,
+                                 int* last, Sync sync, Reclaim reclaim, unsigned char* area, gt_u32 bars,
+                                 gt_u32& phases) {
+        bool all_in = false;
+        if (me == lo) {
+            if (tid == 0) {
+                const gt_u32 arrived = gt_atomic_add_u32(flag, 0u);
+                gt_fence_device();
+                *last = arrived == hi - lo;
+                // Nobody counts in this flag any more: reset for the next launch.
+                if (*last) *flag = 0u;
+            }
+            sync();
+            all_in = *last;
+        }
+        if (!all_in) {
+            float4* const mine = reinterpret_cast<float4*>(slot(me)) + tid;
+#pragma unroll
+            for (int j = 0; j < ACC; j += 4)
+                __stcg(mine + (j / 4) * THREADS, make_float4(acc[j], acc[j + 1], acc[j + 2], acc[j + 3]));
+            // As in GtSharedTile::finish: every part before thread 0's fence and count.
+            sync();
+            if (tid == 0) {
+                gt_fence_device();
+                const gt_u32 before = gt_atomic_add_u32(flag, 1u);
+                gt_fence_device();
+                *last = before == hi - lo;
+                if (*last) *flag = 0u;
+            }
+            sync();
+            if (!*last) return false;
+        }
+        // The staging area's last stores have read it.
+        reclaim();
+        sync();
+        // The k-th part of the others, in contributor order.
+        auto other = [&](gt_u32 k) {
+            const gt_u32 c = lo + k;
+            return reinterpret_cast<const float4*>(slot(c >= me ? c + 1 : c));
+        };
+        // Thread 0 copies vectors [v0, v0 + PER) of every thread of part k into buffer b.
+        auto issue = [&](gt_u32 k, int v0, int b) {
+            if (tid == 0) {
+                // The buffer's last reads (ordered by the barrier) before the copy's writes.
+                gt_fence_proxy_async();
+                gt_mbar_expect(bars + 8 * b, gt_u32(CHUNK_BYTES));
+                gt_bulk_load(gt_lds_addr(area + b * BUF_BYTES), other(k) + v0 * THREADS, gt_u32(CHUNK_BYTES), bars + 8 * b);
+            }
+        };
+        const gt_u32 parts = hi - lo;
+        int b = 0;
+        for (gt_u32 k = 0; k < parts; ++k) {
+            if constexpr (BUFS == 2) issue(k, 0, b);
+#pragma unroll
+            for (int v0 = 0; v0 < VECS; v0 += PER) {
+                if constexpr (BUFS == 2) {
+                    // The part's next chunk into the other buffer, read two chunks ago (a
+                    // part's first chunk waits for the last's reads: prefetching it across
+                    // parts made ptxas spill 12 bytes at 168 registers).
+                    if (v0 + PER < VECS) issue(k, v0 + PER, b ^ 1);
+                } else {
+                    issue(k, v0, 0);
+                }
+                gt_mbar_wait(bars + 8 * b, (phases >> b) & 1u);
+                phases ^= 1u << b;
+                const float4* const in = reinterpret_cast<const float4*>(area + b * BUF_BYTES) + tid;
+#pragma unroll
+                for (int i = 0; i < PER; ++i) {
+                    const float4 v = in[i * THREADS];
+                    const int j = 4 * (v0 + i);
+                    acc[j] += v.x;
+                    acc[j + 1] += v.y;
+                    acc[j + 2] += v.z;
+                    acc[j + 3] += v.w;
+                    // One vector at a time: hoisting every read of the chunk ahead of the adds
+                    // made ptxas spill 384 bytes at 168 registers (128x256 tiles).
+#pragma unroll
+                    for (int q = 0; q < 4; ++q) gt_reg_fence(acc[j + q]);
+                }
+                sync();  // read before the buffer is refilled
+                if constexpr (BUFS == 2) b ^= 1;
+            }
+        }
+        return true;
+    }
+};
+#endif

@@ -16,6 +16,13 @@
 // of its rank, and the A tile of each stage is shared (loader/gt_tma_loader.h); a cluster of
 // CLUSTER_M along M (ClusterM) likewise takes groups of tiles along M and shares B.
 //
+// Stream-K (PersistentKernel=1 with GSU1S): instead of whole tiles, each cluster takes an
+// even share of all (tile group, K tile) units (scheduler/gt_tile_walk.h), so a tile count
+// just past a multiple of the compute units leaves no wave mostly idle. Where a tile is split
+// between clusters, the parts meet in the workspace (epilogue/gt_fixup.h, GtRegisterPartials)
+// and the workgroup that completes the tile adds them up and stores it; the
+// producer warp meanwhile loads on into the next segment.
+//
 // Ping-pong (PersistentKernel=2, Cfg::CONSUMERS = 2): two warpgroups, each computing whole
 // tiles, take this workgroup's tiles in turn (the first one the 1st, 3rd, ..., the second the
 // 2nd, 4th, ...), each with a staging area of its own. The producer still fills the ring in
@@ -33,8 +40,39 @@
 
 template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentScheduler {
     static constexpr int MT0 = Cfg::MT0, MT1 = Cfg::MT1, DU = Cfg::DU, STAGES = Cfg::STAGES, ACC = Mainloop::ACC;
-    static_assert(Cfg::WGMMA && Cfg::PRODUCER_WARP && Cfg::GSU == 1 && !Cfg::STREAM_K,
-                  "the persistent kernel is the warpgroup path with a producer warp, without split-K");
+    static_assert(Cfg::WGMMA && Cfg::PRODUCER_WARP && Cfg::GSU == 1,
+                  "the persistent kernel is the warpgroup path with a producer warp, one workgroup per compute unit");
+    static_assert(!Cfg::STREAM_K || (Cfg::CONSUMERS == 1 && Cfg::BETA_ZERO),
+                  "the persistent kernel's stream-K has one set of consumers and stores D only");
+    // The clusters' work: whole tiles, or an even share of the (tile, K tile) units.
+    typedef typename GtPick<Cfg::STREAM_K, GtStreamKUnits, GtWholeTiles>::type Walk;
+
+    // Stream-K: the parts of split tile group `g` (this workgroup's own tile in it) meet in
+    // the workspace (epilogue/gt_fixup.h): each cluster's two part slots, a flag per tile.
+    typedef GtRegisterPartials<ACC, Cfg::THREADS, Epilogue::AREA_BYTES> Partials;
+
+    // After a part of tile group `g`: whether this workgroup completed the tile (and stores
+    // it). `out`: this workgroup's staging area; `bars`, `phases`: the two mbarriers the parts'
+    // copies into it complete on, and the parities of their next phases.
+    GT_DEVICE static bool finish_part(const GtGemmArgs& args, float (&acc)[ACC], const Walk& walk, int g, int tid,
+                                      unsigned char* out, gt_u32 bars, gt_u32& phases) {
+        if constexpr (Cfg::STREAM_K) {
+            __shared__ int last;
+            const gt_u32 lo = walk.first_owner(g), rank = blockIdx.x % Cfg::CLUSTER;
+            auto slot = [&](gt_u32 c) {
+                return reinterpret_cast<float*>(args.workspace) +
+                       gt_i64(walk.part_slot(c, lo, g) * Cfg::CLUSTER + rank) * (MT0 * MT1);
+            };
+            auto sync = []() { gt_named_barrier<1>(Cfg::THREADS); };
+            auto reclaim = [&]() {
+                if (Epilogue::leader(tid)) gt_bulk_wait<0, true>();
+            };
+            return Partials::finish(acc, slot, args.flags + (gt_u32(g) * Cfg::CLUSTER + rank), lo, walk.last_owner(g),
+                                    blockIdx.x / Cfg::CLUSTER, tid, &last, sync, reclaim, out, bars, phases);
+        } else {
+            return true;
+        }
+    }
 
     static constexpr int CONSUMERS = Cfg::CONSUMERS, COMPUTING = Cfg::THREADS * CONSUMERS;
     // Ping-pong's 384 threads enter with 168 registers each (65536 / 384, in steps of 8); its
@@ -69,6 +107,10 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
         // Ping-pong: warpgroup c waits on turn c; the other arrives once it has waited for
         // its tile's last stage.
         __shared__ __align__(8) gt_u64 gt_turn_bars[CONSUMERS];
+        // Stream-K: the copies of split tiles' parts into the staging area's buffers complete
+        // on these.
+        __shared__ __align__(8) gt_u64 gt_part_bars[2];
+        const gt_u32 part_bars = gt_lds_addr(gt_part_bars);
         const typename Mainloop::Stages st(args, smem, gt_slot_bars, pos);
         if (tid == 0) {
             gt_prefetch_tensor_map(&args.tma_d);
@@ -86,6 +128,11 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
             for (int c = 0; c < CONSUMERS; ++c) gt_mbar_init(gt_lds_addr(&gt_turn_bars[c]), 1);
             gt_mbar_init_fence();
         }
+        if (Cfg::STREAM_K && tid == 0) {
+            gt_mbar_init(part_bars, 1);
+            gt_mbar_init(part_bars + 8, 1);
+            gt_mbar_init_fence();
+        }
         free.sync_all();
         if (tid >= COMPUTING) {
             // A producer warpgroup gives its registers to the consumers.
@@ -100,14 +147,16 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
             if (tid == COMPUTING) {
                 int it = 0, tile = 0;
                 GtRingPos<STAGES> p(0);
-                for (int g = cluster; g < groups; g += clusters, ++tile) {
+                for (Walk walk(cluster, clusters, groups, ktiles); walk.more(); ++tile) {
+                    const GtSegment seg = walk.segment();
                     int m0, n0, batch;
-                    place(g, m0, n0, batch);
-                    for (int kt = 0; kt < ktiles; ++kt, ++it, p.next()) {
+                    place(seg.g, m0, n0, batch);
+                    for (int kt = seg.k0; kt < seg.k1; ++kt, ++it, p.next()) {
                         free.wait_refill(p, it);
                         st.ring.load(args, p.slot, kt * DU, m0, n0, batch);
                         if (kt == c_stage) Epilogue::fetch_c_in_place(args, out, m0, n0, batch, tile);
                     }
+                    walk.next(seg);
                 }
             }
             __syncwarp();
@@ -142,31 +191,38 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
             };
             // `it` counts the stages loaded across tiles: this set's start at its first tile's.
             int it = cons * ktiles, tile = 0;
-            for (int g = cluster + cons * clusters; g < groups; g += CONSUMERS * clusters, ++tile) {
+            gt_u32 part_phases = 0;
+            for (Walk walk(cluster + cons * clusters, CONSUMERS * clusters, groups, ktiles); walk.more(); ++tile) {
+                const GtSegment seg = walk.segment();
+                const int steps = seg.k1 - seg.k0;
                 if (CONSUMERS > 1 && tile + cons > 0) gt_mbar_wait(my_turn, gt_u32(tile + cons - 1) & 1u);
 #pragma unroll
                 for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
-                if (ktiles == 0) hand_over();
-                // The tile's stages' places in the ring: one division per tile, none per stage.
+                if (steps == 0) hand_over();
+                // The segment's stages' places in the ring: one division per segment, none per
+                // stage.
                 GtRingPos<STAGES> p(it), done(it);
-                for (int kt = 0; kt < ktiles; ++kt, ++it, p.next()) {
+                for (int kt = 0; kt < steps; ++kt, ++it, p.next()) {
                     st.ring.wait(p);
-                    if (kt == ktiles - 1) hand_over();
+                    if (kt == steps - 1) hand_over();
                     st.multiply(acc, p.slot);
                     Mainloop::Compute::template settle<IN_FLIGHT>(acc);
                     if (kt >= IN_FLIGHT) release(done);
-                    if (kt == ktiles / 2) Epilogue::free_staging(tid);
+                    if (kt == steps / 2) Epilogue::free_staging(tid);
                 }
                 Mainloop::Compute::template settle<0>(acc);
                 // The stages still in the tensor cores are done: the producer may refill them.
-                for (int j = IN_FLIGHT < ktiles ? IN_FLIGHT : ktiles; j >= 1; --j) release(done);
+                for (int j = IN_FLIGHT < steps ? IN_FLIGHT : steps; j >= 1; --j) release(done);
                 // The other sets' tiles come next in the ring.
                 it += (CONSUMERS - 1) * ktiles;
                 int m0, n0, batch;
-                place(g, m0, n0, batch);
-                Epilogue::write(args, out, acc, pos, m0, n0, batch, tid, tile);
+                place(seg.g, m0, n0, batch);
+                // A part of a tile goes out only from the last of its contributors.
+                if (seg.whole(ktiles) || finish_part(args, acc, walk, seg.g, tid, out, part_bars, part_phases))
+                    Epilogue::write(args, out, acc, pos, m0, n0, batch, tid, tile);
                 if constexpr (Epilogue::C_APART)
-                    fetch_c(g + Epilogue::C_STAGES * clusters, tile % Epilogue::C_STAGES);
+                    fetch_c(seg.g + Epilogue::C_STAGES * clusters, tile % Epilogue::C_STAGES);
+                walk.next(seg);
             }
             Epilogue::drain(tid);
         }

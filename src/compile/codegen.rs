@@ -151,6 +151,10 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
         include_str!("../../kernels/scheduler/gt_stream_k.h"),
     ),
     (
+        "scheduler/gt_tile_walk.h",
+        include_str!("../../kernels/scheduler/gt_tile_walk.h"),
+    ),
+    (
         "scheduler/gt_persistent.h",
         include_str!("../../kernels/scheduler/gt_persistent.h"),
     ),
@@ -328,15 +332,24 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
             },
             swizzle_bytes: 128,
         };
+        // Stream-K: two f32 part slots per workgroup (each cluster's first and last part of
+        // a tile) and a flag per tile (scheduler/gt_tile_walk.h, epilogue/gt_fixup.h's
+        // GtRegisterPartials).
+        let grid = persistent_grid(cfg, tiles, p, target);
+        let (workspace_bytes, flags_bytes) = if cfg.gsu_algo == GsuAlgo::StreamK {
+            (grid as u64 * 2 * staged_tile_bytes(cfg), tiles * 4)
+        } else {
+            (0, 0)
+        };
         return LaunchPlan {
             symbol: cfg.name(),
             // Whole clusters: the tiles come in groups of ClusterN (constraints::cluster).
-            grid: [persistent_grid(cfg, tiles, target), 1, 1],
+            grid: [grid, 1, 1],
             block,
             shared_bytes,
-            workspace_bytes: 0,
+            workspace_bytes,
             zero_workspace: false,
-            flags_bytes: 0,
+            flags_bytes,
             tma,
             tma_c: (p.beta != 0.0).then_some(out_box),
             tma_d: Some(out_box),
@@ -403,9 +416,16 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
 }
 
 /// Workgroups of a persistent launch: one per compute unit, never more than there are tiles,
-/// in whole clusters of ClusterN (ClusterM).
-fn persistent_grid(cfg: &KernelConfig, tiles: u64, target: &Target) -> u32 {
+/// in whole clusters of ClusterN (ClusterM). With stream-K, clusters share the (tile group,
+/// K tile) units as [`stream_k_grid`] shares them among workgroups.
+fn persistent_grid(cfg: &KernelConfig, tiles: u64, p: &GemmProblem, target: &Target) -> u32 {
     let cn = (cfg.cn.max(1) * cfg.cm.max(1)) as u64;
+    if cfg.gsu_algo == GsuAlgo::StreamK {
+        let groups = tiles / cn;
+        let work = groups * (p.k as u64).div_ceil(cfg.depth_u as u64);
+        let clusters = stream_k_grid(1, target.compute_units / cn as u32, groups, work);
+        return (clusters * cn) as u32;
+    }
     let units = (target.compute_units.max(1) as u64 / cn * cn).max(cn);
     tiles.min(units) as u32
 }
@@ -1072,6 +1092,38 @@ mod tests {
     }
 
     #[test]
+    fn the_persistent_stream_k_plans_part_slots_per_workgroup_and_a_flag_per_tile() {
+        let t = Target {
+            compute_units: 132,
+            ..target()
+        };
+        let p = GemmProblem::new(3072, 3072, 3072);
+        let cfg = KernelConfig::parse(
+            "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0_PW1_PK1",
+        )
+        .unwrap();
+        let plan = launch_plan(&cfg, &p, &t);
+        // 24 x 12 tiles on 132 compute units: one workgroup each, two f32 part slots each.
+        assert_eq!(plan.grid, [132, 1, 1]);
+        assert_eq!(plan.workspace_bytes, 132 * 2 * 128 * 256 * 4);
+        assert_eq!(plan.flags_bytes, 288 * 4);
+        assert!(defines(&cfg, &p, &t).contains("#define GT_STREAM_K 1\n"));
+        // In pairs: 66 clusters of two.
+        let pairs = KernelConfig { cm: 2, ..cfg };
+        assert_eq!(launch_plan(&pairs, &p, &t).grid, [132, 1, 1]);
+        // Fewer units than clusters: one cluster per unit.
+        let short = GemmProblem::new(256, 256, 64);
+        assert_eq!(launch_plan(&cfg, &short, &t).grid, [2, 1, 1]);
+        // Whole tiles need neither.
+        let whole = KernelConfig {
+            gsu_algo: GsuAlgo::Reduce,
+            ..cfg
+        };
+        let plan = launch_plan(&whole, &p, &t);
+        assert_eq!((plan.workspace_bytes, plan.flags_bytes), (0, 0));
+    }
+
+    #[test]
     fn a_cluster_shares_a_in_slices_and_launches_whole_clusters() {
         let p = GemmProblem::new(4096, 256, 4096);
         let cfg = KernelConfig::parse(
@@ -1271,17 +1323,28 @@ mod tests {
         // the persistent kernel stored swapped tiles of any height whose rows are whole
         // 16-byte vectors (the last, partial chunk through the consumers' own stores): 192
         // more swapped persistent blocks, the others unchanged (their digest is still
-        // cc50e2ab...).
-        assert_eq!(count(&|_| true), 36924);
-        assert_eq!(count(&is_wgmma), 8280);
-        assert_eq!(count(&|c| c.pw > 0), 4320);
-        assert_eq!(count(&|c| c.sab > 0), 3648);
-        assert_eq!(count(&|c| c.gsu_algo == GsuAlgo::StreamK), 4764);
+        // cc50e2ab...); and again when the persistent kernel took stream-K (GSU1S): the new
+        // 216 persistent stream-K blocks, the others unchanged (checked here).
+        let persistent_stream_k = |c: &KernelConfig| c.pk > 0 && c.gsu_algo == GsuAlgo::StreamK;
+        let mut before = Sha256::new();
+        for (c, p, t) in blocks.iter().filter(|b| !persistent_stream_k(&b.0)) {
+            before.update(defines(c, p, t));
+        }
+        assert_eq!(
+            format!("{:x}", before.finalize()),
+            "e1a2cc17ee7e249da1e9a14e5347460b5a1ed6c3696dea03fc74505720c98de6"
+        );
+        assert_eq!(count(&|_| true), 37140);
+        assert_eq!(count(&is_wgmma), 8496);
+        assert_eq!(count(&|c| c.pw > 0), 4536);
+        assert_eq!(count(&|c| c.sab > 0), 3744);
+        assert_eq!(count(&|c| c.gsu_algo == GsuAlgo::StreamK), 4980);
         assert_eq!(count(&|c| c.sums_splits_in_kernel()), 7488);
-        assert_eq!(count(&|c| c.pk > 0), 864);
+        assert_eq!(count(&|c| c.pk > 0), 1080);
+        assert_eq!(count(&persistent_stream_k), 216);
         assert_eq!(
             format!("{:x}", h.finalize()),
-            "e1a2cc17ee7e249da1e9a14e5347460b5a1ed6c3696dea03fc74505720c98de6"
+            "9a0b9f45527777962d2d43ca46f64c0ad71952efa50752725ce1aac1d3bc3399"
         );
     }
 }

@@ -66,8 +66,9 @@ pub struct LaunchPlan {
     pub workspace_bytes: u64,
     /// Whether the workspace must be zeroed before the main kernel (atomic split-K).
     pub zero_workspace: bool,
-    /// Bytes of stream-K arrival flags: a buffer the backend zeroes once when it allocates
-    /// it and passes as `flags`; every complete launch leaves it zero again. 0 when none.
+    /// Bytes of split-K and stream-K arrival flags: a buffer the backend zeroes once when it
+    /// allocates it and passes as `flags`; every complete launch leaves it zero again. 0 when
+    /// none.
     #[serde(default)]
     pub flags_bytes: u64,
     /// The A and B boxes when the kernel loads its tiles through the tensor memory

@@ -22,6 +22,10 @@ pub enum GsuAlgo {
     /// Stream-K: GSU persistent workgroups per compute unit share all (tile, K tile)
     /// iterations equally; a tile split between workgroups is summed in the same kernel by the
     /// last one to finish it, in workgroup order. One launch, deterministic, no wave tail.
+    /// With PersistentKernel=1 (GSU1S): the warpgroup path's persistent kernel, its clusters
+    /// sharing the last one or two waves' units and completing split tiles from the
+    /// accumulator registers; with three or more parts to a tile the sum order, and so D's
+    /// last bits, can vary from run to run.
     StreamK,
     /// Each split writes its own f32 slice; the split of a tile that finishes last sums the
     /// slices in split order and stores D, in the same kernel (Tensile's

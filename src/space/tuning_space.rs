@@ -711,6 +711,71 @@ impl Space {
         Some(space.raw_default())
     }
 
+    /// The persistent kernel's stream-K (GSU1S) twin of a persistent start (or default) whose
+    /// whole tiles leave more than 15% of their waves' clusters idle, beta 0: all waves
+    /// but the last one or two go whole, and the clusters share the rest's (tile, K tile)
+    /// units evenly (kernels/scheduler/gt_tile_walk.h). Measured kernel against kernel on an
+    /// H100, same call (cuBLASLt in brackets): 3072^3 on 128x256 in pairs along M 94.2 us,
+    /// whole tiles 100.7 [75.6]; 3000^3 TN (rows aligned to 16 bytes only) 109.0 against the
+    /// 256x128 pair's 115.4 [78.9]; 5000x1000x5000 NT 117.5 against 122.5 [70.5].
+    fn stream_k_twin(&self, c: &KernelConfig) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let stream_k = GsuAlgo::ALL
+            .iter()
+            .position(|a| *a == GsuAlgo::StreamK)
+            .unwrap_or(2) as i64;
+        if p.beta != 0.0
+            || !self
+                .domain(ParamId::GlobalSplitUAlgorithm)
+                .contains(stream_k)
+            || c.pk != 1
+            || c.gsu != 1
+            || c.gsu_algo == GsuAlgo::StreamK
+        {
+            return None;
+        }
+        let cluster = (c.cn.max(1) * c.cm.max(1)) as i64;
+        let clusters = (self.hw.compute_units.max(1) as i64 / cluster).max(1);
+        let groups = tile_count(p, c.mt0 as i64, c.mt1 as i64) / cluster;
+        let rounds = (groups + clusters - 1) / clusters;
+        if groups * 100 >= rounds * clusters * 85 {
+            return None;
+        }
+        let twin = KernelConfig {
+            gsu_algo: GsuAlgo::StreamK,
+            ..*c
+        };
+        self.is_valid(&twin).then_some(twin)
+    }
+
+    /// Fewer of the default's tiles than compute units, with a long K (1024x1024x65536: 32
+    /// tiles of 128x256 for 132 compute units, 1024 K tiles each): the default's tile as the
+    /// persistent kernel's stream-K, every compute unit taking an even share of all (tile, K
+    /// tile) units, as deep as fits. H100, same call: 1024x1024x65536 187.1 us [cuBLASLt
+    /// 178.5]; tuned before it, 190.7 [176.8] on an H200.
+    pub fn persistent_stream_k_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let start = self.raw_default();
+        let cus = self.hw.compute_units.max(1) as i64;
+        let tiles = tile_count(p, start.mt0 as i64, start.mt1 as i64);
+        let ktiles = (p.k + 63) / 64;
+        if !constraints::is_wgmma(&start)
+            || !self.domain(ParamId::PersistentKernel).contains(1)
+            || p.beta != 0.0
+            || tiles >= cus
+            || tiles * ktiles < 8 * cus
+        {
+            return None;
+        }
+        let space = self.with_deepest_pipeline(&[
+            (ParamId::ProducerWarp, 1),
+            (ParamId::PersistentKernel, 1),
+            (ParamId::GlobalSplitU, 1),
+            (ParamId::GlobalSplitUAlgorithm, 2),
+        ])?;
+        Some(space.raw_default())
+    }
+
     /// Where A's rows start on 16-byte but not 32-byte boundaries, every row of its tensor-map
     /// boxes costs the L2 several requests, and the requests, not the bytes, bound the
     /// kernel. Pairs of workgroups along N that share A by multicast (ClusterN=2) halve them.
@@ -1169,7 +1234,7 @@ impl Space {
         };
         let default = self.default_config().ok();
         let mut out: Vec<KernelConfig> = Vec::new();
-        for c in full
+        let starts: Vec<KernelConfig> = full
             .split_start()
             .into_iter()
             .chain(full.stream_k_start())
@@ -1186,6 +1251,20 @@ impl Space {
             .chain(full.unaligned_a_starts())
             .chain(full.unaligned_b_starts())
             .chain(full.packed_twins())
+            .chain(full.persistent_stream_k_start())
+            .collect();
+        // Each stream-K twin right after its start (the default's first): the strategies
+        // take the starts in order, as many as their first batch holds.
+        let with_twins: Vec<KernelConfig> = default
+            .iter()
+            .chain(&starts)
+            .flat_map(|c| {
+                let twin = full.stream_k_twin(c);
+                std::iter::once(*c).chain(twin)
+            })
+            .collect();
+        for c in with_twins
+            .into_iter()
             .filter_map(|c| self.nearest_recorded(&c))
         {
             if !out.contains(&c) && Some(c) != default && self.is_valid(&c) {
@@ -1819,6 +1898,52 @@ mod tests {
                 s.check(&n).unwrap();
             }
         }
+    }
+
+    #[test]
+    fn persistent_starts_with_idle_last_waves_get_stream_k_twins() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // 3072^3: 288 tiles of 128x256 are 2.18 waves; the twin follows its start.
+        let s = Space::for_problem(&GemmProblem::new(3072, 3072, 3072), &hw);
+        let starts = s.extra_starts();
+        let at = starts
+            .iter()
+            .position(|c| c.pk == 1 && c.gsu_algo == GsuAlgo::StreamK)
+            .expect("a stream-K twin");
+        let twin = starts[at];
+        s.check(&twin).unwrap();
+        assert!(
+            at > 0
+                && starts[..at].contains(&KernelConfig {
+                    gsu_algo: GsuAlgo::Reduce,
+                    ..twin
+                })
+        );
+        // 4096^3: 512 tiles are 3.9 waves (97% busy): none. With beta: none.
+        let full = Space::for_problem(&GemmProblem::new(4096, 4096, 4096), &hw);
+        assert!(!full
+            .extra_starts()
+            .iter()
+            .any(|c| c.gsu_algo == GsuAlgo::StreamK));
+        let beta = GemmProblem {
+            beta: 1.0,
+            ..GemmProblem::new(3072, 3072, 3072)
+        };
+        let s = Space::for_problem(&beta, &hw);
+        assert!(!s
+            .extra_starts()
+            .iter()
+            .any(|c| c.gsu_algo == GsuAlgo::StreamK && c.pk == 1));
+        // Few tiles with a long K: the persistent stream-K start.
+        let long = Space::for_problem(&GemmProblem::new(1024, 1024, 65536), &hw);
+        let c = long
+            .persistent_stream_k_start()
+            .expect("32 tiles, 1024 K tiles each");
+        long.check(&c).unwrap();
+        assert_eq!((c.pk, c.gsu, c.gsu_algo), (1, 1, GsuAlgo::StreamK));
+        assert!(long.extra_starts().contains(&c));
+        let square = Space::for_problem(&GemmProblem::new(4096, 4096, 4096), &hw);
+        assert_eq!(square.persistent_stream_k_start(), None);
     }
 
     #[test]

@@ -26,7 +26,8 @@ pub const CLUSTER_SIZES: [u32; 2] = [1, 2];
 /// of groups of ClusterN tiles. ClusterM > 1 is the same along M, sharing B; the two are not
 /// both above 1; split-K over the grid keeps every split's K range the same
 /// in a cluster (its partials summed by the reduction kernel or, past the mainloop's closing
-/// cluster barrier, in the kernel), stream-K does not.
+/// cluster barrier, in the kernel); the stream-K kernel does not, the persistent kernel's
+/// stream-K does (its clusters take their units together, each workgroup its own tile).
 pub(super) fn cluster(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
     let rule = "cluster";
     if c.cn == 1 && c.cm == 1 {
@@ -60,10 +61,10 @@ pub(super) fn cluster(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<
             format!("{param} > 1 runs the Hopper warpgroup path with its producer warp: MI64x8x16/MI64x8x32/MI64x8x8 and ProducerWarp=1"),
         );
     }
-    if c.gsu_algo == GsuAlgo::StreamK {
+    if c.gsu_algo == GsuAlgo::StreamK && c.pk == 0 {
         return fail(
             rule,
-            format!("{param} > 1 shares whole K ranges: no stream-K"),
+            format!("{param} > 1 shares whole K ranges: stream-K only in the persistent kernel, whose clusters take their units together"),
         );
     }
     let (dim, extent, tile, tile_param, operand, rows) = if along_n {

@@ -165,9 +165,16 @@ fn stage_barrier_bytes(c: &KernelConfig) -> u64 {
         8
     };
     let flag = c.gsu_algo == GsuAlgo::StreamK || c.sums_splits_in_kernel();
+    // The persistent kernel's stream-K: two more mbarriers and two flags (ptxas: 96 bytes of
+    // static LDS against 64 for whole tiles, 128x256 with four stages).
+    let flag_bytes = match (flag, c.pk > 0) {
+        (false, _) => 0,
+        (true, false) => 8,
+        (true, true) => 32,
+    };
     // Ping-pong's turn barriers, one per set of consumers.
     let turns = if c.pk == 2 { 16 } else { 0 };
-    per_stage * c.pgr as u64 + if flag { 8 } else { 0 } + turns
+    per_stage * c.pgr as u64 + flag_bytes + turns
 }
 
 /// The persistent kernel's C barriers with a ring of `stages` C tiles (0: C in the staging

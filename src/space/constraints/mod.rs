@@ -640,6 +640,50 @@ mod tests {
     }
 
     #[test]
+    fn the_persistent_kernels_stream_k_takes_one_workgroup_per_unit_and_beta_0() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let p = GemmProblem::new(3000, 3000, 3000);
+        let sk = wgmma_cfg(
+            "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0_PW1_PK1",
+        );
+        assert_eq!(rule(&sk, &p, &hw), "ok");
+        // In pairs along M or N (each workgroup of a pair its own tile, the pair one range).
+        assert_eq!(rule(&KernelConfig { cm: 2, ..sk }, &p, &hw), "ok");
+        assert_eq!(rule(&KernelConfig { cn: 2, ..sk }, &p, &hw), "ok");
+        // Pairs and the producer warp outside the persistent kernel still take no stream-K.
+        let plain = KernelConfig { pk: 0, ..sk };
+        assert_eq!(rule(&plain, &p, &hw), "producer-warp");
+        // One workgroup per compute unit, one set of consumers, and D only.
+        assert_eq!(rule(&KernelConfig { gsu: 2, ..sk }, &p, &hw), "persistent");
+        let beta = GemmProblem {
+            beta: 1.0,
+            ..p.clone()
+        };
+        // (Three stages, so that C fits in the staging area.)
+        let shallow = KernelConfig { pgr: 3, ..sk };
+        assert_eq!(rule(&shallow, &beta, &hw), "persistent");
+        assert_eq!(
+            rule(
+                &KernelConfig {
+                    gsu_algo: GsuAlgo::Reduce,
+                    ..shallow
+                },
+                &beta,
+                &hw
+            ),
+            "ok"
+        );
+        // A split tile's parts pass through the staging area, 16 bytes a computing thread
+        // at a time: 128x16 on 512 threads stages 4 KiB, less than the 8 KiB a pass needs.
+        let thin = wgmma_cfg(
+            "MT128x16x64_MI64x8x16_WG8x2_PGR10_PLR1_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0_PW1_PK1",
+        );
+        assert_eq!(rule(&thin, &p, &hw), "persistent");
+        // Its flags and two part barriers: 32 bytes of static LDS beside the ring's.
+        assert_eq!(lds_layout::static_lds_bytes(&sk, &p), 4 * 16 + 32);
+    }
+
+    #[test]
     fn ping_pong_runs_two_single_warpgroup_tile_owners_beside_a_producer_warpgroup() {
         let hw = HwSpec::by_name("H200").unwrap();
         let p = GemmProblem::new(1152, 4096, 1152);

@@ -41,10 +41,12 @@ pub(super) fn split_k(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<
         }
         // The tile loop and the fix-up hold registers across the main loop: ptxas spills with
         // more than 64 accumulators per thread (128-row warpgroup tiles, sm_90a) and with 512
-        // threads (128 registers each), so stream-K stays within both.
+        // threads (128 registers each), so stream-K stays within both. The persistent kernel's
+        // stream-K keeps its partials in registers and its registers are counted by the
+        // `producer-warp` rule.
         let threads = c.threads(hw.wave_size).max(1);
         let acc = c.mt0 * c.mt1 / threads;
-        if acc > MAX_STREAM_K_ACCUMULATORS || threads > MAX_STREAM_K_THREADS {
+        if c.pk == 0 && (acc > MAX_STREAM_K_ACCUMULATORS || threads > MAX_STREAM_K_THREADS) {
             return fail(
                 "split-k",
                 format!(
@@ -89,6 +91,12 @@ pub(super) fn split_k(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<
 /// PersistentKernel=2 (ping-pong, `kernels/scheduler/gt_persistent.h`) runs two warpgroups that
 /// each compute whole tiles in turn: WorkGroup 4x1 (one warpgroup per tile), unswapped, without
 /// clusters, and beta 0 (each set stages D in an area of its own; C would need two more).
+///
+/// PersistentKernel=1 with stream-K (`GSU1S`: one workgroup per compute unit) shares the
+/// (tile, K tile) units evenly among the clusters (`kernels/scheduler/gt_tile_walk.h`); its
+/// split tiles are summed from the accumulator registers, and it stores D only (beta 0: the
+/// C tiles of the whole-tile walk load ahead by tile, which a split tile's last contributor
+/// cannot know).
 pub(super) fn persistent(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violation> {
     let rule = "persistent";
     match c.pk {
@@ -110,11 +118,34 @@ pub(super) fn persistent(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violat
             format!("PersistentKernel={} runs the warpgroup path with its producer warp: MI64x8x16/MI64x8x32 and ProducerWarp=1", c.pk),
         );
     }
-    if c.gsu > 1 || c.gsu_algo == GsuAlgo::StreamK {
+    if c.gsu_algo == GsuAlgo::StreamK {
+        if c.pk != 1 || c.gsu != 1 || p.beta != 0.0 {
+            return fail(
+                rule,
+                format!(
+                    "stream-K in the persistent kernel is PersistentKernel=1 with GSU1S (one workgroup per compute unit) and beta 0: PersistentKernel={} GSU{}S beta {}",
+                    c.pk, c.gsu, p.beta
+                ),
+            );
+        }
+        // A split tile's parts pass through the staging area of one column group, at least
+        // one 16-byte vector per computing thread at a time (epilogue/gt_fixup.h).
+        let d = p.d_type.bytes() as u32;
+        let area = c.mt0 * (c.mt1 / super::persistent_output_passes(c.mt1, d)) * d;
+        let threads = c.threads(32);
+        if area < threads * 16 {
+            return fail(
+                rule,
+                format!(
+                    "stream-K in the persistent kernel adds split tiles' parts through the staging area, 16 bytes per computing thread at a time: {area} bytes for {threads} threads"
+                ),
+            );
+        }
+    } else if c.gsu > 1 {
         return fail(
             rule,
             format!(
-                "PersistentKernel={} takes whole tiles: GlobalSplitU=1, no stream-K",
+                "PersistentKernel={} takes whole tiles: GlobalSplitU=1 (stream-K is GSU1S)",
                 c.pk
             ),
         );

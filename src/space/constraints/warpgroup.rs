@@ -108,8 +108,9 @@ pub fn packed_operands(c: &KernelConfig, p: &GemmProblem) -> [bool; 2] {
 const PING_PONG_CONSUMER_REGISTERS: u32 = 232;
 
 /// The `producer-warp` rule: warp specialisation exists where one thread's tensor-map loads
-/// can feed the warpgroups (the wgmma path), outside stream-K (whose single pipeline runs
-/// across tiles with the workgroup's barriers in it), and the extra warp must fit: in the
+/// can feed the warpgroups (the wgmma path), outside the stream-K kernel (whose single
+/// pipeline runs across tiles with the workgroup's barriers in it; the persistent kernel's
+/// stream-K has the producer warp), and the extra warp must fit: in the
 /// threads of a workgroup, and in the register file beside the computing threads.
 pub(super) fn producer_warp(
     c: &KernelConfig,
@@ -128,10 +129,10 @@ pub(super) fn producer_warp(
             "ProducerWarp=1 feeds wgmma warpgroups through tensor maps: MI64x8x16 only".into(),
         );
     }
-    if c.gsu_algo == GsuAlgo::StreamK {
+    if c.gsu_algo == GsuAlgo::StreamK && c.pk == 0 {
         return fail(
             rule,
-            "ProducerWarp=1 does not combine with stream-K (GlobalSplitUAlgorithm=2)".into(),
+            "ProducerWarp=1 takes stream-K (GlobalSplitUAlgorithm=2) only in the persistent kernel (PersistentKernel=1)".into(),
         );
     }
     let threads = c.launch_threads(hw.wave_size);

@@ -1,0 +1,78 @@
+// scheduler/gt_tile_walk.h: the work one cluster of the persistent kernel
+// (scheduler/gt_persistent.h) takes, as a sequence of segments: a tile group (one tile per
+// workgroup of the cluster) and a range of its K tiles. The producer warp and the consumers
+// walk the same sequence.
+//
+//   GtWholeTiles    (PersistentKernel alone): groups first, first + step, ..., each with all
+//                   its K tiles
+//   GtStreamKUnits  (PersistentKernel with GSU1S): whole groups wave by wave as above but
+//                   for the last one to two waves' worth, whose (tile group, K tile) units
+//                   the clusters share evenly, each a contiguous range, as GtStreamK shares
+//                   them among the stream-K kernel's workgroups: every compute unit gets the
+//                   same work whatever the tile count (the hybrid of the Stream-K paper: the
+//                   whole waves keep the groups in flight at once neighbours, whose operands
+//                   L2 holds, and only the last groups are split). Only a range's first and
+//                   last segments can be parts of a tile, whose contributors complete it
+//                   through the workspace (epilogue/gt_fixup.h, GtRegisterPartials).
+//
+// Both take (first, step, groups, ktiles): stream-K reads `first` as this cluster's index and
+// `step` as the number of clusters.
+#pragma once
+
+struct GtSegment {
+    int g, k0, k1;  // tile group g, its K tiles [k0, k1)
+    GT_DEVICE bool whole(int ktiles) const { return k0 == 0 && k1 == ktiles; }
+};
+
+struct GtWholeTiles {
+    int g, step, groups, ktiles;
+    GT_DEVICE GtWholeTiles(int first, int step_, int groups_, int ktiles_)
+        : g(first), step(step_), groups(groups_), ktiles(ktiles_) {}
+    GT_DEVICE bool more() const { return g < groups; }
+    GT_DEVICE GtSegment segment() const { return GtSegment{g, 0, ktiles}; }
+    GT_DEVICE void next(const GtSegment&) { g += step; }
+};
+
+struct GtStreamKUnits {
+    GtStreamK sk;
+    int base;       // the first group of the stream-K share; those before it go whole
+    int g, step;    // the next whole group, and the clusters
+    gt_u32 x, end;  // the next unit of this cluster's stream-K range, and the range's end
+    int ktiles;
+    GT_DEVICE GtStreamKUnits(int cluster, int clusters, int groups, int ktiles_)
+        : g(cluster), step(clusters), ktiles(ktiles_) {
+        // All waves but the last two go whole; the rest (one to two groups a cluster) is
+        // shared by units. A whole number of waves goes whole.
+        const int waves = groups / clusters, left = groups - waves * clusters;
+        base = (left == 0 ? waves : waves > 0 ? waves - 1 : 0) * clusters;
+        const gt_u32 work = gt_u32(groups - base) * gt_u32(ktiles_);
+        sk = GtStreamK{work / gt_u32(clusters), work % gt_u32(clusters)};
+        x = sk.start(gt_u32(cluster));
+        end = sk.start(gt_u32(cluster) + 1);
+    }
+    GT_DEVICE bool more() const { return g < base || x < end; }
+    // One division per segment, none per K tile.
+    GT_DEVICE GtSegment segment() const {
+        if (g < base) return GtSegment{g, 0, ktiles};
+        const int u = int(x / gt_u32(ktiles)), k0 = int(x - gt_u32(u) * gt_u32(ktiles));
+        const gt_u32 left = end - x;
+        return GtSegment{base + u, k0, left < gt_u32(ktiles - k0) ? k0 + int(left) : ktiles};
+    }
+    GT_DEVICE void next(const GtSegment& s) {
+        if (g < base) {
+            g += step;
+        } else {
+            x += gt_u32(s.k1 - s.k0);
+        }
+    }
+    // The clusters whose ranges hold split group gr's units: lo..hi.
+    GT_DEVICE gt_u32 first_owner(int gr) const { return sk.owner(gt_u32(gr - base) * gt_u32(ktiles)); }
+    GT_DEVICE gt_u32 last_owner(int gr) const { return sk.owner(gt_u32(gr - base + 1) * gt_u32(ktiles) - 1); }
+    // Cluster c's workspace slot for its part of split group gr, whose first owner is lo, of
+    // its two: 0 where gr is the first group of c's range, 1 where it is the last (a range
+    // holds at most two parts of tiles). Only the first owner's range can start before gr's
+    // units.
+    GT_DEVICE gt_u32 part_slot(gt_u32 c, gt_u32 lo, int gr) const {
+        return c * 2 + (c == lo && sk.start(c) < gt_u32(gr - base) * gt_u32(ktiles) ? 1u : 0u);
+    }
+};
