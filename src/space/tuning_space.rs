@@ -712,7 +712,12 @@ impl Space {
     }
 
     /// The persistent kernel's stream-K (GSU1S) twin of a persistent start (or default) whose
-    /// whole tiles leave more than 15% of their waves' clusters idle, beta 0: all waves
+    /// whole tiles leave more than 15% of their waves' clusters idle, or that runs more than
+    /// ten waves with a partial last one (its shared units are then a small part of the work,
+    /// and the whole waves keep their locality: 8192^3 on 128x256 pairs along M, 15.5 waves,
+    /// ran 1457.3 us as stream-K against cuBLASLt's 1515.0 on an H100, where 8 x 2048^3
+    /// (7.8 waves) ran 194.6 against 181.6 whole and 4096^3 (3.9) 201.1 against 174.2), beta
+    /// 0: all waves
     /// but the last one or two go whole, and the clusters share the rest's (tile, K tile)
     /// units evenly (kernels/scheduler/gt_tile_walk.h). Measured kernel against kernel on an
     /// H100, same call (cuBLASLt in brackets): 3072^3 on 128x256 in pairs along M 94.2 us,
@@ -738,7 +743,9 @@ impl Space {
         let clusters = (self.hw.compute_units.max(1) as i64 / cluster).max(1);
         let groups = tile_count(p, c.mt0 as i64, c.mt1 as i64) / cluster;
         let rounds = (groups + clusters - 1) / clusters;
-        if groups * 100 >= rounds * clusters * 85 {
+        let short_last_wave = groups * 100 < rounds * clusters * 85;
+        let many_waves = rounds > 10 && groups % clusters != 0;
+        if !short_last_wave && !many_waves {
             return None;
         }
         let twin = KernelConfig {
@@ -866,6 +873,48 @@ impl Space {
                 Some(space.raw_default())
             })
             .collect()
+    }
+
+    /// Where both operands' rows are aligned to 16 bytes only: the smaller (in bytes; B on a
+    /// tie) copied into aligned rows first (PackUnaligned), and pairs of workgroups sharing
+    /// the other (ClusterN sharing A where B is copied, ClusterM sharing B where A is), on the
+    /// persistent 128x256 tile, as deep as fits; its stream-K twin follows where the pairs'
+    /// last wave is short. Measured kernel against kernel on an H100, same call (cuBLASLt
+    /// 69.5 us): 5000x1000x5000 NT 107.8 us as stream-K with B copied and pairs along N,
+    /// 117.8 whole tiles, 117.5 for pairs along M without a copy, 167.5 with both copied.
+    pub fn unaligned_pair_pack_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        if constraints::unaligned_operands(p) != constraints::PACK_A | constraints::PACK_B {
+            return None;
+        }
+        let a_bytes = p.m * p.a_type.bytes() as i64;
+        let b_bytes = p.n * p.b_type.bytes() as i64;
+        let (pack, pair) = if b_bytes <= a_bytes {
+            (constraints::PACK_B, ParamId::ClusterN)
+        } else {
+            (constraints::PACK_A, ParamId::ClusterM)
+        };
+        if !self.domain(pair).contains(2)
+            || !self
+                .domain(ParamId::PackUnaligned)
+                .contains(i64::from(pack))
+        {
+            return None;
+        }
+        let space = self.with_deepest_pipeline(&[
+            (ParamId::MacroTile0, 128),
+            (ParamId::MacroTile1, 256),
+            (ParamId::WavesM, 8),
+            (ParamId::WavesN, 1),
+            (ParamId::ProducerWarp, 1),
+            (ParamId::PersistentKernel, 1),
+            (ParamId::SwapAB, 0),
+            (ParamId::GlobalSplitU, 1),
+            (ParamId::GlobalSplitUAlgorithm, 1),
+            (pair, 2),
+            (ParamId::PackUnaligned, i64::from(pack)),
+        ])?;
+        Some(space.raw_default())
     }
 
     /// Where operands have rows aligned to 16 bytes only, the default, the persistent and the
@@ -1251,6 +1300,7 @@ impl Space {
             .chain(full.unaligned_a_starts())
             .chain(full.unaligned_b_starts())
             .chain(full.packed_twins())
+            .chain(full.unaligned_pair_pack_start())
             .chain(full.persistent_stream_k_start())
             .collect();
         // Each stream-K twin right after its start (the default's first): the strategies
@@ -1919,7 +1969,13 @@ mod tests {
                     ..twin
                 })
         );
-        // 4096^3: 512 tiles are 3.9 waves (97% busy): none. With beta: none.
+        // 8192^3: 15.5 waves, a twin; 4096^3: 512 tiles are 3.9 waves (97% busy): none.
+        // With beta: none.
+        let many = Space::for_problem(&GemmProblem::new(8192, 8192, 8192), &hw);
+        assert!(many
+            .extra_starts()
+            .iter()
+            .any(|c| c.pk == 1 && c.gsu_algo == GsuAlgo::StreamK));
         let full = Space::for_problem(&GemmProblem::new(4096, 4096, 4096), &hw);
         assert!(!full
             .extra_starts()
@@ -1944,6 +2000,48 @@ mod tests {
         assert!(long.extra_starts().contains(&c));
         let square = Space::for_problem(&GemmProblem::new(4096, 4096, 4096), &hw);
         assert_eq!(square.persistent_stream_k_start(), None);
+    }
+
+    #[test]
+    fn both_operands_unaligned_start_with_the_smaller_copied_and_pairs_sharing_the_other() {
+        let hw = HwSpec::by_name("H100-SXM").unwrap();
+        // NT with lda = 5000 and ldb = 1000: B (10 MB) copied, pairs along N sharing A.
+        let p = GemmProblem {
+            trans_a: crate::problem::Trans::N,
+            trans_b: crate::problem::Trans::T,
+            ..GemmProblem::new(5000, 1000, 5000)
+        };
+        let s = Space::for_problem(&p, &hw);
+        let c = s.unaligned_pair_pack_start().expect("both rows unaligned");
+        s.check(&c).unwrap();
+        assert_eq!((c.cn, c.cm, c.pu, c.pk), (2, 1, constraints::PACK_B, 1));
+        // 80 pairs on 66: its stream-K twin follows it among the starts.
+        let starts = s.extra_starts();
+        let at = starts.iter().position(|x| *x == c).expect("started");
+        assert_eq!(
+            starts[at + 1],
+            KernelConfig {
+                gsu_algo: GsuAlgo::StreamK,
+                ..c
+            }
+        );
+        // A the smaller (M = 1000, N = 5000): A copied, pairs along M sharing B.
+        let wide = GemmProblem {
+            trans_a: crate::problem::Trans::N,
+            trans_b: crate::problem::Trans::T,
+            ..GemmProblem::new(1000, 5000, 5000)
+        };
+        let s = Space::for_problem(&wide, &hw);
+        let c = s.unaligned_pair_pack_start().expect("both rows unaligned");
+        assert_eq!((c.cn, c.cm, c.pu), (1, 2, constraints::PACK_A));
+        // One operand unaligned, or none: no such start.
+        for q in [
+            GemmProblem::new(4096, 1000, 4096),
+            GemmProblem::new(4096, 4096, 4096),
+        ] {
+            let s = Space::for_problem(&q, &hw);
+            assert_eq!(s.unaligned_pair_pack_start(), None, "{}", q.label());
+        }
     }
 
     #[test]
