@@ -1812,8 +1812,13 @@ mod tests {
         nt.fill_defaults();
         let nt = Space::for_problem(&nt, &h200);
         assert!(nt.packed_twins().iter().all(|c| c.pu == 3));
-        // The M-major A is shared by pairs along N, the K-major B by pairs along M.
-        let pairs: Vec<KernelConfig> = s.extra_starts().into_iter().filter(|c| c.cn == 2).collect();
+        // The M-major A is shared by pairs along N, the K-major B by pairs along M (the pairs
+        // beside a copy come from Space::unaligned_pair_pack_start).
+        let pairs: Vec<KernelConfig> = s
+            .extra_starts()
+            .into_iter()
+            .filter(|c| c.cn == 2 && c.pu == 0)
+            .collect();
         assert!(!pairs.is_empty() && pairs.iter().all(|c| c.mt0 == 256 && c.pu == 0));
         assert_eq!(s.domain(ParamId::ClusterM).values, vec![1, 2]);
         let along_m = s.unaligned_b_starts();
@@ -1833,8 +1838,12 @@ mod tests {
         let h200 = HwSpec::by_name("H200").unwrap();
         let clustered = |k: i64| {
             let s = Space::for_problem(&GemmProblem::new(8192, 1000, k), &h200);
-            let starts: Vec<KernelConfig> =
-                s.extra_starts().into_iter().filter(|c| c.cn == 2).collect();
+            // Pairs beside a copy of B are Space::unaligned_pair_pack_start's.
+            let starts: Vec<KernelConfig> = s
+                .extra_starts()
+                .into_iter()
+                .filter(|c| c.cn == 2 && c.pu == 0)
+                .collect();
             (s.domain(ParamId::ClusterN).values.clone(), starts)
         };
         // K = 3000: rows of 6000 bytes, 16-byte aligned only.
