@@ -12,6 +12,22 @@
 //                       ring and D's staging
 #pragma once
 
+// Counts one more part of a tile in its `flag`, once every thread's part is out, and says
+// whether it was the last of `count`. The barrier `sync` orders every thread's part before
+// thread 0's device-scope fence, which publishes them all before the count (and, after it,
+// makes the others' visible here); `last` is the LDS word the answer passes through.
+template <class Sync> GT_DEVICE bool gt_count_part(gt_u32* flag, gt_u32 count, int tid, int* last, Sync sync) {
+    sync();
+    if (tid == 0) {
+        gt_fence_device();
+        const gt_u32 before = gt_atomic_add_u32(flag, 1u);
+        gt_fence_device();
+        *last = before + 1 == count;
+    }
+    sync();
+    return *last;
+}
+
 template <class Cfg> struct GtSharedTile {
     static constexpr int THREADS = Cfg::THREADS;
     static constexpr int TILE_VECS = Cfg::MT0 * Cfg::MT1 / 4;
@@ -39,17 +55,7 @@ template <class Cfg> struct GtSharedTile {
             GtF4* const mine = slot(me);
             for (int i = tid; i < TILE_VECS; i += THREADS) mine[i] = staged[i];
         }
-        // The barrier orders every thread's partial before thread 0's device-scope fence, which
-        // publishes them all before the count (and, after it, makes the others' visible here).
-        gt_barrier();
-        if (tid == 0) {
-            gt_fence_device();
-            const gt_u32 before = gt_atomic_add_u32(flag, 1u);
-            gt_fence_device();
-            *last_flag = before == hi - lo;
-        }
-        gt_barrier();
-        if (!*last_flag) return false;
+        if (!gt_count_part(flag, hi - lo + 1, tid, last_flag, [] { gt_barrier(); })) return false;
         for (int base = 0; tid < THREADS && base < TILE_VECS; base += FIX_VECS * THREADS) {
             GtF4 sum[FIX_VECS];
 #pragma unroll
@@ -155,17 +161,9 @@ template <int ACC, int THREADS, int AREA_BYTES> struct GtRegisterPartials {
 #pragma unroll
             for (int j = 0; j < ACC; j += 4)
                 __stcg(mine + (j / 4) * THREADS, make_float4(acc[j], acc[j + 1], acc[j + 2], acc[j + 3]));
-            // As in GtSharedTile::finish: every part before thread 0's fence and count.
-            sync();
-            if (tid == 0) {
-                gt_fence_device();
-                const gt_u32 before = gt_atomic_add_u32(flag, 1u);
-                gt_fence_device();
-                *last = before == hi - lo;
-                if (*last) *flag = 0u;
-            }
-            sync();
-            if (!*last) return false;
+            if (!gt_count_part(flag, hi - lo + 1, tid, last, sync)) return false;
+            // Nobody counts in this flag any more: reset for the next launch.
+            if (tid == 0) *flag = 0u;
         }
         // The staging area's last stores have read it.
         reclaim();

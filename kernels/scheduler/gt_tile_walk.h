@@ -34,45 +34,48 @@ struct GtWholeTiles {
 };
 
 struct GtStreamKUnits {
+    GtWholeTiles whole;  // the groups that go whole: those before base()
     GtStreamK sk;
-    int base;       // the first group of the stream-K share; those before it go whole
-    int g, step;    // the next whole group, and the clusters
     gt_u32 x, end;  // the next unit of this cluster's stream-K range, and the range's end
-    int ktiles;
-    GT_DEVICE GtStreamKUnits(int cluster, int clusters, int groups, int ktiles_)
-        : g(cluster), step(clusters), ktiles(ktiles_) {
-        // All waves but the last two go whole; the rest (one to two groups a cluster) is
-        // shared by units. A whole number of waves goes whole.
-        const int waves = groups / clusters, left = groups - waves * clusters;
-        base = (left == 0 ? waves : waves > 0 ? waves - 1 : 0) * clusters;
-        const gt_u32 work = gt_u32(groups - base) * gt_u32(ktiles_);
+    GT_DEVICE GtStreamKUnits(int cluster, int clusters, int groups, int ktiles)
+        : whole(cluster, clusters, stream_k_base(clusters, groups), ktiles) {
+        const gt_u32 work = gt_u32(groups - base()) * gt_u32(ktiles);
         sk = GtStreamK{work / gt_u32(clusters), work % gt_u32(clusters)};
         x = sk.start(gt_u32(cluster));
         end = sk.start(gt_u32(cluster) + 1);
     }
-    GT_DEVICE bool more() const { return g < base || x < end; }
+    // All waves but the last two go whole; the rest (one to two groups a cluster) is shared
+    // by units. A whole number of waves goes whole.
+    GT_DEVICE static int stream_k_base(int clusters, int groups) {
+        const int waves = groups / clusters, left = groups - waves * clusters;
+        return (left == 0 ? waves : waves > 0 ? waves - 1 : 0) * clusters;
+    }
+    // The first group of the stream-K share.
+    GT_DEVICE int base() const { return whole.groups; }
+    GT_DEVICE bool more() const { return whole.more() || x < end; }
     // One division per segment, none per K tile.
     GT_DEVICE GtSegment segment() const {
-        if (g < base) return GtSegment{g, 0, ktiles};
+        if (whole.more()) return whole.segment();
+        const int ktiles = whole.ktiles;
         const int u = int(x / gt_u32(ktiles)), k0 = int(x - gt_u32(u) * gt_u32(ktiles));
         const gt_u32 left = end - x;
-        return GtSegment{base + u, k0, left < gt_u32(ktiles - k0) ? k0 + int(left) : ktiles};
+        return GtSegment{base() + u, k0, left < gt_u32(ktiles - k0) ? k0 + int(left) : ktiles};
     }
     GT_DEVICE void next(const GtSegment& s) {
-        if (g < base) {
-            g += step;
+        if (whole.more()) {
+            whole.next(s);
         } else {
             x += gt_u32(s.k1 - s.k0);
         }
     }
     // The clusters whose ranges hold split group gr's units: lo..hi.
-    GT_DEVICE gt_u32 first_owner(int gr) const { return sk.owner(gt_u32(gr - base) * gt_u32(ktiles)); }
-    GT_DEVICE gt_u32 last_owner(int gr) const { return sk.owner(gt_u32(gr - base + 1) * gt_u32(ktiles) - 1); }
+    GT_DEVICE gt_u32 first_owner(int gr) const { return sk.owner(gt_u32(gr - base()) * gt_u32(whole.ktiles)); }
+    GT_DEVICE gt_u32 last_owner(int gr) const { return sk.owner(gt_u32(gr - base() + 1) * gt_u32(whole.ktiles) - 1); }
     // Cluster c's workspace slot for its part of split group gr, whose first owner is lo, of
     // its two: 0 where gr is the first group of c's range, 1 where it is the last (a range
     // holds at most two parts of tiles). Only the first owner's range can start before gr's
     // units.
     GT_DEVICE gt_u32 part_slot(gt_u32 c, gt_u32 lo, int gr) const {
-        return c * 2 + (c == lo && sk.start(c) < gt_u32(gr - base) * gt_u32(ktiles) ? 1u : 0u);
+        return c * 2 + (c == lo && sk.start(c) < gt_u32(gr - base()) * gt_u32(whole.ktiles) ? 1u : 0u);
     }
 };

@@ -711,32 +711,21 @@ impl Space {
         Some(space.raw_default())
     }
 
-    /// The persistent kernel's stream-K (GSU1S) twin of a persistent start (or default) whose
-    /// whole tiles leave more than 15% of their waves' clusters idle, or that runs more than
-    /// ten waves with a partial last one (its shared units are then a small part of the work,
-    /// and the whole waves keep their locality: 8192^3 on 128x256 pairs along M, 15.5 waves,
-    /// ran 1457.3 us as stream-K against cuBLASLt's 1515.0 on an H100, where 8 x 2048^3
-    /// (7.8 waves) ran 194.6 against 181.6 whole and 4096^3 (3.9) 201.1 against 174.2), beta
-    /// 0: all waves
-    /// but the last one or two go whole, and the clusters share the rest's (tile, K tile)
-    /// units evenly (kernels/scheduler/gt_tile_walk.h). Measured kernel against kernel on an
-    /// H100, same call (cuBLASLt in brackets): 3072^3 on 128x256 in pairs along M 94.2 us,
-    /// whole tiles 100.7 [75.6]; 3000^3 TN (rows aligned to 16 bytes only) 109.0 against the
-    /// 256x128 pair's 115.4 [78.9]; 5000x1000x5000 NT 117.5 against 122.5 [70.5].
+    /// The persistent kernel's stream-K (GSU1S) twin of a persistent start (or default), where
+    /// it is valid (beta 0, one workgroup per compute unit) and the start's whole tiles either
+    /// leave more than 15% of their waves' clusters idle or run more than ten waves with a
+    /// partial last one (its shared units are then a small part of the work, and the whole
+    /// waves keep their locality). All waves but the last one or two go whole, and the
+    /// clusters share the rest's (tile, K tile) units evenly (kernels/scheduler/gt_tile_walk.h).
+    /// Measured kernel against kernel on an H100, cuBLASLt in brackets, each line one call:
+    /// 3072^3 on 128x256 in pairs along M 94.2 us, whole tiles 100.7 [75.6]; 3000^3 TN (rows
+    /// aligned to 16 bytes only) 109.0 against the 256x128 pair's 115.4 [79.0]; 5000x1000x5000
+    /// NT 117.5 against 122.5 [70.7]; 8192^3 in pairs along M (15.5 waves) 1457.3 [1515.0],
+    /// where 8 x 2048^3 (7.8 waves) ran 194.6 against 181.6 whole [178.9] and 4096^3 (3.9)
+    /// 201.1 against 174.2 [171.8].
     fn stream_k_twin(&self, c: &KernelConfig) -> Option<KernelConfig> {
         let p = &self.problem;
-        let stream_k = GsuAlgo::ALL
-            .iter()
-            .position(|a| *a == GsuAlgo::StreamK)
-            .unwrap_or(2) as i64;
-        if p.beta != 0.0
-            || !self
-                .domain(ParamId::GlobalSplitUAlgorithm)
-                .contains(stream_k)
-            || c.pk != 1
-            || c.gsu != 1
-            || c.gsu_algo == GsuAlgo::StreamK
-        {
+        if c.pk != 1 || c.gsu_algo == GsuAlgo::StreamK {
             return None;
         }
         let cluster = (c.cn.max(1) * c.cm.max(1)) as i64;

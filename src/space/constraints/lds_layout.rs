@@ -95,7 +95,7 @@ const SM90_LDS_PER_WORKGROUP: u64 = 232448;
 
 /// Bytes of one column group of the persistent kernel's staging area: D's type, M in whole
 /// 128-byte chunks (kernels/layout/gt_wgmma_tile.h's GtOutTile).
-fn persistent_group_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
+pub(super) fn persistent_group_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     let chunk = 128 / p.d_type.bytes() as u64;
     let cols = c.mt1 / persistent_output_passes(c.mt1, p.d_type.bytes() as u32);
     (c.mt0 as u64).div_ceil(chunk) * 128 * cols as u64

@@ -129,10 +129,10 @@ pub(super) fn persistent(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violat
             );
         }
         // A split tile's parts pass through the staging area of one column group, at least
-        // one 16-byte vector per computing thread at a time (epilogue/gt_fixup.h).
-        let d = p.d_type.bytes() as u32;
-        let area = c.mt0 * (c.mt1 / super::persistent_output_passes(c.mt1, d)) * d;
-        let threads = c.threads(32);
+        // one 16-byte vector per computing thread at a time (epilogue/gt_fixup.h). Warps of
+        // 32: the persistent kernel is NVIDIA's.
+        let area = super::lds_layout::persistent_group_bytes(c, p);
+        let threads = c.threads(32) as u64;
         if area < threads * 16 {
             return fail(
                 rule,
