@@ -124,7 +124,17 @@ typedef GtCompose<GtCfg> GtKernel;
 #define GT_CLUSTER_DIMS
 #endif
 
-extern "C" __global__ void __launch_bounds__(GtCfg::LAUNCH_THREADS) GT_CLUSTER_DIMS GT_KERNEL_NAME(GT_ARGS_PARAM) {
+// A producer warpgroup hands registers over with setmaxnreg, which ptxas honours only where it
+// knows every thread's count at entry: one workgroup per compute unit, said in the bounds
+// (without it ptxas ignored the hand-over and compiled the computing warpgroups to the entry
+// share, spilling a 192x192 tile's accumulators at 168 registers).
+#if GT_PRODUCER_WARP == 2 || GT_PERSISTENT == 2
+#define GT_LAUNCH_BOUNDS __launch_bounds__(GtCfg::LAUNCH_THREADS, 1)
+#else
+#define GT_LAUNCH_BOUNDS __launch_bounds__(GtCfg::LAUNCH_THREADS)
+#endif
+
+extern "C" __global__ void GT_LAUNCH_BOUNDS GT_CLUSTER_DIMS GT_KERNEL_NAME(GT_ARGS_PARAM) {
     extern __shared__ __align__(16) unsigned char gt_smem[];
     const int tid = threadIdx.x;
     gt_plant_at_entry(args, tid);

@@ -6,7 +6,8 @@
 # verify; exits 1 if any did. The shape files: scripts/check-gemv.txt (the GEMV path, every
 # layout and input type), scripts/check-persistent.txt (persistent kernels, swapped and not),
 # scripts/check-ping-pong.txt (the ping-pong persistent kernel, PersistentKernel=2),
-# scripts/check-persistent-stream-k.txt (its stream-K, PersistentKernel=1 with GSU1S); DEVELOPERS.md
+# scripts/check-persistent-stream-k.txt (its stream-K, PersistentKernel=1 with GSU1S),
+# scripts/check-producer-warpgroup.txt (with a producer warpgroup, ProducerWarp=2); DEVELOPERS.md
 # lists the others.
 #
 #   scripts/gpu-sweep-check.sh BIN OUT SHAPES      env: MAXC (kernels per shape, 16)

@@ -734,6 +734,39 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
             false,
         ),
     ];
+    // A producer warpgroup handing its registers to two warpgroups (ProducerWarp=2): 192x192
+    // in pairs along M with rows aligned to 16 bytes only, NN, 256x128 as stream-K, and
+    // swapped 160x256 with both operands M- and N-major.
+    let producer_warpgroup: Vec<Case> = vec![
+        (
+            problem(3000, 3000, 3000, "TN", Bf16, Bf16, 0.0, 1),
+            "MT192x192x64_MI64x8x16_WG4x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW2_PK1_CM2",
+            "",
+            false,
+            false,
+        ),
+        (
+            problem(3000, 3000, 3000, "NN", F16, F16, 0.0, 1),
+            "MT192x192x64_MI64x8x16_WG4x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW2_PK1_CM2",
+            "1, 0",
+            false,
+            false,
+        ),
+        (
+            problem(3072, 3072, 3072, "TN", Bf16, Bf16, 0.0, 1),
+            "MT256x128x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0_PW2_PK1",
+            "",
+            false,
+            false,
+        ),
+        (
+            problem(5000, 1000, 5000, "NT", Bf16, Bf16, 0.0, 1),
+            "MT160x256x64_MI64x8x16_WG4x2_PGR3_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW2_SAB1_PK1_CM2",
+            "",
+            false,
+            false,
+        ),
+    ];
     for (p, name, bits, pack_a, pack_b) in cases
         .into_iter()
         .chain(persistent)
@@ -742,6 +775,7 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
         .chain(along_m)
         .chain(repacked)
         .chain(stream_k)
+        .chain(producer_warpgroup)
     {
         let cfg = KernelConfig::parse(name).unwrap();
         Space::for_problem(&p, &hw)
@@ -789,13 +823,21 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
             cfg.pk == 1 && cfg.gsu_algo == GsuAlgo::StreamK,
             "{name}: the parts' bulk copies"
         );
-        // Only ping-pong moves registers from its producer warpgroup to the computing ones.
+        // Only a producer warpgroup (ping-pong's, ProducerWarp=2's) moves registers to the
+        // computing warpgroups, and ptxas honours the move only with one workgroup per
+        // compute unit in the launch bounds.
+        let warpgroup = cfg.pk == 2 || cfg.pw == 2;
         for op in [
             "setmaxnreg.dec.sync.aligned.u32 40",
             "setmaxnreg.inc.sync.aligned.u32 232",
         ] {
-            assert_eq!(main.contains(op), cfg.pk == 2, "{name}: {op}");
+            assert_eq!(main.contains(op), warpgroup, "{name}: {op}");
         }
+        assert_eq!(
+            ptx.contains(".minnctapersm 1"),
+            warpgroup,
+            "{name}: one workgroup per compute unit in the launch bounds"
+        );
         // A cluster's producers multicast their shares of A (B); the cluster size is the
         // kernel's own (a plain launch makes the clusters).
         let cluster = cfg.cn * cfg.cm;

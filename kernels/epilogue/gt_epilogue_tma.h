@@ -31,18 +31,22 @@
 // memory in the epilogue instead ran 1.5-7x slower (latency the consumers wait out).
 #pragma once
 
-// Column groups of the persistent epilogue: the fewest equal groups of at most 256 bytes of
-// columns per row of M (128 columns of a 16-bit D, 64 of f32: a group of 128 rows is then
-// 32 KiB either way), whole 8-column groups, or the whole tile when MT1 does not split so.
-__host__ __device__ constexpr int gt_out_passes(int mt1, int es) {
-    return mt1 % ((mt1 * es + 255) / 256) == 0 && (mt1 / ((mt1 * es + 255) / 256)) % 8 == 0
-               ? (mt1 * es + 255) / 256
+// Column groups of the persistent epilogue: the fewest equal groups of at most `most` bytes
+// of columns per row of M (with 256, 128 columns of a 16-bit D, 64 of f32: a group of 128 rows
+// is then 32 KiB either way), whole 8-column groups, or the whole tile when MT1 does not split
+// so.
+__host__ __device__ constexpr int gt_out_passes(int mt1, int es, int most) {
+    return mt1 % ((mt1 * es + most - 1) / most) == 0 && (mt1 / ((mt1 * es + most - 1) / most)) % 8 == 0
+               ? (mt1 * es + most - 1) / most
                : 1;
 }
 
 template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     typedef typename Cfg::TD TD;
-    static constexpr int PASSES = gt_out_passes(Cfg::MT1, int(sizeof(TD))), OUT_N = Cfg::MT1 / PASSES;
+    // Column groups of at most GROUP_BYTES a row: 128 beside a producer warpgroup, whose tall
+    // tiles then keep four operand stages (src/space's persistent_group_limit).
+    static constexpr int GROUP_BYTES = Cfg::PRODUCER_KIND == 2 ? 128 : 256;
+    static constexpr int PASSES = gt_out_passes(Cfg::MT1, int(sizeof(TD)), GROUP_BYTES), OUT_N = Cfg::MT1 / PASSES;
     typedef GtOutTile<TD, Cfg::MT0, OUT_N> Tile;
     static constexpr int ACC = Mainloop::ACC;
     static_assert(sizeof(typename Cfg::TC) == sizeof(TD), "C is read into a tile of D's layout: C and D share a type");

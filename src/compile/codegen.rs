@@ -22,7 +22,7 @@ use crate::hw::Vendor;
 use crate::plant::PlantKind;
 use crate::problem::{DataType, GemmProblem};
 use crate::space::constraints::{
-    is_wgmma, k_major_box_rows, mn_chunk, packed_operands, persistent_output_passes, warpgroup_tile,
+    is_wgmma, k_major_box_rows, mn_chunk, packed_operands, persistent_passes, warpgroup_tile,
 };
 use crate::space::{GsuAlgo, KernelConfig};
 
@@ -327,7 +327,7 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
             k_major: false,
             inner: chunk,
             outer: {
-                let cols = cfg.mt1 / persistent_output_passes(cfg.mt1, p.d_type.bytes() as u32);
+                let cols = cfg.mt1 / persistent_passes(cfg, p);
                 k_major_box_rows(cols).unwrap_or(cols)
             },
             swizzle_bytes: 128,
@@ -742,7 +742,7 @@ fn warpgroup_defines(s: &PartSpec, b: &mut DefineBlock) {
     // Named only when set: the define blocks (and compile-cache keys) of kernels without
     // a producer warp stay as they were; likewise for TN kernels (no chunks, no packing).
     if c.pw > 0 {
-        b.def("GT_PRODUCER_WARP", 1);
+        b.def("GT_PRODUCER_WARP", c.pw);
     }
     if c.sab > 0 {
         b.def("GT_SWAP_AB", 1);

@@ -196,10 +196,10 @@ impl KernelConfig {
     /// the computing ones, and registers move between whole warpgroups only:
     /// `kernels/scheduler/gt_persistent.h`).
     pub fn launch_threads(&self, wave_size: u32) -> u32 {
-        let producer = match (self.pw > 0, self.pk == 2) {
-            (false, _) => 0,
-            (true, false) => wave_size,
-            (true, true) => 4 * wave_size,
+        let producer = match (self.pw, self.pk == 2) {
+            (0, _) => 0,
+            (1, false) => wave_size,
+            _ => 4 * wave_size,
         };
         self.threads(wave_size) * self.consumer_sets() + producer
     }
@@ -275,8 +275,11 @@ impl KernelConfig {
             c.grvw,
             c.svw,
             c.su
-        ) + if c.pw > 0 { "_PW1" } else { "" }
-            + if c.sab > 0 { "_SAB1" } else { "" }
+        ) + match c.pw {
+            0 => "",
+            1 => "_PW1",
+            _ => "_PW2",
+        } + if c.sab > 0 { "_SAB1" } else { "" }
             + match c.pk {
                 0 => "",
                 1 => "_PK1",
@@ -384,8 +387,8 @@ impl KernelConfig {
             pu: if fields[19].is_some() { num(19)? } else { 0 },
             cm: if fields[20].is_some() { num(20)? } else { 1 },
         };
-        if cfg.pw > 1 {
-            return Err(bad(format!("`PW{}`: ProducerWarp is 0 or 1", cfg.pw)));
+        if cfg.pw > 2 {
+            return Err(bad(format!("`PW{}`: ProducerWarp is 0, 1 or 2", cfg.pw)));
         }
         if cfg.sab > 1 {
             return Err(bad(format!("`SAB{}`: SwapAB is 0 or 1", cfg.sab)));
@@ -524,7 +527,12 @@ mod tests {
             KernelConfig::parse(&name.replace("_PW1", "_PW0")).unwrap(),
             sample()
         );
-        assert!(KernelConfig::parse(&name.replace("_PW1", "_PW2")).is_err());
+        let warpgroup = KernelConfig::parse(&name.replace("_PW1", "_PW2")).unwrap();
+        assert_eq!(
+            (warpgroup.pw, warpgroup.name()),
+            (2, name.replace("_PW1", "_PW2"))
+        );
+        assert!(KernelConfig::parse(&name.replace("_PW1", "_PW3")).is_err());
         assert!(KernelConfig::parse(&format!("{name}_PW1")).is_err());
     }
 

@@ -126,11 +126,17 @@ impl Space {
             Domain::pow2(ParamId::GlobalReadVectorWidth, 1, 16 / ea, 16 / ea),
             Domain::pow2(ParamId::StoreVectorWidth, 1, 16 / ed, (8 / ed).max(1)),
             Domain::choice(ParamId::StaggerU, vec![0, 1, 2, 4, 8], 0),
+            // 2, a producer warpgroup handing its registers to the two warpgroups of a
+            // persistent tile (232 accumulator registers a thread instead of 168: 192x192,
+            // swapped 160x256), is opt-in (`--fix ProducerWarp=0,1,2`) and taken by the starts
+            // where it won (Space::producer_warpgroup_starts): on aligned rows the same tiles
+            // ran slower than 128x192 and 128x256 with the producer warp (docs/performance.md).
             Domain::choice(
                 ParamId::ProducerWarp,
                 if wgmma { vec![0, 1] } else { vec![0] },
                 0,
-            ),
+            )
+            .with_opt_in(if wgmma { vec![2] } else { Vec::new() }),
             Domain::choice(
                 ParamId::SwapAB,
                 if wgmma || gemv_along_n {
@@ -906,6 +912,75 @@ impl Space {
         Some(space.raw_default())
     }
 
+    /// Where an operand's rows are aligned to 16 bytes only, the tiles a producer warpgroup
+    /// makes possible (ProducerWarp=2: two warpgroups of 232 registers a thread), in pairs
+    /// sharing an unaligned operand (along M sharing B where B is unaligned and the tiles
+    /// pair up, else along N sharing A), persistent, as deep as fits:
+    /// - 192x192 (warpgroups of 192x96) where its tiles make a wave: bigger tiles ask the L2
+    ///   for fewer rows per multiply-add, which is what unaligned rows are bound by;
+    /// - swapped tiles 256 columns wide of the height between 128 and 256 (steps of 16) whose
+    ///   tiles make one nearly full wave, where both operands are unaligned and N is at most
+    ///   four such tiles.
+    ///
+    /// Measured kernel against kernel on an H200, same call (cuBLASLt in brackets): 3000^3 TN
+    /// 90.5 us on 192x192 in pairs along M, 93.7 for the 128x192 with B copied that the
+    /// search had found [76.9]; 3000^3 NN f16 89.2 against 94.5 [80.4]; 5000x1000x5000 NT
+    /// 87.1 on swapped 160x256 in pairs along M against 97.0 for the 128x256 stream-K pair
+    /// [69.2]. Aligned, 192x192 is slower than 128x192 (3072^3: 83.1 against 77.4 [75.5]).
+    pub fn producer_warpgroup_starts(&self) -> Vec<KernelConfig> {
+        let p = &self.problem;
+        let (ua, ub) = (
+            constraints::tma_rows_unaligned(p, true),
+            constraints::tma_rows_unaligned(p, false),
+        );
+        if !(ua || ub) || !self.domain(ParamId::ProducerWarp).admits(2) {
+            return Vec::new();
+        }
+        let cus = self.hw.compute_units as i64;
+        // The pair for tiles of `mt0` x `mt1`: (ClusterM or ClusterN, 2), or none.
+        let pair = |mt0: i64, mt1: i64| {
+            let even = |extent: i64, tile: i64| (extent + tile - 1) / tile % 2 == 0;
+            if ub && even(p.m, mt0) && self.domain(ParamId::ClusterM).contains(2) {
+                Some(ParamId::ClusterM)
+            } else if ua && even(p.n, mt1) && self.domain(ParamId::ClusterN).contains(2) {
+                Some(ParamId::ClusterN)
+            } else {
+                None
+            }
+        };
+        let start = |mt0: i64, mt1: i64, waves_m: i64, swap: i64| {
+            let cluster = pair(mt0, mt1)?;
+            let space = self.with_deepest_pipeline(&[
+                (ParamId::MacroTile0, mt0),
+                (ParamId::MacroTile1, mt1),
+                (ParamId::WavesM, waves_m),
+                (ParamId::WavesN, 2),
+                (ParamId::SwapAB, swap),
+                (ParamId::ProducerWarp, 2),
+                (ParamId::PersistentKernel, 1),
+                (ParamId::GlobalSplitU, 1),
+                (ParamId::GlobalSplitUAlgorithm, 1),
+                (cluster, 2),
+            ])?;
+            Some(space.raw_default())
+        };
+        let mut out = Vec::new();
+        if tile_count(p, 192, 192) >= cus {
+            out.extend(start(192, 192, 4, 0));
+        }
+        if ua && ub && p.n <= 4 * 256 {
+            let height = (128..=256)
+                .step_by(16)
+                .filter(|&h| self.domain(ParamId::MacroTile0).contains(h))
+                .find(|&h| {
+                    let tiles = tile_count(p, h, 256);
+                    tiles <= cus && fills_wave(tiles, &self.hw)
+                });
+            out.extend(height.and_then(|h| start(h, 256, 4, 1)));
+        }
+        out
+    }
+
     /// Where operands have rows aligned to 16 bytes only, the default, the persistent and the
     /// wave-fitting starts again with one such operand copied into aligned rows first
     /// (PackUnaligned), so that the search measures both from its first batch. Which operand:
@@ -1149,6 +1224,43 @@ impl Space {
         Some(space.raw_default())
     }
 
+    /// M of 65 to 128 rows (one row of 128-row tiles) with N of half a wave of 64-column
+    /// tiles or more: 128x64 tiles on two warpgroups in pairs along N sharing A
+    /// (ClusterN=2), the producer warp loading, as deep as fits. Every workgroup reads all
+    /// of A's rows for its K steps, so the small A is read from the L2 once per N tile, more
+    /// than B; pairs halve that. H200, same call: 96x8192x8192 NT 44.7 us on 128x64 pairs
+    /// against 50.1 alone [cuBLASLt 38.0].
+    pub fn one_row_pair_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let wgmma = pack_mi(constraints::wgmma_mi(p.a_type));
+        if !(65..=128).contains(&p.m)
+            || !self.domain(ParamId::MatrixInstruction).contains(wgmma)
+            || !self.domain(ParamId::ClusterN).admits(2)
+            || tile_count(p, 128, 64) * 2 < self.hw.compute_units as i64
+        {
+            return None;
+        }
+        let space = self.with_deepest_pipeline(&[
+            (ParamId::MatrixInstruction, wgmma),
+            (ParamId::LdsSwizzle, 1),
+            (ParamId::LdsPadA, 0),
+            (ParamId::LdsPadB, 0),
+            (ParamId::DepthU, 128 / p.a_type.bytes() as i64),
+            (ParamId::MacroTile0, 128),
+            (ParamId::MacroTile1, 64),
+            (ParamId::WavesM, 8),
+            (ParamId::WavesN, 1),
+            (ParamId::SwapAB, 0),
+            (ParamId::GlobalSplitU, 1),
+            (ParamId::GlobalSplitUAlgorithm, 1),
+            (ParamId::WorkGroupMapping, 1),
+            (ParamId::ProducerWarp, 1),
+            (ParamId::PersistentKernel, 0),
+            (ParamId::ClusterN, 2),
+        ])?;
+        Some(space.raw_default())
+    }
+
     /// Starts for M up to 64 with N past a tile (a row vector or a few rows times a weight,
     /// `x^T W`): the warpgroup tile transposed (SwapAB), all of M in one tile (M rounded up to
     /// 16 rows, so B is streamed once) on a warpgroup whose instruction runs along N, N in
@@ -1176,8 +1288,12 @@ impl Space {
         // (The default itself may not be a warpgroup config here: its 128-row tiles are
         // larger than M needs.)
         let wgmma = pack_mi(constraints::wgmma_mi(p.a_type));
+        // Also M between one and two warpgroup slices, where a 128-row tile would compute a
+        // third or more of padding, when A is K-major: 96x8192x8192 TN ran 40.1 us on MT96x64
+        // against 54.5 on 128x64 [cuBLASLt 39.2]; NT 50.5 against 50.1 (H200, same call).
+        let rows = p.m <= 64 || (p.m < 128 && p.m % 64 != 0 && p.k_contiguous(true));
         if !self.domain(ParamId::MatrixInstruction).contains(wgmma)
-            || p.m > 64
+            || !rows
             || p.n < 64
             || !self.domain(ParamId::SwapAB).contains(1)
         {
@@ -1291,6 +1407,8 @@ impl Space {
             .chain(full.packed_twins())
             .chain(full.unaligned_pair_pack_start())
             .chain(full.persistent_stream_k_start())
+            .chain(full.producer_warpgroup_starts())
+            .chain(full.one_row_pair_start())
             .collect();
         // Each stream-K twin right after its start (the default's first): the strategies
         // take the starts in order, as many as their first batch holds.
@@ -1827,11 +1945,12 @@ mod tests {
         let h200 = HwSpec::by_name("H200").unwrap();
         let clustered = |k: i64| {
             let s = Space::for_problem(&GemmProblem::new(8192, 1000, k), &h200);
-            // Pairs beside a copy of B are Space::unaligned_pair_pack_start's.
+            // Pairs beside a copy of B are Space::unaligned_pair_pack_start's, those with a
+            // producer warpgroup Space::producer_warpgroup_starts'.
             let starts: Vec<KernelConfig> = s
                 .extra_starts()
                 .into_iter()
-                .filter(|c| c.cn == 2 && c.pu == 0)
+                .filter(|c| c.cn == 2 && c.pu == 0 && c.pw == 1)
                 .collect();
             (s.domain(ParamId::ClusterN).values.clone(), starts)
         };
@@ -2040,6 +2159,89 @@ mod tests {
             let s = Space::for_problem(&q, &hw);
             assert_eq!(s.unaligned_pair_pack_start(), None, "{}", q.label());
         }
+    }
+
+    #[test]
+    fn unaligned_rows_start_on_the_producer_warpgroups_tall_tiles_in_pairs() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let nt = |m, n, k| GemmProblem {
+            trans_a: crate::problem::Trans::N,
+            trans_b: crate::problem::Trans::T,
+            ..GemmProblem::new(m, n, k)
+        };
+        let shape = |c: &KernelConfig| (c.mt0, c.mt1, c.wg, c.sab, c.pw, c.pk, c.cm, c.cn);
+        // 3000^3 TN (both rows 6000 bytes): 192x192 in pairs along M sharing B (16 tiles of
+        // M pair up), four stages.
+        let s = Space::for_problem(&GemmProblem::new(3000, 3000, 3000), &hw);
+        let starts = s.producer_warpgroup_starts();
+        assert_eq!(starts.len(), 1);
+        s.check(&starts[0]).unwrap();
+        assert_eq!(shape(&starts[0]), (192, 192, [4, 2], 0, 2, 1, 2, 1));
+        assert_eq!(starts[0].pgr, 4);
+        assert!(s.extra_starts().contains(&starts[0]));
+        // 5000x1000x5000 NT: swapped 160x256 (32 x 4 = 128 tiles on 132), pairs along M.
+        let s = Space::for_problem(&nt(5000, 1000, 5000), &hw);
+        // (192x192 pairs along N sharing the M-major A do not fit beside it.)
+        let starts = s.producer_warpgroup_starts();
+        let swapped = starts.last().expect("a swapped start");
+        assert_eq!(shape(swapped), (160, 256, [4, 2], 1, 2, 1, 2, 1));
+        for c in &starts {
+            s.check(c).unwrap();
+        }
+        // Only A unaligned (4096x1000x4096 TN has lda = 4096... K-major A of 8192 bytes is
+        // aligned; NT's B of 2000 bytes is not): pairs along M share the unaligned B.
+        let s = Space::for_problem(&nt(4096, 1000, 4096), &hw);
+        for c in s.producer_warpgroup_starts() {
+            s.check(&c).unwrap();
+            assert_eq!((c.pw, c.cm, c.sab), (2, 2, 0));
+        }
+        // Aligned rows: none.
+        for q in [
+            GemmProblem::new(4096, 4096, 4096),
+            GemmProblem::new(3072, 3072, 3072),
+        ] {
+            let s = Space::for_problem(&q, &hw);
+            assert!(s.producer_warpgroup_starts().is_empty(), "{}", q.label());
+        }
+    }
+
+    #[test]
+    fn small_m_starts_on_swapped_rows_and_on_pairs_sharing_a() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let nt = GemmProblem {
+            trans_a: crate::problem::Trans::N,
+            trans_b: crate::problem::Trans::T,
+            ..GemmProblem::new(96, 8192, 8192)
+        };
+        // TN, 96 rows: the transposed 96-row tile among the starts; NT (an M-major A): not.
+        let tn = Space::for_problem(&GemmProblem::new(96, 8192, 8192), &hw);
+        let swapped = tn.tiny_m_starts();
+        assert!(!swapped.is_empty());
+        assert_eq!(
+            (swapped[0].mt0, swapped[0].mt1, swapped[0].sab),
+            (96, 64, 1)
+        );
+        assert!(Space::for_problem(&nt, &hw).tiny_m_starts().is_empty());
+        // Either way, one row of 128x64 tiles in pairs along N sharing A.
+        for p in [GemmProblem::new(96, 8192, 8192), nt] {
+            let s = Space::for_problem(&p, &hw);
+            let pair = s.one_row_pair_start().expect("one row of tiles");
+            s.check(&pair).unwrap();
+            assert_eq!(
+                (pair.mt0, pair.mt1, pair.cn, pair.pw),
+                (128, 64, 2, 1),
+                "{}",
+                p.label()
+            );
+            assert!(pair.pgr >= 8, "{}", pair.name());
+            assert!(s.extra_starts().contains(&pair));
+        }
+        // Two rows of tiles, or a 128-row multiple: neither.
+        let s = Space::for_problem(&GemmProblem::new(4096, 4096, 4096), &hw);
+        assert_eq!(s.one_row_pair_start(), None);
+        assert!(Space::for_problem(&GemmProblem::new(128, 8192, 8192), &hw)
+            .tiny_m_starts()
+            .is_empty());
     }
 
     #[test]
@@ -2272,9 +2474,22 @@ mod tests {
         let c = Space::for_problem(&p, &hw).default_config().unwrap();
         assert_eq!((c.mt0, c.wg, c.sab), (64, [4, 1], 0));
         assert_eq!(Space::for_problem(&p, &hw).tiny_m_starts()[0].mt0, 48);
-        for (m, n) in [(65, 4096), (8, 32)] {
-            let s = Space::for_problem(&GemmProblem::new(m, n, 4096), &hw);
-            assert!(s.tiny_m_starts().is_empty(), "{m}x{n}");
+        // 65 rows with a K-major A: the transposed 80-row tile (more than one slice, less than
+        // two); with an M-major A, 128 rows, or N under a tile: none.
+        let s = Space::for_problem(&GemmProblem::new(65, 4096, 4096), &hw);
+        assert_eq!(s.tiny_m_starts()[0].mt0, 80);
+        let nt = GemmProblem {
+            trans_a: crate::problem::Trans::N,
+            trans_b: crate::problem::Trans::T,
+            ..GemmProblem::new(65, 4096, 4096)
+        };
+        for p in [
+            nt,
+            GemmProblem::new(128, 4096, 4096),
+            GemmProblem::new(8, 32, 4096),
+        ] {
+            let s = Space::for_problem(&p, &hw);
+            assert!(s.tiny_m_starts().is_empty(), "{}", p.label());
         }
     }
 

@@ -55,7 +55,7 @@ pub(super) fn cluster(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<
             format!("{param} is one of {CLUSTER_SIZES:?}, not {size}"),
         );
     }
-    if hw.vendor != Vendor::Nvidia || !is_wgmma(c) || c.pw != 1 {
+    if hw.vendor != Vendor::Nvidia || !is_wgmma(c) || c.pw == 0 {
         return fail(
             rule,
             format!("{param} > 1 runs the Hopper warpgroup path with its producer warp: MI64x8x16/MI64x8x32/MI64x8x8 and ProducerWarp=1"),

@@ -70,12 +70,12 @@ fn staged_output(c: &KernelConfig, stages: u64) -> u64 {
 }
 
 /// Column groups in which the persistent kernel stages and stores its output tile: the fewest
-/// equal groups of at most 256 bytes of columns per row of M (128 columns of a 16-bit D, 64
-/// of f32), whole 8-column groups, or the whole tile when MT1 does not split so (`gt_out_passes`
-/// in kernels/epilogue/gt_epilogue_tma.h). Groups of 128 f32 columns left a 128x256 tile three
-/// operand stages beside a 64 KiB staging area.
-pub fn persistent_output_passes(mt1: u32, d_bytes: u32) -> u32 {
-    let want = (mt1 * d_bytes).div_ceil(256).max(1);
+/// equal groups of at most `group_bytes` ([`persistent_group_limit`]) of columns per row of M
+/// (with 256, 128 columns of a 16-bit D, 64 of f32), whole 8-column groups, or the whole tile
+/// when MT1 does not split so (`gt_out_passes` in kernels/epilogue/gt_epilogue_tma.h). Groups
+/// of 128 f32 columns left a 128x256 tile three operand stages beside a 64 KiB staging area.
+pub fn persistent_output_passes(mt1: u32, d_bytes: u32, group_bytes: u32) -> u32 {
+    let want = (mt1 * d_bytes).div_ceil(group_bytes.max(1)).max(1);
     if mt1.is_multiple_of(want) && (mt1 / want).is_multiple_of(8) {
         want
     } else {
@@ -93,11 +93,31 @@ fn wgmma_ring_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
 /// LDS one workgroup of the persistent kernel's parts (sm_90a) may hold: 227 KiB.
 const SM90_LDS_PER_WORKGROUP: u64 = 232448;
 
+/// The most bytes of columns per row one column group of the persistent staging area holds
+/// (`GtTmaStoreEpilogue::GROUP_BYTES`): 256, or 128 beside a producer warpgroup
+/// (ProducerWarp=2), whose tiles are the tall ones: 192x192 then keeps four operand stages
+/// (a 24 KiB staging area instead of 36): 3072^3 ran 83.1 us, where three stages took 87.1.
+/// Groups of 64 bytes, which would give swapped 160x256 a fourth stage too, cost more in
+/// epilogue passes than the stage brings: 90.2 us on 3072^3, and 91.6 for 160x256 on
+/// 5000x1000x5000 NT against 87.7 on three stages (H200, same call).
+pub fn persistent_group_limit(c: &KernelConfig) -> u32 {
+    if c.pw == 2 {
+        128
+    } else {
+        256
+    }
+}
+
+/// The persistent kernel's column groups for this config and D.
+pub fn persistent_passes(c: &KernelConfig, p: &GemmProblem) -> u32 {
+    persistent_output_passes(c.mt1, p.d_type.bytes() as u32, persistent_group_limit(c))
+}
+
 /// Bytes of one column group of the persistent kernel's staging area: D's type, M in whole
 /// 128-byte chunks (kernels/layout/gt_wgmma_tile.h's GtOutTile).
 pub(super) fn persistent_group_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     let chunk = 128 / p.d_type.bytes() as u64;
-    let cols = c.mt1 / persistent_output_passes(c.mt1, p.d_type.bytes() as u32);
+    let cols = c.mt1 / persistent_passes(c, p);
     (c.mt0 as u64).div_ceil(chunk) * 128 * cols as u64
 }
 
@@ -107,7 +127,7 @@ pub(super) fn persistent_group_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
 /// then holds every column group.
 pub fn persistent_output_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     let group = persistent_group_bytes(c, p);
-    let passes = persistent_output_passes(c.mt1, p.d_type.bytes() as u32) as u64;
+    let passes = persistent_passes(c, p) as u64;
     match (p.beta == 0.0, persistent_c_stages(c, p)) {
         // Ping-pong: a staging area per set of consumers (beta 0 only).
         (true, _) => group * c.consumer_sets() as u64,
@@ -129,7 +149,7 @@ pub fn persistent_c_stages(c: &KernelConfig, p: &GemmProblem) -> u32 {
     }
     let group = persistent_group_bytes(c, p);
     let fixed = wgmma_ring_bytes(c, p) + group + WGMMA_LDS_ALIGN + stage_barrier_bytes(c);
-    let c_tile = group * persistent_output_passes(c.mt1, p.d_type.bytes() as u32) as u64;
+    let c_tile = group * persistent_passes(c, p) as u64;
     (1..=MAX_C_STAGES)
         .rev()
         .find(|&s| {

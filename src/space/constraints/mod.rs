@@ -42,6 +42,7 @@ pub use gemv::{
 };
 pub use lds_layout::{
     lds_bytes, persistent_c_stages, persistent_output_bytes, persistent_output_passes,
+    persistent_passes,
 };
 pub use pack_unaligned::{pack_unaligned_values, unaligned_operands};
 pub use resources::{registers_estimate, workgroups_per_cu};
@@ -577,11 +578,13 @@ mod tests {
         use crate::problem::DataType;
         let hw = HwSpec::by_name("H200").unwrap();
         // 16-bit D: 128 columns a group; f32 D: 64, so a 128-row group is 32 KiB either way.
-        assert_eq!(persistent_output_passes(256, 2), 2);
-        assert_eq!(persistent_output_passes(256, 4), 4);
-        assert_eq!(persistent_output_passes(80, 4), 2);
+        assert_eq!(persistent_output_passes(256, 2, 256), 2);
+        assert_eq!(persistent_output_passes(256, 4, 256), 4);
+        assert_eq!(persistent_output_passes(80, 4, 256), 2);
         // 120 f32 columns split into no whole 8-column halves: one group.
-        assert_eq!(persistent_output_passes(120, 4), 1);
+        assert_eq!(persistent_output_passes(120, 4, 256), 1);
+        // Beside a producer warpgroup, 128 bytes: a 192-column 16-bit tile in three groups.
+        assert_eq!(persistent_output_passes(192, 2, 128), 3);
         let p = GemmProblem {
             c_type: DataType::F32,
             d_type: DataType::F32,

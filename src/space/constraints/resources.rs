@@ -68,11 +68,18 @@ pub fn registers_estimate(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u32
     // spilled 560 bytes at 168.
     // Its stream-K walks a range of units and sums split tiles into the accumulators: ptxas
     // used 168 registers without spilling where whole tiles took 162 (128x256, two
-    // warpgroups); counted as 2 more, so that tile stays in.
+    // warpgroups); counted as 2 more, so that tile stays in. Beside a producer warpgroup's
+    // 232 registers, each further slice costs stream-K 26 more: 192x192 (warpgroups of three
+    // slices, 144 accumulators) spilled 232 bytes and swapped 160x256 (two slices, 160) 4,
+    // where 256x128 (two slices, 128) and their whole tiles spilled none.
     let fixed = if c.pk > 0 {
         let [wt_m, wt_n] = super::atom::warpgroup_tile(c);
         let slices = if c.sab == 1 { wt_n } else { wt_m } / 64;
-        let stream_k = if c.gsu_algo == GsuAlgo::StreamK { 2 } else { 0 };
+        let stream_k = match (c.gsu_algo == GsuAlgo::StreamK, c.pw) {
+            (false, _) => 0,
+            (true, 2) => 2 + 26 * slices.saturating_sub(1),
+            (true, _) => 2,
+        };
         38 + 8 * slices.saturating_sub(1) + stream_k
     } else if is_wgmma(c) && c.gsu_algo != GsuAlgo::StreamK {
         26

@@ -112,7 +112,7 @@ pub(super) fn persistent(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violat
         }
         v => return fail(rule, format!("PersistentKernel is 0, 1 or 2, not {v}")),
     }
-    if !is_wgmma(c) || c.pw != 1 {
+    if !is_wgmma(c) || c.pw == 0 {
         return fail(
             rule,
             format!("PersistentKernel={} runs the warpgroup path with its producer warp: MI64x8x16/MI64x8x32 and ProducerWarp=1", c.pk),

@@ -101,17 +101,28 @@ pub fn packed_operands(c: &KernelConfig, p: &GemmProblem) -> [bool; 2] {
     [pack(true), pack(false)]
 }
 
-/// Registers each computing thread of the ping-pong persistent kernel (PersistentKernel=2) has
-/// once its producer warpgroup has given its own up: two computing warpgroups of 232 beside a
-/// producer warpgroup of 40 fill the 65536 of a compute unit (`CONSUMER_REGS` in
-/// kernels/scheduler/gt_persistent.h).
-const PING_PONG_CONSUMER_REGISTERS: u32 = 232;
+/// Registers a producer warpgroup keeps once it has handed the rest to the computing
+/// warpgroups (`PRODUCER_REGS` in kernels/scheduler/gt_persistent.h).
+const PRODUCER_WARPGROUP_REGISTERS: u32 = 40;
+
+/// Registers each computing thread has beside a producer warpgroup (ping-pong's, or
+/// ProducerWarp=2's): what the producer's 40 leave of the register file, in steps of 8, at most
+/// 256 (`CONSUMER_REGS` in kernels/scheduler/gt_persistent.h): 232 for two warpgroups.
+pub fn producer_warpgroup_consumer_registers(computing_threads: u32, hw: &HwSpec) -> u32 {
+    let rest = hw
+        .registers_per_cu
+        .saturating_sub(4 * hw.wave_size as u64 * PRODUCER_WARPGROUP_REGISTERS as u64);
+    ((rest / computing_threads.max(1) as u64).min(256) as u32) & !7
+}
 
 /// The `producer-warp` rule: warp specialisation exists where one thread's tensor-map loads
 /// can feed the warpgroups (the wgmma path), outside the stream-K kernel (whose single
 /// pipeline runs across tiles with the workgroup's barriers in it; the persistent kernel's
 /// stream-K has the producer warp), and the extra warp must fit: in the
-/// threads of a workgroup, and in the register file beside the computing threads.
+/// threads of a workgroup, and in the register file beside the computing threads. A producer
+/// warpgroup (ProducerWarp=2) gives its registers to the warpgroups of the persistent kernel's
+/// tiles, which get more than a producer warp beside them leaves (232 instead of 168 a thread
+/// for two warpgroups): it must leave them more than they start with.
 pub(super) fn producer_warp(
     c: &KernelConfig,
     p: &GemmProblem,
@@ -120,8 +131,8 @@ pub(super) fn producer_warp(
     let rule = "producer-warp";
     match c.pw {
         0 => return Ok(()),
-        1 => {}
-        v => return fail(rule, format!("ProducerWarp is 0 or 1, not {v}")),
+        1 | 2 => {}
+        v => return fail(rule, format!("ProducerWarp is 0, 1 or 2, not {v}")),
     }
     if !is_wgmma(c) {
         return fail(
@@ -135,6 +146,19 @@ pub(super) fn producer_warp(
             "ProducerWarp=1 takes stream-K (GlobalSplitUAlgorithm=2) only in the persistent kernel (PersistentKernel=1)".into(),
         );
     }
+    // Two computing warpgroups only: four beside a producer warpgroup (640 threads) hung in
+    // the register hand-over on an H200.
+    let computing = c.threads(hw.wave_size) * c.consumer_sets();
+    if c.pw == 2 && (c.pk != 1 || computing != 2 * WARPGROUP_WARPS * hw.wave_size) {
+        return fail(
+            rule,
+            format!(
+                "ProducerWarp=2 (a producer warpgroup) hands its registers to the two computing warpgroups of the persistent kernel's tile: PersistentKernel=1 and WorkGroup of 8 warps (ping-pong, PersistentKernel=2, has its own with ProducerWarp=1), not PersistentKernel={} with {} warps",
+                c.pk,
+                computing / hw.wave_size
+            ),
+        );
+    }
     let threads = c.launch_threads(hw.wave_size);
     if threads > hw.max_threads_per_workgroup {
         return fail(
@@ -146,14 +170,25 @@ pub(super) fn producer_warp(
             ),
         );
     }
-    // Who gets how many registers: the launch's share, or what ping-pong's producer
-    // warpgroup hands its computing warpgroups.
-    let (budget, who, each) = if c.pk == 2 {
-        (
-            PING_PONG_CONSUMER_REGISTERS,
-            "ping-pong's computing warpgroups get".to_string(),
-            "per thread",
-        )
+    // Who gets how many registers: the launch's share, or what a producer warpgroup hands
+    // the computing ones.
+    let (budget, who, each) = if c.pk == 2 || c.pw == 2 {
+        let budget = producer_warpgroup_consumer_registers(computing, hw);
+        if budget <= hw.register_share(threads) {
+            return fail(
+                rule,
+                format!(
+                    "a producer warpgroup beside {computing} computing threads cannot give them more than the {} registers each they start with",
+                    hw.register_share(threads)
+                ),
+            );
+        }
+        let who = if c.pk == 2 {
+            "ping-pong's computing warpgroups get".to_string()
+        } else {
+            format!("beside the producer warpgroup, {computing} computing threads get")
+        };
+        (budget, who, if c.pk == 2 { "per thread" } else { "each" })
     } else {
         (
             hw.register_share(threads),
