@@ -76,12 +76,12 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
 
     static constexpr int CONSUMERS = Cfg::CONSUMERS, COMPUTING = Cfg::THREADS * CONSUMERS;
     // A producer warpgroup (ping-pong's, or ProducerWarp=2's beside the two warpgroups of one
-    // tile) keeps 40 registers and the computing threads share the rest of the 65536, in steps
-    // of 8 and at most 256: 232 each for the two warpgroups (they enter with 168, 65536 /
-    // 384). The src/space rules hold a config's estimate against the same figure. (A producer warpgroup
-    // handing registers to the two warpgroups of one 128x256 tile ran as fast as the producer
-    // warp on 2048^3 and 4096^3, and 7% slower on 8192^3, H200; it is for the tiles whose
-    // accumulators 168 registers cannot hold.)
+    // tile) keeps 40 registers and the computing threads share the rest of the 65536, in
+    // steps of 8 and at most 256: 232 each for the two warpgroups (they enter with 168, 65536
+    // / 384). The src/space rules hold a config's estimate against the same figure. (A
+    // producer warpgroup handing registers to the two warpgroups of one 128x256 tile ran as
+    // fast as the producer warp on 2048^3 and 4096^3, and 7% slower on 8192^3, H200; it is
+    // for the tiles whose accumulators 168 registers cannot hold.)
     static constexpr int PRODUCER_REGS = 40;
     static constexpr int CONSUMER_SHARE = ((65536 - 128 * PRODUCER_REGS) / COMPUTING) & ~7;
     static constexpr int CONSUMER_REGS = CONSUMER_SHARE < 256 ? CONSUMER_SHARE : 256;

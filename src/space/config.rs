@@ -94,8 +94,10 @@ pub struct KernelConfig {
     /// spreading reads over memory channels (0 = off).
     pub su: u32,
     /// ProducerWarp (warpgroup path only): 1 = one extra warp issues the tensor-map loads
-    /// while the warpgroups only multiply (warp specialisation). Named `_PW1` at the end of
-    /// the kernel name only when set, so names without it keep their meaning.
+    /// while the warpgroups only multiply (warp specialisation); 2 = a whole producer
+    /// warpgroup that also hands its registers to the persistent kernel's two warpgroups.
+    /// Named `_PW1` / `_PW2` at the end of the kernel name only when set, so names without it
+    /// keep their meaning.
     #[serde(default)]
     pub pw: u32,
     /// SwapAB (warpgroup path only): 1 = the instruction computes the transposed tile
@@ -192,8 +194,8 @@ impl KernelConfig {
     }
 
     /// Threads a workgroup is launched with: the computing ones (every set of them) plus the
-    /// producer warp, which ping-pong launches as a whole warpgroup (it gives its registers to
-    /// the computing ones, and registers move between whole warpgroups only:
+    /// producer warp, which ping-pong and ProducerWarp=2 launch as a whole warpgroup (it gives
+    /// its registers to the computing ones, and registers move between whole warpgroups only:
     /// `kernels/scheduler/gt_persistent.h`).
     pub fn launch_threads(&self, wave_size: u32) -> u32 {
         let producer = match (self.pw, self.pk == 2) {
