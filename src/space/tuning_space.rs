@@ -274,19 +274,10 @@ impl Space {
     /// search step crosses.
     fn prefer_wgmma(&mut self) {
         let ed = self.problem.d_type.bytes() as i64;
-        let ea = self.problem.a_type.bytes() as i64;
+        let operands = wgmma_operand_prefs(&self.problem);
         let prefs = [
-            (
-                ParamId::MatrixInstruction,
-                pack_mi(constraints::wgmma_mi(self.problem.a_type)),
-            ),
             (ParamId::WavesM, 8),
             (ParamId::WavesN, 1),
-            (ParamId::LdsSwizzle, 1),
-            (ParamId::LdsPadA, 0),
-            (ParamId::LdsPadB, 0),
-            // One 128-byte swizzle row of K.
-            (ParamId::DepthU, 128 / ea),
             (ParamId::PrefetchGlobalRead, 6),
             (ParamId::PrefetchLocalRead, 0),
             // 16-byte stores where ldd (and ldc, if read) allow them: the widest power of
@@ -338,7 +329,14 @@ impl Space {
         } else {
             &[]
         };
-        let candidate = self.preferring(prefs.iter().chain(wide).chain(short_m).chain(&small));
+        let candidate = self.preferring(
+            operands
+                .iter()
+                .chain(&prefs)
+                .chain(wide)
+                .chain(short_m)
+                .chain(&small),
+        );
         // Small tiles, and the single N tile, stream with as many stages as fit.
         let candidate = if small.is_empty() && !one_n_tile {
             Some(candidate)
@@ -1240,12 +1238,7 @@ impl Space {
         {
             return None;
         }
-        let space = self.with_deepest_pipeline(&[
-            (ParamId::MatrixInstruction, wgmma),
-            (ParamId::LdsSwizzle, 1),
-            (ParamId::LdsPadA, 0),
-            (ParamId::LdsPadB, 0),
-            (ParamId::DepthU, 128 / p.a_type.bytes() as i64),
+        let tile = [
             (ParamId::MacroTile0, 128),
             (ParamId::MacroTile1, 64),
             (ParamId::WavesM, 8),
@@ -1257,8 +1250,9 @@ impl Space {
             (ParamId::ProducerWarp, 1),
             (ParamId::PersistentKernel, 0),
             (ParamId::ClusterN, 2),
-        ])?;
-        Some(space.raw_default())
+        ];
+        let prefs: Vec<(ParamId, i64)> = wgmma_operand_prefs(p).into_iter().chain(tile).collect();
+        Some(self.with_deepest_pipeline(&prefs)?.raw_default())
     }
 
     /// Starts for M up to 64 with N past a tile (a row vector or a few rows times a weight,
@@ -1300,12 +1294,7 @@ impl Space {
             return None;
         }
         let ed = p.d_type.bytes() as i64;
-        self.with_deepest_pipeline(&[
-            (ParamId::MatrixInstruction, wgmma),
-            (ParamId::LdsSwizzle, 1),
-            (ParamId::LdsPadA, 0),
-            (ParamId::LdsPadB, 0),
-            (ParamId::DepthU, 128 / p.a_type.bytes() as i64),
+        let tile = [
             (ParamId::Gemv, 0),
             (ParamId::SwapAB, 1),
             // One M tile: M in steps of 16.
@@ -1323,7 +1312,9 @@ impl Space {
                 ParamId::StoreVectorWidth,
                 self.widest_store((16 / ed).max(1)),
             ),
-        ])
+        ];
+        let prefs: Vec<(ParamId, i64)> = wgmma_operand_prefs(p).into_iter().chain(tile).collect();
+        self.with_deepest_pipeline(&prefs)
     }
 
     /// A start for short K (at most two DepthU steps per tile: attention scores over a head
@@ -1782,6 +1773,21 @@ fn cluster_domain(id: ParamId, wgmma: bool, unaligned: bool) -> Domain {
     Domain::choice(id, if unaligned { vec![1, 2] } else { vec![1] }, 1).with_opt_in(opt_in)
 }
 
+/// The warpgroup path's operand side, which the starts on it share: its instruction for A's
+/// type reading swizzled, unpadded LDS tiles of one 128-byte swizzle row of K (DepthU).
+fn wgmma_operand_prefs(p: &GemmProblem) -> [(ParamId, i64); 5] {
+    [
+        (
+            ParamId::MatrixInstruction,
+            pack_mi(constraints::wgmma_mi(p.a_type)),
+        ),
+        (ParamId::LdsSwizzle, 1),
+        (ParamId::LdsPadA, 0),
+        (ParamId::LdsPadB, 0),
+        (ParamId::DepthU, 128 / p.a_type.bytes() as i64),
+    ]
+}
+
 fn tile_count(p: &GemmProblem, mt0: i64, mt1: i64) -> i64 {
     (p.m + mt0 - 1) / mt0 * ((p.n + mt1 - 1) / mt1) * p.batch.max(1)
 }
@@ -2188,8 +2194,8 @@ mod tests {
         for c in &starts {
             s.check(c).unwrap();
         }
-        // Only A unaligned (4096x1000x4096 TN has lda = 4096... K-major A of 8192 bytes is
-        // aligned; NT's B of 2000 bytes is not): pairs along M share the unaligned B.
+        // Only B unaligned (4096x1000x4096 NT: A's rows of 8192 bytes are aligned, B's of 2000
+        // are not): pairs along M share the unaligned B.
         let s = Space::for_problem(&nt(4096, 1000, 4096), &hw);
         for c in s.producer_warpgroup_starts() {
             s.check(&c).unwrap();

@@ -108,7 +108,7 @@ const PRODUCER_WARPGROUP_REGISTERS: u32 = 40;
 /// Registers each computing thread has beside a producer warpgroup (ping-pong's, or
 /// ProducerWarp=2's): what the producer's 40 leave of the register file, in steps of 8, at most
 /// 256 (`CONSUMER_REGS` in kernels/scheduler/gt_persistent.h): 232 for two warpgroups.
-pub fn producer_warpgroup_consumer_registers(computing_threads: u32, hw: &HwSpec) -> u32 {
+fn producer_warpgroup_consumer_registers(computing_threads: u32, hw: &HwSpec) -> u32 {
     let rest = hw
         .registers_per_cu
         .saturating_sub(4 * hw.wave_size as u64 * PRODUCER_WARPGROUP_REGISTERS as u64);
@@ -183,12 +183,19 @@ pub(super) fn producer_warp(
                 ),
             );
         }
-        let who = if c.pk == 2 {
-            "ping-pong's computing warpgroups get".to_string()
+        if c.pk == 2 {
+            (
+                budget,
+                "ping-pong's computing warpgroups get".to_string(),
+                "per thread",
+            )
         } else {
-            format!("beside the producer warpgroup, {computing} computing threads get")
-        };
-        (budget, who, if c.pk == 2 { "per thread" } else { "each" })
+            (
+                budget,
+                format!("beside the producer warpgroup, {computing} computing threads get"),
+                "each",
+            )
+        }
     } else {
         (
             hw.register_share(threads),
