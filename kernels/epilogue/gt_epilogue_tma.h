@@ -2,7 +2,7 @@
 // The consumers stage alpha * accumulators, already in D's type, in an LDS tile of its own
 // (layout/gt_wgmma_tile.h's GtOutTile, outside the operand ring, which the producer is already
 // refilling with the next tile's operands), and one thread (one per warpgroup where each
-// warpgroup owns whole store boxes: OWN_ROWS) hands it to the tensor memory accelerator,
+// warpgroup owns whole store boxes: OWN_ROWS, OWN_COLS) hands it to the tensor memory accelerator,
 // which writes it to D while the consumers go on with the next tile (a last, partial chunk
 // of M goes out through the consumers' own stores: store_partial_chunk). The tile
 // goes out in PASSES column groups of OUT_N (at most 128 columns each), so the staging area
@@ -47,20 +47,36 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     // tiles then keep four operand stages (src/space's persistent_group_limit).
     static constexpr int GROUP_BYTES = Cfg::PRODUCER_KIND == 2 ? 128 : 256;
     static constexpr int PASSES = gt_out_passes(Cfg::MT1, int(sizeof(TD)), GROUP_BYTES), OUT_N = Cfg::MT1 / PASSES;
-    typedef GtOutTile<TD, Cfg::MT0, OUT_N> Tile;
     static constexpr int ACC = Mainloop::ACC;
     static_assert(sizeof(typename Cfg::TC) == sizeof(TD), "C is read into a tile of D's layout: C and D share a type");
+    static constexpr bool READS_C = !Cfg::BETA_ZERO;
     // When the warpgroups stack along M (unswapped, N not split) and each one's rows are whole
     // store boxes along M, every warpgroup stages and stores its own rows: it synchronises
     // only its own four warps (hardware barrier 2 + its index) and its first thread issues
     // its boxes, so the warpgroups never wait for each other between tiles. Otherwise the
     // consumers share hardware barrier 1 (0 is the whole workgroup's) and thread 0 stores.
-    static constexpr int WGT0 = Mainloop::Compute::WGT0;
-    static constexpr bool OWN_ROWS = !Cfg::SWAP_AB && Cfg::WG1 == 1 && Cfg::WG0 > 4 && WGT0 % Tile::CE == 0;
+    static constexpr int WGT0 = Mainloop::Compute::WGT0, WGT1 = Mainloop::Compute::WGT1, WGS = Cfg::THREADS / 128;
+    static constexpr bool OWN_ROWS =
+        !Cfg::SWAP_AB && Cfg::WG1 == 1 && Cfg::WG0 > 4 && WGT0 % GtOutTile<TD, Cfg::MT0, OUT_N>::CE == 0;
+    // Likewise when the warpgroups stand side by side along N (one warpgroup tall, D only):
+    // each stages its own columns in a part of the staging area of its own, its column groups
+    // OUT_N / WGS wide (whole 16-column steps where swapped, so the matrix stores stay whole),
+    // and stores them (src/space's persistent_own_columns sizes D's store boxes to match).
+    // Sharing the area instead, the two warpgroups of a 192x192 tile met on a barrier and
+    // waited for one leader's stores three times a tile: its epilogue took 9.8 us of 83.5 on
+    // 3072^3 (H200).
+    static constexpr bool OWN_COLS = Cfg::WG0 == 4 && WGS > 1 && WGS <= 4 && !READS_C && !Cfg::STREAM_K &&
+                                     Cfg::CONSUMERS == 1 && WGT1 % PASSES == 0 &&
+                                     (WGT1 / PASSES) % (Cfg::SWAP_AB ? 16 : 8) == 0;
+    // One column group of one set of stores: the whole tile's rows by OUT_N columns, or by a
+    // warpgroup's share of them.
+    static constexpr int GROUP_N = OWN_COLS ? WGT1 / PASSES : OUT_N;
+    typedef GtOutTile<TD, Cfg::MT0, GROUP_N> Tile;
     // Ping-pong (Cfg::CONSUMERS = 2): each set of consumers, one warpgroup, stores its own
     // tiles from an area of its own, AREA_BYTES past the other's, on a barrier of its own.
     static constexpr bool PING_PONG = Cfg::CONSUMERS > 1;
-    static constexpr int SYNC_THREADS = OWN_ROWS || PING_PONG ? 128 : Cfg::THREADS;
+    static constexpr bool OWN_WARPGROUP = OWN_ROWS || OWN_COLS;
+    static constexpr int SYNC_THREADS = OWN_WARPGROUP || PING_PONG ? 128 : Cfg::THREADS;
 
     GT_DEVICE static void consumers_sync(int tid) {
         if constexpr (PING_PONG) {
@@ -70,11 +86,10 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
             } else {
                 gt_named_barrier<3>(128);
             }
-        } else if constexpr (!OWN_ROWS) {
+        } else if constexpr (!OWN_WARPGROUP) {
             gt_named_barrier<1>(Cfg::THREADS);
         } else {
             // Only as many barriers as warpgroups are named.
-            constexpr int WGS = Cfg::WG0 / 4;
             static_assert(WGS <= 4, "at most four warpgroups");
             const int wg = tid / 128;
             if (wg == 0) {
@@ -93,12 +108,15 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
 
     // C of the whole tile arrives at once: apart, as PASSES parts of a ring slot behind the
     // staging area; in place, in the staging area, which then has a part per column group.
-    static constexpr bool READS_C = !Cfg::BETA_ZERO;
     static constexpr int C_STAGES = READS_C ? Cfg::C_STAGES : 0;
     static constexpr bool C_APART = C_STAGES > 0, IN_PLACE = READS_C && !C_APART;
     static constexpr int C_SLOTS = C_APART ? C_STAGES : 1, C_TILE = PASSES * Tile::BYTES;
-    // One set of consumers' output areas (ping-pong stores D only: one column group).
-    static constexpr int AREA_BYTES = Tile::BYTES;
+    // One set of consumers' output areas (ping-pong stores D only: one column group; with
+    // OWN_COLS a part per warpgroup).
+    static constexpr int AREA_BYTES = Tile::BYTES * (OWN_COLS ? WGS : 1);
+    // Where this thread's warpgroup stages its column groups, and its first column.
+    GT_DEVICE static int own_off(int tid) { return OWN_COLS ? (tid / 128) * Tile::BYTES : 0; }
+    GT_DEVICE static int own_n0(int tid) { return OWN_COLS ? (tid / 128) * WGT1 : 0; }
     static_assert(!PING_PONG || !READS_C, "ping-pong stores D only");
     // Where column group `pass` is staged, and where its C is in ring slot `slot` (the host's
     // lds_layout.rs counts the same areas).
@@ -148,7 +166,7 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
             for (int j = 0; j < Tile::BOXES; ++j)
                 if (own_box(j, owner))
                     gt_tma_load_3d(c_lds + gt_u32(c_off(slot, pass) + Tile::box_src(j)), &args.tma_c,
-                                   m0 + Tile::box_m(j), n0 + pass * OUT_N + Tile::box_n(j), batch, bar);
+                                   m0 + Tile::box_m(j), n0 + pass * GROUP_N + Tile::box_n(j), batch, bar);
     }
     // Apart: the leader issues its boxes of the tile's C into ring slot `slot`, whose last
     // tile every consumer of the leader has blended.
@@ -188,25 +206,28 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     // take 32 instructions. Unswapped, a fragment's rows are m and its columns n: written
     // transposed, each run is 8 m of one n. Swapped, its rows are n and each run is a row.
     // A group of 8 or 16 n must lie inside one column group.
-    static constexpr bool MATRIX_STORES = !GT_VENDOR_AMD && sizeof(TD) == 2 && (!Cfg::SWAP_AB || OUT_N % 16 == 0);
+    static constexpr bool MATRIX_STORES = !GT_VENDOR_AMD && sizeof(TD) == 2 && (!Cfg::SWAP_AB || GROUP_N % 16 == 0);
     static constexpr int SLICES = Mainloop::Compute::SLICES, JS = Mainloop::Compute::ACC_SLICE / 4;
 
-    // This warp's first column: a constant 0 when the warpgroups do not split N (unswapped),
-    // so that with the column groups unrolled the tests below fold away and only the matrix
+    // This warp's first column (in its warpgroup's columns with OWN_COLS): a constant 0 when
+    // the warpgroups do not split N (unswapped) or each stores its own columns, so that with the column groups unrolled the tests below fold away and only the matrix
     // stores of each group are emitted.
-    GT_DEVICE static int wn0(const GtPos& pos) { return !Cfg::SWAP_AB && Cfg::WG1 == 1 ? 0 : pos.wn0; }
+    GT_DEVICE static int wn0(const GtPos& pos) {
+        if constexpr (!Cfg::SWAP_AB && (Cfg::WG1 == 1 || OWN_COLS)) return 0;
+        return pos.wn0 - own_n0(pos.tid);
+    }
     // Is fragment group (s, j) of this warp inside column group `pass`?
     GT_DEVICE static bool in_pass(const GtPos& pos, int s, int j, int pass) {
         if (PASSES == 1) return true;
-        const int n = (Cfg::SWAP_AB ? wn0(pos) + s * 64 : wn0(pos) + 8 * j) - pass * OUT_N;
-        return n >= 0 && n < OUT_N;
+        const int n = (Cfg::SWAP_AB ? wn0(pos) + s * 64 : wn0(pos) + 8 * j) - pass * GROUP_N;
+        return n >= 0 && n < GROUP_N;
     }
     // The LDS offset in a column group lane `lane` names for row lane % 8 of fragment `f`
     // (rows 8 (f % 2).., columns 8 (j + f / 2)..) of slice s.
     GT_DEVICE static int row_off(const GtPos& pos, int s, int j, int f, int pass) {
         const int r = pos.lane & 7, rows = s * 64 + 8 * (f & 1), cols = 8 * (j + (f >> 1));
         const int m = Cfg::SWAP_AB ? pos.wm0 + cols : pos.wm0 + rows;
-        const int n = (Cfg::SWAP_AB ? wn0(pos) + rows + r : wn0(pos) + cols + r) - pass * OUT_N;
+        const int n = (Cfg::SWAP_AB ? wn0(pos) + rows + r : wn0(pos) + cols + r) - pass * GROUP_N;
         return Tile::byte_off(m, n);
     }
     // `out` is where column group `pass` is staged, `c_in` where its C is (read where READS_C).
@@ -266,8 +287,8 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
             for (int i = 0; i < ACC; ++i) {
                 int m, n;
                 Mainloop::acc_coord(pos.lane, i, m, n);
-                n += pos.wn0 - pass * OUT_N;
-                if (PASSES == 1 || (n >= 0 && n < OUT_N)) {
+                n += pos.wn0 - own_n0(pos.tid) - pass * GROUP_N;
+                if (PASSES == 1 || (n >= 0 && n < GROUP_N)) {
                     const int off = Tile::byte_off(pos.wm0 + m, n);
                     float x = alpha * acc[i];
                     if constexpr (READS_C) x += beta * gt_to_f32(*reinterpret_cast<const TD*>(c_in + off));
@@ -289,13 +310,13 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     static_assert(REM == 0 || !OWN_ROWS, "warpgroups that store their own rows own whole chunks");
     static_assert(REM * int(sizeof(TD)) % 16 == 0, "the partial chunk's rows are whole 16-byte vectors");
     GT_DEVICE static bool tma_box(int j) { return REM == 0 || Tile::box_m(j) < REM_M0; }
-    // The partial chunk of the column group staged at `out` (OUT_N columns from n0), by the
+    // The partial chunk of the column group staged at `out` (GROUP_N columns from n0), by the
     // SYNC_THREADS consumers of thread `tid`'s set, clipped at D's edges as the boxes are.
     GT_DEVICE static void store_partial_chunk(const GtGemmArgs& args, const unsigned char* out, int m0, int n0,
                                               int batch, int tid) {
         constexpr int VEC = 16 / int(sizeof(TD)), PER_N = REM / VEC;
         TD* const d = reinterpret_cast<TD*>(args.d) + (gt_i64)batch * args.stride_d;
-        for (int v = tid % SYNC_THREADS; v < PER_N * OUT_N; v += SYNC_THREADS) {
+        for (int v = tid % SYNC_THREADS; v < PER_N * GROUP_N; v += SYNC_THREADS) {
             const int n = v / PER_N, m = REM_M0 + (v % PER_N) * VEC;
             const gt_i64 gm = m0 + m, gn = n0 + n;
             if (gn >= args.n || gm >= args.m) continue;
@@ -341,8 +362,9 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
         for (int pass = 0; pass < PASSES; ++pass) {
             // The column groups take turns in one part, except in place, where each has its own.
             if constexpr (!IN_PLACE) reclaim(tid);
-            stage(out + stage_off(pass), out + c_off(slot, pass), acc, pos, args.alpha, args.beta, pass);
-            store(args, out + stage_off(pass), m0, n0 + pass * OUT_N, batch, tid);
+            unsigned char* const group = out + own_off(tid) + stage_off(pass);
+            stage(group, out + c_off(slot, pass), acc, pos, args.alpha, args.beta, pass);
+            store(args, group, m0, n0 + own_n0(tid) + pass * GROUP_N, batch, tid);
         }
     }
 

@@ -22,7 +22,7 @@ use crate::hw::Vendor;
 use crate::plant::PlantKind;
 use crate::problem::{DataType, GemmProblem};
 use crate::space::constraints::{
-    is_wgmma, k_major_box_rows, mn_chunk, packed_operands, persistent_passes, warpgroup_tile,
+    is_wgmma, k_major_box_rows, mn_chunk, packed_operands, persistent_store_columns, warpgroup_tile,
 };
 use crate::space::{GsuAlgo, KernelConfig};
 
@@ -327,7 +327,7 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
             k_major: false,
             inner: chunk,
             outer: {
-                let cols = cfg.mt1 / persistent_passes(cfg, p);
+                let cols = persistent_store_columns(cfg, p);
                 k_major_box_rows(cols).unwrap_or(cols)
             },
             swizzle_bytes: 128,
@@ -1175,6 +1175,57 @@ mod tests {
         let no_c = GemmProblem::new(16384, 16384, 128);
         assert_eq!(launch_plan(&cfg, &no_c, &target()).tma_c, None);
         assert!(!defines(&cfg, &no_c, &target()).contains("GT_C_STAGES"));
+    }
+
+    #[test]
+    fn warpgroups_side_by_side_store_their_own_columns_in_boxes_of_their_share() {
+        use crate::space::constraints::persistent_passes;
+        let cfg = KernelConfig::parse(
+            "MT192x192x64_MI64x8x16_WG4x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW2_PK1",
+        )
+        .unwrap();
+        let p = GemmProblem::new(3072, 3072, 3072);
+        let box_cols =
+            |c: &KernelConfig, p: &GemmProblem| launch_plan(c, p, &target()).tma_d.unwrap().outer;
+        // Three column groups of 64 (128 bytes a row beside a producer warpgroup), each
+        // warpgroup storing its 32 of every group.
+        assert_eq!(persistent_passes(&cfg, &p), 3);
+        assert_eq!(box_cols(&cfg, &p), 32);
+        // Beta reads C into the shared layout, and stream-K parts meet in it: whole groups.
+        let with_c = GemmProblem { beta: 1.0, ..p };
+        assert_eq!(box_cols(&cfg, &with_c), 64);
+        let stream_k = KernelConfig {
+            gsu_algo: GsuAlgo::StreamK,
+            ..cfg
+        };
+        assert_eq!(box_cols(&stream_k, &p), 64);
+        // Warpgroups stacked along M store their own rows: whole groups.
+        let stacked = KernelConfig { wg: [8, 1], ..cfg };
+        assert_eq!(box_cols(&stacked, &p), 64);
+        // Swapped, a share of whole 16-column steps: 160x256 in four groups of 64, shares of
+        // 32; 192x192's shares of 32 too. 96 columns in two groups of 48: shares of 24, which
+        // a swapped matrix store (16 columns) would straddle.
+        let swapped = KernelConfig { sab: 1, ..cfg };
+        assert_eq!(box_cols(&swapped, &p), 32);
+        let tall = KernelConfig {
+            mt0: 160,
+            mt1: 256,
+            ..swapped
+        };
+        assert_eq!(box_cols(&tall, &p), 32);
+        let short = KernelConfig { mt1: 96, ..swapped };
+        assert_eq!(box_cols(&short, &p), 48);
+        // 144 columns: groups of 48, shares of 24; four warpgroups on 96 columns: groups of
+        // 48, shares of 12, no whole number of 8-column steps, so the group is shared.
+        let narrower = KernelConfig { mt1: 144, ..cfg };
+        assert_eq!(box_cols(&narrower, &p), 24);
+        let four = KernelConfig {
+            mt1: 96,
+            wg: [4, 4],
+            ..cfg
+        };
+        assert_eq!(persistent_passes(&four, &p), 2);
+        assert_eq!(box_cols(&four, &p), 48);
     }
 
     #[test]

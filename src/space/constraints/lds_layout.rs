@@ -113,6 +113,37 @@ pub fn persistent_passes(c: &KernelConfig, p: &GemmProblem) -> u32 {
     persistent_output_passes(c.mt1, p.d_type.bytes() as u32, persistent_group_limit(c))
 }
 
+/// Whether each warpgroup of the persistent kernel stages and stores its own columns
+/// (`GtTmaStoreEpilogue::OWN_COLS`): two to four warpgroups side by side along N, one
+/// warpgroup tall, D only (no C, no stream-K parts in the staging area), each warpgroup's
+/// columns splitting into the column groups in whole 8-column steps (16 where swapped: a
+/// swapped matrix store writes 16 columns). Each then has a part of the staging area and its
+/// own store boxes, a warpgroup's share of a column group wide.
+pub fn persistent_own_columns(c: &KernelConfig, p: &GemmProblem) -> bool {
+    let wgs = c.wg[1];
+    let passes = persistent_passes(c, p);
+    let own = c.mt1 / wgs.max(1);
+    let step = if c.sab == 1 { 16 } else { 8 };
+    c.wg[0] == 4
+        && (2..=4).contains(&wgs)
+        && p.beta == 0.0
+        && c.gsu_algo != GsuAlgo::StreamK
+        && c.consumer_sets() == 1
+        && own.is_multiple_of(passes)
+        && (own / passes).is_multiple_of(step)
+}
+
+/// Columns of one set of the persistent kernel's store boxes: a column group, or a
+/// warpgroup's share of it ([`persistent_own_columns`]).
+pub fn persistent_store_columns(c: &KernelConfig, p: &GemmProblem) -> u32 {
+    let cols = c.mt1 / persistent_passes(c, p);
+    if persistent_own_columns(c, p) {
+        cols / c.wg[1]
+    } else {
+        cols
+    }
+}
+
 /// Bytes of one column group of the persistent kernel's staging area: D's type, M in whole
 /// 128-byte chunks (kernels/layout/gt_wgmma_tile.h's GtOutTile).
 pub(super) fn persistent_group_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {

@@ -42,7 +42,7 @@ pub use gemv::{
 };
 pub use lds_layout::{
     lds_bytes, persistent_c_stages, persistent_output_bytes, persistent_output_passes,
-    persistent_passes,
+    persistent_passes, persistent_store_columns,
 };
 pub use pack_unaligned::{pack_unaligned_values, unaligned_operands};
 pub use resources::{registers_estimate, workgroups_per_cu};
