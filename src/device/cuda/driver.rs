@@ -201,6 +201,47 @@ pub unsafe fn launch_dependent(
     sys::cuLaunchKernelEx(&config, f, params.as_mut_ptr(), std::ptr::null_mut()).result()
 }
 
+/// The most workgroups of `f` that can run at once in whole clusters, where `f` was compiled
+/// with cluster dimensions (`__cluster_dims__`) and launched `block` wide with `shared` bytes
+/// of dynamic shared memory; `None` for a kernel without clusters. A cluster's workgroups
+/// must all fit in one GPC, so where a GPC's free compute units do not come in whole
+/// clusters (an odd count, a partitioned GPU, clusters of four) fewer fit than the compute
+/// units divided by the cluster size: a persistent kernel that launched more workgroups than
+/// this would run its last clusters after the others instead of beside them.
+pub fn cluster_capacity(
+    f: sys::CUfunction,
+    block: [u32; 3],
+    shared: u32,
+) -> Result<Option<u32>, DriverError> {
+    // SAFETY: `f` is a live function handle.
+    let width = unsafe {
+        result::function::get_function_attribute(
+            f,
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH,
+        )
+    }?;
+    if width <= 1 {
+        return Ok(None);
+    }
+    let width = width as u32;
+    let config = sys::CUlaunchConfig {
+        gridDimX: width,
+        gridDimY: 1,
+        gridDimZ: 1,
+        blockDimX: block[0],
+        blockDimY: block[1],
+        blockDimZ: block[2],
+        sharedMemBytes: shared,
+        hStream: std::ptr::null_mut(),
+        attrs: std::ptr::null_mut(),
+        numAttrs: 0,
+    };
+    let mut clusters: std::ffi::c_int = 0;
+    // SAFETY: `config` is fully initialised and outlives the call; `clusters` is written.
+    unsafe { sys::cuOccupancyMaxActiveClusters(&mut clusters, f, &config) }.result()?;
+    Ok(Some(clusters.max(1) as u32 * width))
+}
+
 /// Allows `f` to use `bytes` of dynamic shared memory (needed above 48 KiB).
 pub fn allow_shared(f: sys::CUfunction, bytes: u32) -> Result<(), DriverError> {
     // SAFETY: `f` is a live function handle.

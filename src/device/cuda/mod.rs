@@ -543,6 +543,17 @@ impl Device for CudaDevice {
         if let Err(e) = driver::allow_shared(main, plan.shared_bytes) {
             return self.driver_failed("setting the dynamic shared memory size", e);
         }
+        // A persistent kernel (it stores through a map of D) walks its tiles over however many
+        // workgroups it is given: no more than can run at once in whole clusters, or its last
+        // clusters would wait for the others to finish.
+        let mut grid = plan.grid;
+        if plan.tma_d.is_some() {
+            match driver::cluster_capacity(main, plan.block, plan.shared_bytes) {
+                Ok(Some(most)) if most < grid[0] => grid[0] = most,
+                Ok(_) => {}
+                Err(e) => return self.driver_failed("querying the clusters that fit at once", e),
+            }
+        }
         // Operands packed before the main kernel (into the workspace, after the split-K
         // partials): the main kernel reads the packed copies, K-major.
         let packs: Vec<(sys::CUfunction, &crate::compile::PackPlan)> = {
@@ -666,7 +677,7 @@ impl Device for CudaDevice {
                 unsafe {
                     driver::launch(
                         main,
-                        plan.grid,
+                        grid,
                         plan.block,
                         plan.shared_bytes,
                         stream,
