@@ -924,7 +924,8 @@ impl Space {
     /// 90.5 us on 192x192 in pairs along M, 93.7 for the 128x192 with B copied that the
     /// search had found [76.9]; 3000^3 NN f16 89.2 against 94.5 [80.4]; 5000x1000x5000 NT
     /// 87.1 on swapped 160x256 in pairs along M against 97.0 for the 128x256 stream-K pair
-    /// [69.2]. Aligned, 192x192 is slower than 128x192 (3072^3: 83.1 against 77.4 [75.5]).
+    /// [69.2]. Aligned, 192x192 ties 128x192 since each warpgroup stores its own columns
+    /// (3072^3: 77.0 against 77.8 [75.5]), and no start takes it there.
     pub fn producer_warpgroup_starts(&self) -> Vec<KernelConfig> {
         let p = &self.problem;
         let (ua, ub) = (
