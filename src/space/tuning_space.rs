@@ -969,6 +969,42 @@ impl Space {
         out
     }
 
+    /// Large GEMMs of 16-bit inputs (at least eight waves of 256x128 tiles): 256x128 tiles on
+    /// two warpgroups stacked along M beside a producer warpgroup (ProducerWarp=2, 232
+    /// registers a thread for 128 accumulator rows each), persistent, in pairs along N sharing
+    /// A where the tiles along N pair up, as deep as fits: a start beside the 128x256 default,
+    /// which wins on some of these shapes and not on others. Kernel against kernel on an
+    /// H100, one call (cuBLASLt in brackets): 8192x28672x8192 5082.8 us against 5211.5 for
+    /// 128x256 beside a producer warp [5177.7]; 6144x8192x8192 NT 1026.8 against 1086.3
+    /// [1117.9]; 8192^3 1394.2 against 1382.3 [1474.0] (on an H200, 1404.2 against 1450.1
+    /// [1582.4]); 16384x8192x4096 NN 1444.3 against 1405.3 [1575.3]. With fewer waves it
+    /// tied or lost (H200: 4096^3 176.5 against 175.3, 8 x 2048^3 183.9 against 181.5).
+    pub fn large_producer_warpgroup_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let cus = self.hw.compute_units.max(1) as i64;
+        if p.a_type.bytes() != 2
+            || p.b_type.bytes() != 2
+            || !self.domain(ParamId::ProducerWarp).admits(2)
+            || tile_count(p, 256, 128) < 8 * cus
+        {
+            return None;
+        }
+        let pair = (p.n + 127) / 128 % 2 == 0 && self.domain(ParamId::ClusterN).admits(2);
+        let space = self.with_deepest_pipeline(&[
+            (ParamId::MacroTile0, 256),
+            (ParamId::MacroTile1, 128),
+            (ParamId::WavesM, 8),
+            (ParamId::WavesN, 1),
+            (ParamId::SwapAB, 0),
+            (ParamId::ProducerWarp, 2),
+            (ParamId::PersistentKernel, 1),
+            (ParamId::GlobalSplitU, 1),
+            (ParamId::GlobalSplitUAlgorithm, 1),
+            (ParamId::ClusterN, if pair { 2 } else { 1 }),
+        ])?;
+        Some(space.raw_default())
+    }
+
     /// The pair that shares an operand whose rows are aligned to 16 bytes only, for tiles of
     /// `mt0` x `mt1`: along M (ClusterM) sharing such a B where the tiles along M pair up,
     /// else along N (ClusterN) sharing such an A where those along N do; none otherwise.
@@ -1436,6 +1472,7 @@ impl Space {
             .chain(full.unaligned_pair_pack_start())
             .chain(full.persistent_stream_k_start())
             .chain(full.producer_warpgroup_starts())
+            .chain(full.large_producer_warpgroup_start())
             .chain(full.one_row_pair_start())
             .collect();
         // Each stream-K twin right after its start (the default's first): the strategies
@@ -1923,6 +1960,31 @@ mod tests {
         let c = h100.default_config().unwrap();
         h100.check(&c).unwrap();
         assert_eq!((c.tlds, c.mi), (1, [16, 8, 16]), "{}", c.name());
+    }
+
+    #[test]
+    fn large_gemms_of_16_bit_inputs_start_from_a_producer_warpgroup_too() {
+        let h200 = HwSpec::by_name("H200").unwrap();
+        let big = Space::for_problem(&GemmProblem::new(8192, 28672, 8192), &h200);
+        let c = big.large_producer_warpgroup_start().unwrap();
+        assert_eq!(
+            (c.mt0, c.mt1, c.wg, c.pw, c.pk, c.cn, c.gsu),
+            (256, 128, [8, 1], 2, 1, 2, 1)
+        );
+        big.check(&c).unwrap();
+        assert!(big.extra_starts().contains(&c));
+        // Fewer than eight waves of 256x128 tiles, or 8-bit inputs: none.
+        let square = Space::for_problem(&GemmProblem::new(4096, 4096, 4096), &h200);
+        assert!(square.large_producer_warpgroup_start().is_none());
+        let mut fp8 = GemmProblem::new(8192, 28672, 8192);
+        (fp8.a_type, fp8.b_type) = (DataType::F8, DataType::F8);
+        fp8.fill_defaults();
+        assert!(Space::for_problem(&fp8, &h200)
+            .large_producer_warpgroup_start()
+            .is_none());
+        // Tiles along N that do not pair up: alone.
+        let odd = Space::for_problem(&GemmProblem::new(8192, 8192 + 128, 8192), &h200);
+        assert_eq!(odd.large_producer_warpgroup_start().map(|c| c.cn), Some(1));
     }
 
     #[test]
