@@ -2,10 +2,10 @@
 // The consumers stage alpha * accumulators, already in D's type, in an LDS tile of its own
 // (layout/gt_wgmma_tile.h's GtOutTile, outside the operand ring, which the producer is already
 // refilling with the next tile's operands), and one thread (one per warpgroup where each
-// warpgroup owns whole store boxes: OWN_ROWS, OWN_COLS) hands it to the tensor memory accelerator,
-// which writes it to D while the consumers go on with the next tile (a last, partial chunk
-// of M goes out through the consumers' own stores: store_partial_chunk). The tile
-// goes out in PASSES column groups of OUT_N (at most 128 columns each), so the staging area
+// warpgroup owns whole store boxes: OWN_ROWS, OWN_COLS) hands it to the tensor memory
+// accelerator, which writes it to D while the consumers go on with the next tile (a last,
+// partial chunk of M goes out through the consumers' own stores: store_partial_chunk). The
+// tile goes out in PASSES column groups of OUT_N (at most 128 columns each), so the staging area
 // costs the operand ring as little LDS as possible; before a group is staged, the previous
 // group's stores must have read the area (two halves used in turn, each group a half as
 // wide, ran slower: the extra barriers and stores cost more than the wait). Only the
@@ -210,8 +210,9 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     static constexpr int SLICES = Mainloop::Compute::SLICES, JS = Mainloop::Compute::ACC_SLICE / 4;
 
     // This warp's first column (in its warpgroup's columns with OWN_COLS): a constant 0 when
-    // the warpgroups do not split N (unswapped) or each stores its own columns, so that with the column groups unrolled the tests below fold away and only the matrix
-    // stores of each group are emitted.
+    // the warpgroups do not split N (unswapped) or each stores its own columns, so that with
+    // the column groups unrolled the tests below fold away and only the matrix stores of each
+    // group are emitted.
     GT_DEVICE static int wn0(const GtPos& pos) {
         if constexpr (!Cfg::SWAP_AB && (Cfg::WG1 == 1 || OWN_COLS)) return 0;
         return pos.wn0 - own_n0(pos.tid);
