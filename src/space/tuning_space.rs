@@ -128,9 +128,10 @@ impl Space {
             Domain::choice(ParamId::StaggerU, vec![0, 1, 2, 4, 8], 0),
             // 2, a producer warpgroup handing its registers to the two warpgroups of a
             // persistent tile (232 accumulator registers a thread instead of 168: 192x192,
-            // swapped 160x256), is opt-in (`--fix ProducerWarp=0,1,2`) and taken by the starts
-            // where it won (Space::producer_warpgroup_starts): on aligned rows the same tiles
-            // ran slower than 128x192 and 128x256 with the producer warp (docs/performance.md).
+            // swapped 160x256, 256x128), is opt-in (`--fix ProducerWarp=0,1,2`) and taken by
+            // the starts where it won (Space::producer_warpgroup_starts,
+            // Space::large_producer_warpgroup_start): elsewhere the same tiles tied or lost to
+            // 128x192 and 128x256 with the producer warp (docs/performance.md).
             Domain::choice(
                 ParamId::ProducerWarp,
                 if wgmma { vec![0, 1] } else { vec![0] },
@@ -802,7 +803,7 @@ impl Space {
         let n = p.n.max(1);
         let Some(mt1) = self
             .wave_fit_widths()
-            .filter(|w| (n + w - 1) / w % 2 == 0)
+            .filter(|&w| tiles_pair_up(n, w))
             .min_by_key(|w| ((n + w - 1) / w * w - n, (w - 128).abs()))
         else {
             return Vec::new();
@@ -844,7 +845,7 @@ impl Space {
         let m = p.m.max(1);
         let Some(mt0) = [128, 64]
             .into_iter()
-            .find(|h| (m + h - 1) / h % 2 == 0 && self.domain(ParamId::MacroTile0).contains(*h))
+            .find(|&h| tiles_pair_up(m, h) && self.domain(ParamId::MacroTile0).contains(h))
         else {
             return Vec::new();
         };
@@ -936,25 +937,13 @@ impl Space {
             return Vec::new();
         }
         let cus = self.hw.compute_units as i64;
-        let start = |mt0: i64, mt1: i64, waves_m: i64, swap: i64| {
+        let start = |mt0: i64, mt1: i64, swap: i64| {
             let cluster = self.unaligned_pair(mt0, mt1)?;
-            let space = self.with_deepest_pipeline(&[
-                (ParamId::MacroTile0, mt0),
-                (ParamId::MacroTile1, mt1),
-                (ParamId::WavesM, waves_m),
-                (ParamId::WavesN, 2),
-                (ParamId::SwapAB, swap),
-                (ParamId::ProducerWarp, 2),
-                (ParamId::PersistentKernel, 1),
-                (ParamId::GlobalSplitU, 1),
-                (ParamId::GlobalSplitUAlgorithm, 1),
-                (cluster, 2),
-            ])?;
-            Some(space.raw_default())
+            self.producer_warpgroup_tile(mt0, mt1, [4, 2], swap, (cluster, 2))
         };
         let mut out = Vec::new();
         if tile_count(p, 192, 192) >= cus {
-            out.extend(start(192, 192, 4, 0));
+            out.extend(start(192, 192, 0));
         }
         if ua && ub && p.n <= 4 * 256 {
             let height = (128..=256)
@@ -964,7 +953,7 @@ impl Space {
                     let tiles = tile_count(p, h, 256);
                     tiles <= cus && fills_wave(tiles, &self.hw)
                 });
-            out.extend(height.and_then(|h| start(h, 256, 4, 1)));
+            out.extend(height.and_then(|h| start(h, 256, 1)));
         }
         out
     }
@@ -989,18 +978,38 @@ impl Space {
         {
             return None;
         }
-        let pair = (p.n + 127) / 128 % 2 == 0 && self.domain(ParamId::ClusterN).admits(2);
+        let pair = tiles_pair_up(p.n, 128) && self.domain(ParamId::ClusterN).admits(2);
+        self.producer_warpgroup_tile(
+            256,
+            128,
+            [8, 1],
+            0,
+            (ParamId::ClusterN, i64::from(pair) + 1),
+        )
+    }
+
+    /// The persistent kernel on `mt0` x `mt1` tiles, warpgroups placed by `waves` (WavesM,
+    /// WavesN), swapped or not, beside a producer warpgroup (ProducerWarp=2), whole tiles, in
+    /// the cluster `cluster` names, as deep as fits: what the producer-warpgroup starts share.
+    fn producer_warpgroup_tile(
+        &self,
+        mt0: i64,
+        mt1: i64,
+        waves: [i64; 2],
+        swap: i64,
+        cluster: (ParamId, i64),
+    ) -> Option<KernelConfig> {
         let space = self.with_deepest_pipeline(&[
-            (ParamId::MacroTile0, 256),
-            (ParamId::MacroTile1, 128),
-            (ParamId::WavesM, 8),
-            (ParamId::WavesN, 1),
-            (ParamId::SwapAB, 0),
+            (ParamId::MacroTile0, mt0),
+            (ParamId::MacroTile1, mt1),
+            (ParamId::WavesM, waves[0]),
+            (ParamId::WavesN, waves[1]),
+            (ParamId::SwapAB, swap),
             (ParamId::ProducerWarp, 2),
             (ParamId::PersistentKernel, 1),
             (ParamId::GlobalSplitU, 1),
             (ParamId::GlobalSplitUAlgorithm, 1),
-            (ParamId::ClusterN, if pair { 2 } else { 1 }),
+            cluster,
         ])?;
         Some(space.raw_default())
     }
@@ -1010,14 +1019,13 @@ impl Space {
     /// else along N (ClusterN) sharing such an A where those along N do; none otherwise.
     fn unaligned_pair(&self, mt0: i64, mt1: i64) -> Option<ParamId> {
         let p = &self.problem;
-        let even = |extent: i64, tile: i64| (extent + tile - 1) / tile % 2 == 0;
         if constraints::tma_rows_unaligned(p, false)
-            && even(p.m, mt0)
+            && tiles_pair_up(p.m, mt0)
             && self.domain(ParamId::ClusterM).contains(2)
         {
             Some(ParamId::ClusterM)
         } else if constraints::tma_rows_unaligned(p, true)
-            && even(p.n, mt1)
+            && tiles_pair_up(p.n, mt1)
             && self.domain(ParamId::ClusterN).contains(2)
         {
             Some(ParamId::ClusterN)
@@ -1034,16 +1042,26 @@ impl Space {
     /// pairs along M [46.6], 57.3 on the same tile alone with B copied [46.8]; 3 x 1000^3
     /// 18.4 on 128x208 in pairs along M [14.9], 20.3 on a data-parallel 128x256 [15.1].
     pub fn paired_twins(&self) -> Vec<KernelConfig> {
+        self.twins_of(
+            [self.persistent_start(), self.wave_fit_start()],
+            |c: &KernelConfig| Some((self.unaligned_pair(c.mt0 as i64, c.mt1 as i64)?, 2)),
+        )
+    }
+
+    /// Each of `starts` not already in a cluster, with the one parameter `change` names set
+    /// (none where it names none), where that is valid; each twin once.
+    fn twins_of(
+        &self,
+        starts: impl IntoIterator<Item = Option<KernelConfig>>,
+        change: impl Fn(&KernelConfig) -> Option<(ParamId, i64)>,
+    ) -> Vec<KernelConfig> {
         let mut out = Vec::new();
-        for c in [self.persistent_start(), self.wave_fit_start()]
-            .into_iter()
-            .flatten()
-        {
-            let Some(pair) = self.unaligned_pair(c.mt0 as i64, c.mt1 as i64) else {
+        for c in starts.into_iter().flatten() {
+            let Some((id, value)) = change(&c) else {
                 continue;
             };
             let mut twin = c;
-            pair.set(&mut twin, 2);
+            id.set(&mut twin, value);
             if c.cn == 1 && c.cm == 1 && self.is_valid(&twin) && !out.contains(&twin) {
                 out.push(twin);
             }
@@ -1066,22 +1084,14 @@ impl Space {
         if bits == 0 {
             return Vec::new();
         }
-        let mut out = Vec::new();
-        for c in [
-            self.default_config().ok(),
-            self.persistent_start(),
-            self.wave_fit_start(),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            let mut twin = c;
-            ParamId::PackUnaligned.set(&mut twin, i64::from(bits));
-            if twin.cn == 1 && twin.cm == 1 && self.is_valid(&twin) && !out.contains(&twin) {
-                out.push(twin);
-            }
-        }
-        out
+        self.twins_of(
+            [
+                self.default_config().ok(),
+                self.persistent_start(),
+                self.wave_fit_start(),
+            ],
+            |_: &KernelConfig| Some((ParamId::PackUnaligned, i64::from(bits))),
+        )
     }
 
     /// The PackUnaligned value of the packed twins (0: none): the K-major unaligned operand
@@ -1860,6 +1870,12 @@ fn wgmma_operand_prefs(p: &GemmProblem) -> [(ParamId, i64); 5] {
         (ParamId::LdsPadB, 0),
         (ParamId::DepthU, 128 / p.a_type.bytes() as i64),
     ]
+}
+
+/// Whether `extent` makes an even number of `tile`-sized tiles (so they pair up in clusters
+/// of two).
+fn tiles_pair_up(extent: i64, tile: i64) -> bool {
+    (extent + tile - 1) / tile % 2 == 0
 }
 
 fn tile_count(p: &GemmProblem, mt0: i64, mt1: i64) -> i64 {
