@@ -383,17 +383,8 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
         (true, GsuAlgo::SingleKernel) => (tiles * cfg.gsu as u64 * staged_tile_bytes(cfg), false),
         (true, _) => (mn * 4 * cfg.gsu as u64, false),
     };
-    // The split-K epilogue: 256 threads of 4 consecutive rows each along M, one column of
-    // one batch per grid row (columns past the grid's 65535 rows loop in the kernel).
-    let epilogue = (cfg.gsu > 1 && !cfg.sums_splits_in_kernel()).then(|| EpiloguePlan {
-        symbol: format!("{}_epilogue", cfg.name()),
-        grid: [
-            (p.m as u64).div_ceil(256 * 4).min(u32::MAX as u64) as u32,
-            (p.n as u64).clamp(1, 65535) as u32,
-            p.batch.max(1) as u32,
-        ],
-        block: [256, 1, 1],
-    });
+    let epilogue =
+        (cfg.gsu > 1 && !cfg.sums_splits_in_kernel()).then(|| split_k_epilogue_plan(cfg, p));
     LaunchPlan {
         symbol: cfg.name(),
         grid: [(tiles_m * tiles_n) as u32, cfg.gsu, p.batch as u32],
@@ -412,6 +403,33 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
         tma_c: None,
         epilogue,
         packs: Vec::new(),
+    }
+}
+
+/// The split-K epilogue's launch (kernels/epilogue/gt_reduce_kernel.h): 256 threads, each
+/// summing 4 consecutive rows of one column; a block's threads cover the column's rows (up to
+/// 1024) and as many columns as the rest of its threads take, so that short columns still fill
+/// the block (one column per block left 192 of 256 threads idle at M = 256, and the reduction
+/// ran at a tenth of the memory's rate). Column groups past the grid's 65535 rows loop in the
+/// kernel.
+fn split_k_epilogue_plan(cfg: &KernelConfig, p: &GemmProblem) -> EpiloguePlan {
+    const THREADS: u64 = 256;
+    const ROWS_PER_THREAD: u64 = 4;
+    let along_m = (p.m as u64)
+        .div_ceil(ROWS_PER_THREAD)
+        .next_power_of_two()
+        .clamp(1, THREADS);
+    let columns = THREADS / along_m;
+    EpiloguePlan {
+        symbol: format!("{}_epilogue", cfg.name()),
+        grid: [
+            (p.m as u64)
+                .div_ceil(along_m * ROWS_PER_THREAD)
+                .min(u32::MAX as u64) as u32,
+            (p.n as u64).div_ceil(columns).clamp(1, 65535) as u32,
+            p.batch.max(1) as u32,
+        ],
+        block: [along_m as u32, columns as u32, 1],
     }
 }
 
@@ -1041,10 +1059,18 @@ mod tests {
         // 4 rows per thread, 256 threads: 5 blocks along M cover 4097 rows.
         assert_eq!((epi.grid, epi.block), ([5, 109, 3], [256, 1, 1]));
         assert_eq!(plan.workspace_bytes, 4097 * 109 * 3 * 4 * 2);
-        // Columns past 65535 grid rows loop inside the kernel.
-        let wide = GemmProblem::new(64, 100_000, 64);
+        // Short columns share a block: 64 threads cover 256 rows, four columns a block.
+        let short = GemmProblem::new(256, 256, 65536);
+        let epi = launch_plan(&cfg, &short, &target()).epilogue.unwrap();
+        assert_eq!((epi.grid, epi.block), ([1, 64, 1], [64, 4, 1]));
+        // 16 rows: 4 threads a column, 64 columns a block; 100 columns in two blocks.
+        let tiny = GemmProblem::new(16, 100, 65536);
+        let epi = launch_plan(&cfg, &tiny, &target()).epilogue.unwrap();
+        assert_eq!((epi.grid, epi.block), ([1, 2, 1], [4, 64, 1]));
+        // Column groups past 65535 grid rows loop inside the kernel.
+        let wide = GemmProblem::new(64, 10_000_000, 64);
         let epi = launch_plan(&cfg, &wide, &target()).epilogue.unwrap();
-        assert_eq!(epi.grid, [1, 65535, 1]);
+        assert_eq!((epi.grid, epi.block), ([1, 65535, 1], [16, 16, 1]));
     }
 
     #[test]

@@ -452,7 +452,15 @@ impl Space {
         if tile_count(p, 128, n_tile) * 2 >= self.hw.compute_units as i64 {
             return Vec::new();
         }
-        let mt1 = if fills_wave(tile_count(p, 64, n_tile), &self.hw) || n_tile <= 64 {
+        // The whole N tile where it fills a wave, or where its last wave is as full as that of
+        // 64-column tiles (which read each row of A once per column tile): 7168x128x2048 e4m3
+        // ran 9.9 us on 64x128 (112 tiles, one wave at 85%) against 10.8 on 64x64 (224 tiles,
+        // two waves at 85%; H200, same call, cuBLASLt 9.6).
+        let whole = tile_count(p, 64, n_tile);
+        let mt1 = if fills_wave(whole, &self.hw)
+            || n_tile <= 64
+            || wave_fill(whole, &self.hw) >= wave_fill(tile_count(p, 64, 64), &self.hw)
+        {
             n_tile
         } else {
             64
@@ -498,6 +506,165 @@ impl Space {
             (ParamId::GlobalSplitU, 2),
             (ParamId::GlobalSplitUAlgorithm, 3),
             (ParamId::WorkGroupMapping, 1),
+            (ParamId::PrefetchLocalRead, 1),
+            (ParamId::ProducerWarp, 1),
+        ])?;
+        Some(space.raw_default())
+    }
+
+    /// A start for short K (at most two DepthU steps) where the persistent start does not
+    /// apply (D's rows not 16-byte aligned, as with 197-token attention, so no tensor-map
+    /// stores; or beta): a data-parallel 64-row tile covering N (up to 256 columns, two
+    /// warpgroups past 128) with only as many stages as K has steps. Stages beyond those
+    /// only reserve shared memory, and with one or two steps a workgroup's time is its load
+    /// latency and its stores, which several workgroups a compute unit overlap. H200, same
+    /// call (cuBLASLt in brackets): 197x197x64 x192 28.5 us on MT64x208 WG4x2 PGR2 against
+    /// 37.7 for the tune's MT128x112 PGR6 and 31.1-32.4 on 128-row tiles at PGR1-2 [31.6].
+    pub fn short_k_tile_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let start = self.raw_default();
+        let steps = (p.k + start.depth_u as i64 - 1) / start.depth_u.max(1) as i64;
+        let mt1 = ((p.n + 15) / 16 * 16).min(256);
+        if !constraints::is_wgmma(&start)
+            || steps > 2
+            || p.n <= constraints::GEMV_MAX_N
+            || tile_count(p, 64, mt1) < 2 * self.hw.compute_units as i64
+            || self.short_k_start().is_some()
+        {
+            return None;
+        }
+        let s = self.preferring(&[
+            (ParamId::MacroTile0, 64),
+            (ParamId::MacroTile1, mt1),
+            (ParamId::WavesM, 4),
+            (ParamId::WavesN, if mt1 > 128 { 2 } else { 1 }),
+            (ParamId::PrefetchGlobalRead, steps),
+            (ParamId::PrefetchLocalRead, 0),
+            (ParamId::GlobalSplitU, 1),
+            (ParamId::PersistentKernel, 0),
+            (ParamId::ProducerWarp, 0),
+            (ParamId::SwapAB, 0),
+        ]);
+        let c = s.raw_default();
+        self.is_valid(&c).then_some(c)
+    }
+
+    /// A start for GEMMs whose 128x128 tiles are fewer than the compute units (and more than
+    /// a quarter of them) with K long enough to split: those tiles with K split in two to
+    /// four so that they fill one wave, the splits summed in the kernel (GSU<n>K). The default
+    /// splits 128x256 tiles and sums them in a second kernel; stream-K gives a tile parts from
+    /// several units that one adds in turn. H200, same call (cuBLASLt in brackets):
+    /// 1024x1024x32768 94.0 us on 128x128 GSU2K against 108.7 on the default's 128x256 GSU4R,
+    /// 98.7 on 128x256 GSU4K and 100.1 on persistent stream-K [93.3].
+    pub fn square_split_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let start = self.raw_default();
+        let tiles = tile_count(p, 128, 128);
+        let cus = self.hw.compute_units as i64;
+        if !constraints::is_wgmma(&start)
+            || tiles * 4 < cus
+            || fills_wave(tiles, &self.hw)
+            || tiles >= cus
+        {
+            return None;
+        }
+        let depth = start.depth_u.max(1) as i64;
+        let split = (2..=4).find(|&s| fills_wave(tiles * s, &self.hw) && tiles * s <= cus)?;
+        if p.k < split * 32 * depth {
+            return None;
+        }
+        let space = self.with_deepest_pipeline(&[
+            (ParamId::MacroTile0, 128),
+            (ParamId::MacroTile1, 128),
+            (ParamId::WavesM, 8),
+            (ParamId::WavesN, 1),
+            (ParamId::SwapAB, 0),
+            (ParamId::GlobalSplitU, split),
+            (ParamId::GlobalSplitUAlgorithm, 3),
+            (ParamId::PersistentKernel, 0),
+            (ParamId::PrefetchLocalRead, 1),
+            (ParamId::ProducerWarp, 1),
+        ])?;
+        Some(space.raw_default())
+    }
+
+    /// A start for the FMA path (f32 without matrix instructions) where the default's tiles
+    /// are fewer than two a compute unit: K split so that there are at least two workgroups a
+    /// compute unit (two fit one's registers), each split keeping 16 steps of K, the partials
+    /// summed by the reduction kernel. The default split stops where the matrix-core paths
+    /// would stream too short a K (64 steps of 64), which on FFMAs, compute-bound from far
+    /// shorter K, left 4096x64x4096 f32 unsplit. H200, same call (cuBLASLt 67.3 us): 70.8 us
+    /// on MT128x64 GSU12R against 78.8 on GSU4R; the tune without this start kept 72-118.
+    pub fn fma_split_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let start = self.raw_default();
+        if start.mi != [1, 1, 1] || start.gv != 0 || start.gsu > 1 {
+            return None;
+        }
+        let tiles = tile_count(p, start.mt0 as i64, start.mt1 as i64);
+        let want = 2 * self.hw.compute_units as i64;
+        let depth = start.depth_u.max(1) as i64;
+        if tiles >= want {
+            return None;
+        }
+        let split = self
+            .domain(ParamId::GlobalSplitU)
+            .values
+            .iter()
+            .copied()
+            .filter(|&s| p.k >= s * 16 * depth)
+            .find(|&s| tiles * s >= want)?;
+        let space = self.preferring(&[
+            (ParamId::GlobalSplitU, split),
+            (ParamId::GlobalSplitUAlgorithm, 1),
+        ]);
+        let c = space.raw_default();
+        self.is_valid(&c).then_some(c)
+    }
+
+    /// A start for GEMMs whose output is a few tiles and whose K is long (the weight gradient
+    /// of a narrow layer over many tokens, an adapter's update): 64x64 warpgroup tiles with K
+    /// split so that the tiles times the split fill the compute units, each split streaming
+    /// at least 16 steps of K, two 128-byte rows of K a step; the producer warp loading as
+    /// deep as fits, the partials summed by the reduction kernel (GSU<n>R). The default's
+    /// split stops at 8 and its 128-row tiles are few, so the GPU was mostly idle, and stream-K
+    /// gives each of these tiles dozens of contributors whose partials one workgroup adds in
+    /// turn. H200, same call (cuBLASLt in brackets): 256x256x65536 31.4 us on MT64x64x128 GSU8R
+    /// against 44.4 for the tune's MT128x32x128 GSU8R, 35.3 on MT64x128 GSU16K and 66-161 on
+    /// stream-K [26.0].
+    pub fn long_k_split_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let start = self.raw_default();
+        if !constraints::is_wgmma(&start) || p.n <= constraints::GEMV_MAX_N {
+            return None;
+        }
+        let mt1 = ((p.n + 15) / 16 * 16).min(64);
+        let tiles = tile_count(p, 64, mt1);
+        let cus = self.hw.compute_units as i64;
+        if tiles * 2 > cus {
+            return None;
+        }
+        let depth = 256 / p.a_type.bytes() as i64;
+        let split = self
+            .domain(ParamId::GlobalSplitU)
+            .values
+            .iter()
+            .copied()
+            .filter(|&s| tiles * s <= cus && p.k >= s * 16 * depth)
+            .max()?;
+        if split < 2 {
+            return None;
+        }
+        let space = self.with_deepest_pipeline(&[
+            (ParamId::MacroTile0, 64),
+            (ParamId::MacroTile1, mt1),
+            (ParamId::WavesM, 4),
+            (ParamId::WavesN, 1),
+            (ParamId::SwapAB, 0),
+            (ParamId::DepthU, depth),
+            (ParamId::GlobalSplitU, split),
+            (ParamId::GlobalSplitUAlgorithm, 1),
+            (ParamId::PersistentKernel, 0),
             (ParamId::PrefetchLocalRead, 1),
             (ParamId::ProducerWarp, 1),
         ])?;
@@ -1464,6 +1631,9 @@ impl Space {
         let starts: Vec<KernelConfig> = full
             .split_start()
             .into_iter()
+            .chain(full.long_k_split_start())
+            .chain(full.square_split_start())
+            .chain(full.fma_split_start())
             .chain(full.stream_k_start())
             .chain(full.wide_n_starts())
             .chain(full.n_fit_starts())
@@ -1473,6 +1643,7 @@ impl Space {
             .chain(full.swapped_wave_start())
             .chain(full.tall_wave_start())
             .chain(full.short_k_start())
+            .chain(full.short_k_tile_start())
             .chain(full.tiny_m_starts())
             .chain(full.gemv_starts())
             .chain(full.unaligned_a_starts())
@@ -1882,6 +2053,14 @@ fn tile_count(p: &GemmProblem, mt0: i64, mt1: i64) -> i64 {
     (p.m + mt0 - 1) / mt0 * ((p.n + mt1 - 1) / mt1) * p.batch.max(1)
 }
 
+/// How full the waves of `workgroups` are, in thousandths: the workgroups over the compute
+/// units of the waves they take.
+fn wave_fill(workgroups: i64, hw: &HwSpec) -> i64 {
+    let cus = (hw.compute_units as i64).max(1);
+    let waves = ((workgroups + cus - 1) / cus).max(1);
+    workgroups * 1000 / (waves * cus)
+}
+
 /// Whether `workgroups` are one full wave: within 10% of one per compute unit.
 fn fills_wave(workgroups: i64, hw: &HwSpec) -> bool {
     workgroups * 10 >= hw.compute_units as i64 * 9
@@ -2138,6 +2317,12 @@ mod tests {
         let c = start(4096, 128, 4096);
         assert_eq!((c.mt0, c.mt1, c.wg, c.pgr, c.gsu), (64, 64, [4, 1], 12, 1));
         assert!(constraints::is_wgmma(&c));
+        // 112 tiles of 64x128 fill one wave to 85%, as 224 of 64x64 fill two: the whole N.
+        let mut p = GemmProblem::new(7168, 128, 2048);
+        (p.a_type, p.b_type) = (DataType::F8, DataType::F8);
+        let s = Space::for_problem(&p, &hw);
+        let c = s.default_config().unwrap();
+        assert_eq!((c.mt0, c.mt1, c.gsu), (64, 128, 1));
         // 128 tiles of 64x128 are already a full wave; 12 stages of 24 KiB do not fit, the
         // deepest pipeline that does is taken.
         let c = start(7680, 128, 4096);
@@ -2444,6 +2629,95 @@ mod tests {
         for (m, n, k) in [(16032, 109, 16384), (4096, 4096, 4096), (3584, 160, 1024)] {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
             assert_eq!(s.full_n_split_start(), None, "{m}x{n}x{k}");
+        }
+    }
+
+    #[test]
+    fn few_tiles_with_long_k_start_on_64x64_tiles_split_to_fill_the_gpu() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // 16 tiles of 64x64, K split in 8 (128 workgroups of 132), 256 bytes of K a step.
+        let s = Space::for_problem(&GemmProblem::new(256, 256, 65536), &hw);
+        let c = s.long_k_split_start().expect("16 tiles, 1024 steps of K");
+        s.check(&c).unwrap();
+        assert_eq!((c.mt0, c.mt1, c.depth_u, c.pw), (64, 64, 128, 1));
+        assert_eq!((c.gsu, c.gsu_algo, c.pk), (8, GsuAlgo::Reduce, 0));
+        assert!(s.extra_starts().contains(&c));
+        // NT, 2 x 8 tiles: the same split.
+        let mut p = GemmProblem::new(128, 512, 32768);
+        (p.trans_a, p.trans_b) = (Trans::N, Trans::T);
+        let c = Space::for_problem(&p, &hw).long_k_split_start().unwrap();
+        assert_eq!((c.mt0, c.mt1, c.gsu), (64, 64, 8));
+        // Many tiles, a GEMV's columns, K too short to split: none.
+        for (m, n, k) in [(4096, 4096, 4096), (4096, 1, 65536), (256, 256, 2048)] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            assert_eq!(s.long_k_split_start(), None, "{m}x{n}x{k}");
+        }
+    }
+
+    #[test]
+    fn under_a_wave_of_128x128_tiles_starts_split_to_one_wave() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // 64 tiles of 128x128, K in two: 128 workgroups, summed in the kernel.
+        let s = Space::for_problem(&GemmProblem::new(1024, 1024, 32768), &hw);
+        let c = s.square_split_start().expect("64 tiles, long K");
+        s.check(&c).unwrap();
+        assert_eq!((c.mt0, c.mt1, c.wg, c.pw), (128, 128, [8, 1], 1));
+        assert_eq!((c.gsu, c.gsu_algo), (2, GsuAlgo::SingleKernel));
+        assert!(s.extra_starts().contains(&c));
+        // A full wave, a handful of tiles, K too short for two splits: none.
+        for (m, n, k) in [(4096, 4096, 4096), (256, 256, 65536), (1024, 1024, 2048)] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            assert_eq!(s.square_split_start(), None, "{m}x{n}x{k}");
+        }
+    }
+
+    #[test]
+    fn fma_tiles_fewer_than_two_a_compute_unit_start_split() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let f32_problem = |m, n, k| {
+            let mut p = GemmProblem::new(m, n, k);
+            (p.a_type, p.b_type, p.c_type, p.d_type) =
+                (DataType::F32, DataType::F32, DataType::F32, DataType::F32);
+            p
+        };
+        // 32 tiles of 128x64: K in 12 makes 384 workgroups, two or more a compute unit.
+        let s = Space::for_problem(&f32_problem(4096, 64, 4096), &hw);
+        let c = s.fma_split_start().expect("32 FMA tiles");
+        s.check(&c).unwrap();
+        assert_eq!((c.mi, c.mt0, c.mt1), ([1, 1, 1], 128, 64));
+        assert_eq!((c.gsu, c.gsu_algo), (12, GsuAlgo::Reduce));
+        assert!(s.extra_starts().contains(&c));
+        // Enough tiles, a split that would leave fewer than 16 steps, matrix cores: none.
+        let many = Space::for_problem(&f32_problem(4096, 4096, 4096), &hw);
+        assert_eq!(many.fma_split_start(), None);
+        let short = Space::for_problem(&f32_problem(1024, 1024, 1024), &hw);
+        assert_eq!(short.fma_split_start(), None);
+        let bf16 = Space::for_problem(&GemmProblem::new(4096, 64, 4096), &hw);
+        assert_eq!(bf16.fma_split_start(), None);
+    }
+
+    #[test]
+    fn short_k_with_unaligned_d_starts_on_a_shallow_data_parallel_tile() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // D's rows of 197 elements: no tensor-map store, so no persistent start; one step of
+        // K, one stage, 64 rows by all 197 columns on two warpgroups.
+        let mut p = GemmProblem::new(197, 197, 64);
+        p.batch = 192;
+        let s = Space::for_problem(&p, &hw);
+        assert_eq!(s.short_k_start(), None);
+        let c = s.short_k_tile_start().expect("768 tiles of one K step");
+        s.check(&c).unwrap();
+        assert_eq!(
+            (c.mt0, c.mt1, c.wg, c.pgr, c.pk, c.gsu),
+            (64, 208, [4, 2], 1, 0, 1)
+        );
+        assert!(s.extra_starts().contains(&c));
+        // Where the persistent start applies, long K, few tiles: none.
+        for (m, n, k, batch) in [(512, 512, 64, 40), (197, 197, 1024, 192), (197, 197, 64, 2)] {
+            let mut p = GemmProblem::new(m, n, k);
+            p.batch = batch;
+            let s = Space::for_problem(&p, &hw);
+            assert_eq!(s.short_k_tile_start(), None, "{m}x{n}x{k}x{batch}");
         }
     }
 
