@@ -298,15 +298,17 @@ impl GemmProblem {
             }
         }
         if self.batch > 1 {
-            // Inputs may broadcast (stride 0); outputs must not overlap between batches.
-            for (name, value, ld, cols, may_broadcast) in [
+            // Inputs are only read, so their batches may broadcast (stride 0) or overlap (the
+            // heads of a [batch, tokens, heads, dim] tensor: stride one head's columns, ld all
+            // heads'); D's batches must not overlap, or one batch would overwrite another's.
+            for (name, value, ld, cols, may_overlap) in [
                 ("stride_a", self.stride_a, self.lda, self.a_cols(), true),
                 ("stride_b", self.stride_b, self.ldb, self.b_cols(), true),
                 ("stride_c", self.stride_c, self.ldc, self.n, true),
                 ("stride_d", self.stride_d, self.ldd, self.n, false),
             ] {
                 let needed = ld.saturating_mul(cols);
-                if value < 0 || (value < needed && !(may_broadcast && value == 0)) {
+                if value < 0 || (value < needed && !may_overlap) {
                     return Err(ProblemError::StrideTooSmall {
                         name,
                         value,
@@ -561,6 +563,18 @@ mod tests {
         p.fill_defaults();
         assert_eq!(p.stride_a, 16 * 64);
         p.validate().unwrap();
+        // Inputs may overlap between batches (interleaved heads), D may not.
+        (p.stride_a, p.stride_b, p.stride_c) = (16, 32, 8);
+        p.validate().unwrap();
+        p.stride_a = -1;
+        assert!(matches!(
+            p.validate(),
+            Err(ProblemError::StrideTooSmall {
+                name: "stride_a",
+                ..
+            })
+        ));
+        p.stride_a = 16;
         p.stride_d = 10;
         assert!(matches!(
             p.validate(),
