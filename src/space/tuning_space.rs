@@ -273,6 +273,16 @@ impl Space {
     /// there. A wgmma config differs from an mma.sync one in several coupled parameters at
     /// once (instruction, waves, LDS swizzle and padding, pipeline depth), which no single
     /// search step crosses.
+    /// The default of this space with each preferred value taken, where that config is
+    /// valid: how a start that needs no deeper search than its preferences is made.
+    fn valid_start<'a>(
+        &self,
+        prefs: impl IntoIterator<Item = &'a (ParamId, i64)>,
+    ) -> Option<KernelConfig> {
+        let c = self.preferring(prefs).raw_default();
+        self.is_valid(&c).then_some(c)
+    }
+
     fn prefer_wgmma(&mut self) {
         let ed = self.problem.d_type.bytes() as i64;
         let operands = wgmma_operand_prefs(&self.problem);
@@ -533,7 +543,7 @@ impl Space {
         {
             return None;
         }
-        let s = self.preferring(&[
+        self.valid_start(&[
             (ParamId::MacroTile0, 64),
             (ParamId::MacroTile1, mt1),
             (ParamId::WavesM, 4),
@@ -544,9 +554,7 @@ impl Space {
             (ParamId::PersistentKernel, 0),
             (ParamId::ProducerWarp, 0),
             (ParamId::SwapAB, 0),
-        ]);
-        let c = s.raw_default();
-        self.is_valid(&c).then_some(c)
+        ])
     }
 
     /// A start for GEMMs whose 128x128 tiles are fewer than the compute units (and more than
@@ -614,12 +622,10 @@ impl Space {
             .copied()
             .filter(|&s| p.k >= s * 16 * depth)
             .find(|&s| tiles * s >= want)?;
-        let space = self.preferring(&[
+        self.valid_start(&[
             (ParamId::GlobalSplitU, split),
             (ParamId::GlobalSplitUAlgorithm, 1),
-        ]);
-        let c = space.raw_default();
-        self.is_valid(&c).then_some(c)
+        ])
     }
 
     /// A start for GEMMs whose output is a few tiles and whose K is long (the weight gradient
@@ -1592,7 +1598,7 @@ impl Space {
             return None;
         }
         [4, 3, 2].into_iter().find_map(|pgr| {
-            let s = self.preferring(&[
+            self.valid_start(&[
                 (ParamId::MacroTile0, 128),
                 (ParamId::MacroTile1, 128),
                 (ParamId::WavesM, 8),
@@ -1604,9 +1610,7 @@ impl Space {
                 (ParamId::ProducerWarp, 1),
                 (ParamId::PersistentKernel, 1),
                 (ParamId::SwapAB, 0),
-            ]);
-            let c = s.raw_default();
-            self.is_valid(&c).then_some(c)
+            ])
         })
     }
 
