@@ -58,7 +58,7 @@ pub(super) fn cluster(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<
     if hw.vendor != Vendor::Nvidia || !is_wgmma(c) || c.pw == 0 {
         return fail(
             rule,
-            format!("{param} > 1 runs the Hopper warpgroup path with its producer warp: MI64x8x16/MI64x8x32/MI64x8x8 and ProducerWarp=1"),
+            format!("{param} > 1 runs the Hopper warpgroup path with its producer warp or warpgroup: MI64x8x16/MI64x8x32/MI64x8x8 and ProducerWarp=1 or 2"),
         );
     }
     if c.gsu_algo == GsuAlgo::StreamK && c.pk == 0 {

@@ -115,7 +115,7 @@ pub(super) fn persistent(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violat
     if !is_wgmma(c) || c.pw == 0 {
         return fail(
             rule,
-            format!("PersistentKernel={} runs the warpgroup path with its producer warp: MI64x8x16/MI64x8x32 and ProducerWarp=1", c.pk),
+            format!("PersistentKernel={} runs the warpgroup path with its producer warp or warpgroup: MI64x8x16/MI64x8x32/MI64x8x8 and ProducerWarp=1 or 2", c.pk),
         );
     }
     if c.gsu_algo == GsuAlgo::StreamK {

@@ -217,7 +217,7 @@ fn every_config_gets_the_verdict_the_single_file_rules_gave() {
                 ("persistent", 384),
                 ("tile-vs-problem", 44),
             ],
-            "ab38c5a7adf3e610dc66a3443fc1ce7ff38a1ab06a8e216e60aa8353611a0219",
+            "3c1673ecf607d82ad009c84e358c7e43b4d90b793f1d8850db5021d66381baae",
         ),
         (
             5135,
@@ -240,7 +240,7 @@ fn every_config_gets_the_verdict_the_single_file_rules_gave() {
                 ("split-k", 125),
                 ("persistent", 245),
             ],
-            "9498fdd246f09bc621bf917a5d9901ddc1e9585027d2def3c4948d626714c1c1",
+            "0c226a04a19b462eff36c81c6d50a45e12175cdae8c9b42080d9f155539c2315",
         ),
         (
             9009,
@@ -264,7 +264,7 @@ fn every_config_gets_the_verdict_the_single_file_rules_gave() {
                 ("persistent", 394),
                 ("tile-vs-problem", 116),
             ],
-            "4741cadb2b79cb50acce5d77064e5b91110e850d7061e6682a393f28cb224295",
+            "e7c7d7a4da585fb5d612a681d165b367cee1390cf7cfaeeaa9c14e4837b3d843",
         ),
         (
             14604,
@@ -286,7 +286,7 @@ fn every_config_gets_the_verdict_the_single_file_rules_gave() {
                 ("persistent", 189),
                 ("tile-vs-problem", 37),
             ],
-            "c0c0489e3ac191357cf34ab48e86123a43a433c4cad113d94c2991256e1692e0",
+            "447ef0b96411c3de2ec491bb878ff2197b1234466550d9762ae165fff72781f6",
         ),
         (
             7940,
@@ -311,7 +311,7 @@ fn every_config_gets_the_verdict_the_single_file_rules_gave() {
                 ("persistent", 118),
                 ("tile-vs-problem", 90),
             ],
-            "d7826c83018a15d953291ebbfd890ffba7edfeb9cd0d9b3a8b2e9632e0724ba2",
+            "79570f7eafc007822d86f735eca229bd4e13ac72a01fa9b142b674b3e99ad4dd",
         ),
         (
             15290,
@@ -332,7 +332,7 @@ fn every_config_gets_the_verdict_the_single_file_rules_gave() {
                 ("split-k", 655),
                 ("persistent", 231),
             ],
-            "a96e47f01581e4167ef45a28a44609304a1669132d03b368d2d55ad8d5692230",
+            "d438657671a31047ebc8e4e2b18a9e64a24c786f5d4fa8271e999097537c639c",
         ),
         (
             15409,
@@ -352,7 +352,7 @@ fn every_config_gets_the_verdict_the_single_file_rules_gave() {
                 ("split-k", 271),
                 ("persistent", 208),
             ],
-            "b41d539ee34eca37b9eb6d0018fe5fea1e249722ef1610245f3d07f244746f0c",
+            "27cbb7368e0666b3df9f4d9cb7940b13a5b5ada25277eaa5bc61ab3ec4cc9f79",
         ),
         (
             0,
@@ -375,7 +375,7 @@ fn every_config_gets_the_verdict_the_single_file_rules_gave() {
                 ("persistent", 85),
                 ("tile-vs-problem", 7),
             ],
-            "bbbc970453b122b4d191adf4ab4a6ca5626764cda11dc5e4fb3697f33ff06c88",
+            "ca6e1269ac29fc8c91ff7b6e05f254c973c6182c298ae564ac7463f050e37a00",
         ),
         (
             13588,
@@ -397,7 +397,7 @@ fn every_config_gets_the_verdict_the_single_file_rules_gave() {
                 ("persistent", 197),
                 ("tile-vs-problem", 8),
             ],
-            "d32e1bb74411e087639020e0070c80a180d4ea2e2b494ddb1b090a51fc2f4d15",
+            "b971b48fb86dfbda0d858ace507908f70f421c4f53654efe1647e9ba2ab9d817",
         ),
     ];
     for ((spec, p), (passed, rules, digest)) in cases().into_iter().zip(recorded) {

@@ -137,13 +137,13 @@ pub(super) fn producer_warp(
     if !is_wgmma(c) {
         return fail(
             rule,
-            "ProducerWarp=1 feeds wgmma warpgroups through tensor maps: MI64x8x16 only".into(),
+            format!("ProducerWarp={} feeds warpgroup (wgmma) tiles through tensor maps: MI64x8x16, MI64x8x32 or MI64x8x8", c.pw),
         );
     }
     if c.gsu_algo == GsuAlgo::StreamK && c.pk == 0 {
         return fail(
             rule,
-            "ProducerWarp=1 takes stream-K (GlobalSplitUAlgorithm=2) only in the persistent kernel (PersistentKernel=1)".into(),
+            format!("ProducerWarp={} takes stream-K (GlobalSplitUAlgorithm=2) only in the persistent kernel (PersistentKernel=1)", c.pw),
         );
     }
     // Two computing warpgroups only: four beside a producer warpgroup (640 threads) hung in
