@@ -1855,7 +1855,11 @@ impl Space {
         if self.is_valid(&c) {
             return Ok(c);
         }
+        // Where no tile kernel is a few changes from the default (M or N of a few elements
+        // whose leading dimensions no tile's vectors divide, as 7x1024x16 NT on an MI300X), the
+        // GEMV path may still take the problem.
         self.repair(&c)
+            .or_else(|| self.gemv_starts().into_iter().find(|g| self.is_valid(g)))
             .ok_or_else(|| SpaceError::Empty(self.problem.label()))
     }
 
@@ -2634,6 +2638,21 @@ mod tests {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
             assert_eq!(s.full_n_split_start(), None, "{m}x{n}x{k}");
         }
+    }
+
+    #[test]
+    fn a_default_no_tile_reaches_falls_back_to_the_gemv_path() {
+        // 7 rows of A M-contiguous (lda = 7) and N-contiguous B: no tile's vectors divide lda
+        // on an MI300X, and the repair from the default found none; the GEMV along N takes it.
+        let hw = HwSpec::by_name("mi300x").unwrap();
+        let mut p = GemmProblem::new(7, 1024, 16);
+        (p.trans_a, p.trans_b, p.batch) = (Trans::N, Trans::T, 64);
+        p.fill_defaults();
+        let s = Space::for_problem(&p, &hw);
+        assert!(s.repair(&s.raw_default()).is_none());
+        let c = s.default_config().expect("the GEMV along N");
+        s.check(&c).unwrap();
+        assert_eq!((c.gv, c.sab), (1, 1));
     }
 
     #[test]
