@@ -1,7 +1,7 @@
 //! `Space`: the domains of every parameter for one problem on one GPU, and the operations
 //! on it: the default config, bounded enumeration, random sampling and neighbourhoods.
 
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 use serde::Serialize;
 use thiserror::Error;
 
@@ -1857,9 +1857,11 @@ impl Space {
         }
         // Where no tile kernel is a few changes from the default (M or N of a few elements
         // whose leading dimensions no tile's vectors divide, as 7x1024x16 NT on an MI300X), the
-        // GEMV path may still take the problem.
+        // GEMV path may still take the problem, and failing that a config drawn from the
+        // whole space (a fixed seed: the default stays the same from run to run).
         self.repair(&c)
             .or_else(|| self.gemv_starts().into_iter().find(|g| self.is_valid(g)))
+            .or_else(|| self.sample(&mut rand::rngs::StdRng::seed_from_u64(0)))
             .ok_or_else(|| SpaceError::Empty(self.problem.label()))
     }
 
@@ -2107,7 +2109,6 @@ fn blank() -> KernelConfig {
 mod tests {
     use super::*;
     use crate::problem::{DataType, Trans};
-    use rand::SeedableRng;
 
     fn space(spec: &str) -> Space {
         let p = GemmProblem::new(16032, 109, 16384);
@@ -2653,6 +2654,22 @@ mod tests {
         let c = s.default_config().expect("the GEMV along N");
         s.check(&c).unwrap();
         assert_eq!((c.gv, c.sab), (1, 1));
+        // M = 9 (past the GEMV), lda = 9: a tile drawn from the whole space, the same each time.
+        let mut p = GemmProblem::new(9, 500, 16);
+        (p.trans_a, p.trans_b, p.a_type, p.b_type, p.c_type, p.d_type) = (
+            Trans::N,
+            Trans::N,
+            DataType::F16,
+            DataType::F16,
+            DataType::F16,
+            DataType::F16,
+        );
+        p.fill_defaults();
+        let s = Space::for_problem(&p, &hw);
+        assert!(s.repair(&s.raw_default()).is_none() && s.gemv_starts().is_empty());
+        let c = s.default_config().expect("a drawn tile");
+        s.check(&c).unwrap();
+        assert_eq!(s.default_config().unwrap(), c);
     }
 
     #[test]
