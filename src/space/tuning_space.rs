@@ -7,7 +7,7 @@ use thiserror::Error;
 
 use super::config::{GsuAlgo, KernelConfig};
 use super::constraints::{self, Violation};
-use super::param::{pack_mi, Domain, ParamId};
+use super::param::{pack_mi, unpack_mi, Domain, ParamId};
 use crate::hw::{HwSpec, Vendor};
 use crate::problem::GemmProblem;
 
@@ -1861,8 +1861,67 @@ impl Space {
         // whole space (a fixed seed: the default stays the same from run to run).
         self.repair(&c)
             .or_else(|| self.gemv_starts().into_iter().find(|g| self.is_valid(g)))
+            .or_else(|| self.smallest_tile())
             .or_else(|| self.sample(&mut rand::rngs::StdRng::seed_from_u64(0)))
             .ok_or_else(|| SpaceError::Empty(self.problem.label()))
+    }
+
+    /// The smallest tile this space holds, one wave, read and stored one element at a time,
+    /// on each of its instructions from the smallest up, transposed too where the space takes
+    /// SwapAB: what alignment and size leave to a problem of a few unaligned rows (valid
+    /// configs are too rare there for random draws to meet), repaired from there where
+    /// needed.
+    fn smallest_tile(&self) -> Option<KernelConfig> {
+        // The FMA "instruction" (1x1x1) only where the space has no matrix instruction: beside
+        // them it is the GEMV path's.
+        let fma = pack_mi([1, 1, 1]);
+        let values = &self.domain(ParamId::MatrixInstruction).values;
+        let mut instructions: Vec<i64> = values
+            .iter()
+            .copied()
+            .filter(|&v| v != fma || values.len() == 1)
+            .collect();
+        instructions.sort_by_key(|&v| {
+            let [m, n, k] = unpack_mi(v);
+            (m * n, k)
+        });
+        let least = |id: ParamId| self.domain(id).values.iter().copied().min();
+        let mut small = Vec::new();
+        for id in [
+            ParamId::MacroTile0,
+            ParamId::MacroTile1,
+            ParamId::WavesM,
+            ParamId::WavesN,
+            ParamId::GlobalReadVectorWidth,
+            ParamId::StoreVectorWidth,
+            ParamId::GlobalSplitU,
+        ] {
+            small.push((id, least(id)?));
+        }
+        let swaps: Vec<i64> = self.domain(ParamId::SwapAB).values.clone();
+        instructions.into_iter().find_map(|mi| {
+            swaps.iter().find_map(|&sab| {
+                let mut prefs = small.clone();
+                if unpack_mi(mi)[0] == 64 {
+                    // The warpgroup instruction: its operand side, and its 64 rows along M
+                    // (along N transposed).
+                    prefs.extend(wgmma_operand_prefs(&self.problem));
+                    let rows = if sab == 1 {
+                        ParamId::MacroTile1
+                    } else {
+                        ParamId::MacroTile0
+                    };
+                    prefs.extend([(rows, 64), (ParamId::WavesM, 4)]);
+                }
+                prefs.extend([(ParamId::MatrixInstruction, mi), (ParamId::SwapAB, sab)]);
+                let c = self.preferring(&prefs).raw_default();
+                if self.is_valid(&c) {
+                    Some(c)
+                } else {
+                    self.repair(&c)
+                }
+            })
+        })
     }
 
     /// How far `c` gets through the rules: the domain check first, then the constraint
@@ -2670,6 +2729,26 @@ mod tests {
         let c = s.default_config().expect("a drawn tile");
         s.check(&c).unwrap();
         assert_eq!(s.default_config().unwrap(), c);
+        // On an MI355X too few configs of 5x128x100 NT (lda = 5) are valid for draws to meet
+        // one: the smallest tile, one element a read.
+        let hw = HwSpec::by_name("mi355x").unwrap();
+        let mut p = GemmProblem::new(5, 128, 100);
+        (p.trans_a, p.trans_b) = (Trans::N, Trans::T);
+        p.fill_defaults();
+        let s = Space::for_problem(&p, &hw);
+        let c = s.smallest_tile().expect("a 16-row tile");
+        s.check(&c).unwrap();
+        assert_eq!((c.mt0, c.grvw), (16, 1));
+        assert_eq!(s.default_config().unwrap(), c);
+        // 8-bit 16x9 on an H200: past the GEMV's N, short of the tiny-M starts' 64 columns;
+        // the warpgroup instruction transposed takes it.
+        let hw = HwSpec::by_name("H200").unwrap();
+        let mut p = GemmProblem::new(16, 9, 4096);
+        (p.a_type, p.b_type) = (DataType::F8, DataType::F8);
+        let s = Space::for_problem(&p, &hw);
+        let c = s.default_config().expect("a transposed warpgroup tile");
+        s.check(&c).unwrap();
+        assert!(constraints::is_wgmma(&c) && c.sab == 1, "{}", c.name());
     }
 
     #[test]
