@@ -202,7 +202,13 @@ fn gemv_starts_are_measured_first_for_tiny_n_in_every_layout_and_type() {
                 space
                     .check(s)
                     .unwrap_or_else(|v| panic!("{} {}: {v}", p.label(), s.name()));
-                assert!(space.extra_starts().contains(s), "{}", s.name());
+                // Measured first: as a start, or as the default itself where no tile kernel
+                // is near the preferred one and the default falls back to the GEMV.
+                assert!(
+                    space.extra_starts().contains(s) || space.default_config().ok() == Some(*s),
+                    "{}",
+                    s.name()
+                );
                 assert_eq!(KernelConfig::parse(&s.name()).unwrap(), *s);
             }
         }
