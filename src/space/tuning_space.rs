@@ -268,11 +268,6 @@ impl Space {
         s
     }
 
-    /// Where the warpgroup path applies (Hopper, both operands K-contiguous), it is the fast
-    /// one: make its typical config the default, so that `bench` and the local searches start
-    /// there. A wgmma config differs from an mma.sync one in several coupled parameters at
-    /// once (instruction, waves, LDS swizzle and padding, pipeline depth), which no single
-    /// search step crosses.
     /// The default of this space with each preferred value taken, where that config is
     /// valid: how a start that needs no deeper search than its preferences is made.
     fn valid_start<'a>(
@@ -283,6 +278,11 @@ impl Space {
         self.is_valid(&c).then_some(c)
     }
 
+    /// Where the warpgroup path applies (Hopper, both operands K-contiguous), it is the fast
+    /// one: make its typical config the default, so that `bench` and the local searches start
+    /// there. A wgmma config differs from an mma.sync one in several coupled parameters at
+    /// once (instruction, waves, LDS swizzle and padding, pipeline depth), which no single
+    /// search step crosses.
     fn prefer_wgmma(&mut self) {
         let ed = self.problem.d_type.bytes() as i64;
         let operands = wgmma_operand_prefs(&self.problem);
@@ -1898,7 +1898,7 @@ impl Space {
         ] {
             small.push((id, least(id)?));
         }
-        let swaps: Vec<i64> = self.domain(ParamId::SwapAB).values.clone();
+        let swaps = &self.domain(ParamId::SwapAB).values;
         instructions.into_iter().find_map(|mi| {
             swaps.iter().find_map(|&sab| {
                 let mut prefs = small.clone();
@@ -1914,12 +1914,8 @@ impl Space {
                     prefs.extend([(rows, 64), (ParamId::WavesM, 4)]);
                 }
                 prefs.extend([(ParamId::MatrixInstruction, mi), (ParamId::SwapAB, sab)]);
-                let c = self.preferring(&prefs).raw_default();
-                if self.is_valid(&c) {
-                    Some(c)
-                } else {
-                    self.repair(&c)
-                }
+                // (repair returns a valid config as it is)
+                self.repair(&self.preferring(&prefs).raw_default())
             })
         })
     }
