@@ -233,8 +233,47 @@ template <> struct GtVec<4> { typedef gt_u32 type; };
 template <> struct GtVec<8> { struct __align__(8) type { gt_u32 x, y; }; };
 template <> struct GtVec<16> { struct __align__(16) type { gt_u32 x, y, z, w; }; };
 
+// Pairs of OCP 8-bit floats converted by the hardware: sm_89+ turns two e4m3 or e5m2 codes
+// into two f16 in one instruction (every e4m3 and e5m2 value is exact in f16), and each f16
+// widens to f32 in one more. The software decode above costs about eight integer operations an
+// element, which a GEMV reading one byte of A per multiply-add cannot hide: an H200 streamed
+// 4096x1x4096 e4m3 at 0.79 of cuBLASLt on it. Only the vector reads (GEMV and FMA operands)
+// take this path; the reference kernel converts element by element in software, so the
+// correctness check compares one conversion against the other.
+#if !GT_VENDOR_AMD && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#define GT_HAS_FP8X2_CVT 1
+#else
+#define GT_HAS_FP8X2_CVT 0
+#endif
+template <class T> struct GtFp8Kind { static constexpr int value = 0; };
+template <> struct GtFp8Kind<gt_fp8_e4m3> { static constexpr int value = 4; };
+template <> struct GtFp8Kind<gt_fp8_e5m2> { static constexpr int value = 5; };
+
+#if GT_HAS_FP8X2_CVT
+// Codes `pair` (low byte first) of exponent width EB -> lo, hi.
+template <int EB> GT_DEVICE void gt_fp8x2_to_f32(gt_u16 pair, float& lo, float& hi) {
+    gt_u32 h2;
+    if constexpr (EB == 4) {
+        asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(pair));
+    } else {
+        asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(h2) : "h"(pair));
+    }
+    asm("{.reg .f16 l, h; mov.b32 {l, h}, %2; cvt.f32.f16 %0, l; cvt.f32.f16 %1, h;}"
+        : "=f"(lo), "=f"(hi)
+        : "r"(h2));
+}
+#endif
+
 // The V elements of a packed vector, as f32.
 template <class T, int V, class Vec> GT_DEVICE void gt_unpack(const Vec& v, float (&x)[V]) {
+#if GT_HAS_FP8X2_CVT
+    if constexpr (GtFp8Kind<T>::value != 0 && V % 2 == 0) {
+        const gt_u16* pairs = reinterpret_cast<const gt_u16*>(&v);
+#pragma unroll
+        for (int i = 0; i < V / 2; ++i) gt_fp8x2_to_f32<GtFp8Kind<T>::value>(pairs[i], x[2 * i], x[2 * i + 1]);
+        return;
+    }
+#endif
     const T* e = reinterpret_cast<const T*>(&v);
 #pragma unroll
     for (int i = 0; i < V; ++i) x[i] = gt_to_f32(e[i]);

@@ -889,3 +889,61 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
         );
     }
 }
+
+/// The FMA path's default on Hopper (a 256x128 tile of eight waves, 8 k a stage, three stages:
+/// the cross-stage prefetch) and its branch-free interior loop (NN and NT: an operand copied
+/// straight into LDS) compile for sm_90a without spills, in every layout and with 16 k a stage
+/// and four stages too. The GEMV path converts 8-bit inputs in pairs with the hardware
+/// conversion (cvt to f16x2, per encoding), while the reference kernel keeps its own decode.
+#[test]
+fn fma_prefetch_and_8bit_gemv_compile_for_sm90a() {
+    let Some(nvcc) = nvcc_or_skip() else { return };
+    let hw = HwSpec::by_name("H200").unwrap();
+    let target = Target::arch(Vendor::Nvidia, "sm_90a");
+    use DataType::*;
+    let mut failures = Vec::new();
+    for layout in ["TN", "NN", "NT", "TT"] {
+        let p = problem(4096, 4096, 4096, layout, F32, F32, 0.0, 1);
+        let space = Space::for_problem(&p, &hw);
+        let default = space.default_config().unwrap();
+        assert_eq!(
+            default.name(),
+            "MT256x128x8_MI1x1x1_WG4x2_PGR3_PLR1_LPA4_LPB4_SW0_GSU1_WGM8_GRVW4_SVW2_SU0",
+            "{layout}"
+        );
+        let deeper = KernelConfig::parse(
+            "MT128x128x16_MI1x1x1_WG1x4_PGR4_PLR1_LPA4_LPB4_SW0_GSU1_WGM8_GRVW4_SVW2_SU0",
+        )
+        .unwrap();
+        space.check(&deeper).unwrap();
+        let configs = [default, deeper];
+        let results = pool::compile_batch(&nvcc, &configs, &p, &target, None, 0);
+        for (cfg, r) in configs.iter().zip(results) {
+            match r {
+                Ok(k) if k.resources.spill_bytes.unwrap_or(0) > 0 => failures.push(format!(
+                    "{} {}: {:?} spill bytes",
+                    p.label(),
+                    cfg.name(),
+                    k.resources.spill_bytes
+                )),
+                Ok(_) => {}
+                Err(e) => failures.push(format!("{} {}: {e}", p.label(), cfg.name())),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    let gemv = KernelConfig::parse(
+        "MT16x1x16_MI1x1x1_WG4x1_PGR2_PLR0_LPA0_LPB0_SW0_GSU1_WGM1_GRVW16_SVW1_SU0_GV1",
+    )
+    .unwrap();
+    for (a, conversion) in [(F8, "cvt.rn.f16x2.e4m3x2"), (Bf8, "cvt.rn.f16x2.e5m2x2")] {
+        let mut p = problem(4096, 1, 4096, "TN", a, Bf16, 0.0, 1);
+        p.b_type = F8;
+        Space::for_problem(&p, &hw).check(&gemv).unwrap();
+        let ptx = ptx_for(&nvcc, &gemv, &p);
+        assert!(ptx.contains(conversion), "{}: no {conversion}", p.label());
+        // B (e4m3) too, through the same conversion.
+        assert!(ptx.contains("cvt.rn.f16x2.e4m3x2"), "{}", p.label());
+    }
+}

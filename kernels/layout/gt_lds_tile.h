@@ -20,6 +20,9 @@ template <class T, int ROWS, int COLS, int PAD, bool SWZ> struct GtLdsTile {
     static constexpr int ROW_BYTES = LD * int(sizeof(T));
     static constexpr int CHUNKS = COLS * int(sizeof(T)) / 16;
     static constexpr int SPAN = SWZ ? gt_min(gt_pow2_factor(CHUNKS > 0 ? CHUNKS : 1), 8) : 1;
+    // Without the swizzle an element's offset is linear in its row and column, so a reader
+    // can step from one element to another by a constant.
+    static constexpr bool LINEAR = !SWZ;
     static_assert(!SWZ || (PAD == 0 && COLS * sizeof(T) % 16 == 0),
                   "the LDS swizzle needs unpadded rows of whole 16-byte chunks");
     static_assert(BYTES % 16 == 0, "every LDS tile must keep the next one 16-byte aligned");

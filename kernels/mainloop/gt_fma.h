@@ -25,8 +25,29 @@ template <class View, int F, int L> struct GtFmaOperand {
     GT_DEVICE static int row(int l, int i) { return VEC ? ((i / 4) * L + l) * 4 + i % 4 : l + i * L; }
 
     // The F operand values of lane l at rows base + row(l, .) and k.
+    // In a linear (unswizzled) tile every value is a constant away from the lane's first one,
+    // and is addressed so: one pointer a lane and constant offsets, which the compiler folds
+    // into the loads. Addressed as tile offsets, NVRTC (unlike nvcc, same CUDA 13.0) redid
+    // each 32-bit offset and its widening to 64 bits for every read: on an H200 the 256x128x8
+    // f32 kernel took 239 registers instead of 229 and ran 4096^3 in 3344 us against 2974.
     GT_DEVICE static void fetch(float (&x)[F], const View& v, int base, int l, int k) {
-        if constexpr (VEC) {
+        if constexpr (View::Layout::LINEAR) {
+            constexpr int LD = View::Layout::LD;
+            const T* const p = v.ptr(base + row(l, 0), 0);
+            if constexpr (VEC) {
+                typedef typename GtVec<VEC_BYTES>::type V;
+#pragma unroll
+                for (int g = 0; g < F / 4; ++g) {
+                    float e[4];
+                    gt_unpack<T>(*reinterpret_cast<const V*>(p + k * LD + (row(0, g * 4) - row(0, 0))), e);
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) x[g * 4 + j] = e[j];
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < F; ++i) x[i] = gt_to_f32(p[k * LD + (row(0, i) - row(0, 0))]);
+            }
+        } else if constexpr (VEC) {
             typedef typename GtVec<VEC_BYTES>::type V;
 #pragma unroll
             for (int g = 0; g < F / 4; ++g) {
@@ -71,32 +92,66 @@ template <class Cfg, class ViewA, class ViewB> struct GtFma {
             for (int j = 0; j < FN; ++j) acc[i * FN + j] = fmaf(a[i], b[j], acc[i * FN + j]);
     }
 
+    // Cross-stage prefetch: with PrefetchLocalRead and a ring of three or more stages, the
+    // stage after the one being multiplied is already in LDS (mainloop/gt_mainloop_lds.h waits
+    // for it), so the operands of its first k are read during the last multiplies of this one
+    // and carried over in registers. Without it every stage began with its first multiplies
+    // waiting on LDS reads that the stage's barrier kept from starting early. H200, 4096^3 f32
+    // TN, with / without (cuBLASLt 2729 us): 256x128x8 on 8 waves 2974 / 3247 us, 128x128x8
+    // 3133 / 3414; 16 k a stage 3103 / 3174 on 256x128, but 3243 / 3095 on 128x128 WG1x4.
+    static constexpr bool CARRIES = Cfg::PLR != 0 && Cfg::STAGES >= 3;
+    struct Carry {
+        float a[FM], b[FN];
+    };
+
+    // Reads the operands of k = 0 of a stage into `c`.
+    GT_DEVICE static void prime(Carry& c, const ViewA& va, const ViewB& vb, int wm0, int wn0, int lane) {
+        OpA::fetch(c.a, va, wm0, lane % LM, 0);
+        OpB::fetch(c.b, vb, wn0, lane / LM, 0);
+    }
+
+    // PrefetchLocalRead: the operands of step k+1 are read while step k multiplies, so the LDS
+    // latency hides behind FMAs even with one workgroup per compute unit. Two k per
+    // iteration, so each buffer keeps its registers; the stage is unrolled whole, so no loop
+    // edge sits between the reads and their multiplies: on an H100 4096^3 f32 ran 3059-3089 us
+    // against 3152-3156 unrolled by 4 (cuBLASLt 2729), and ptxas stopped spilling small tiles
+    // (MT32x48 spilled 4 bytes at 80 registers). `c` holds k = 0 of (va, vb) on entry and, with
+    // NEXT, k = 0 of (na, nb) on return.
+    template <bool NEXT>
+    GT_DEVICE static void walk_stage(float (&acc)[ACC], Carry& c, const ViewA& va, const ViewB& vb, const ViewA& na,
+                                     const ViewB& nb, int wm0, int wn0, int lane) {
+        static_assert(Cfg::DU % 2 == 0, "PrefetchLocalRead walks the stage two k at a time");
+        const int lm = lane % LM, ln = lane / LM;
+        float a1[FM], b1[FN];
+#pragma unroll
+        for (int k = 0; k < Cfg::DU; k += 2) {
+            OpA::fetch(a1, va, wm0, lm, k + 1);
+            OpB::fetch(b1, vb, wn0, ln, k + 1);
+            fma_step(acc, c.a, c.b);
+            if (k + 2 < Cfg::DU) {
+                OpA::fetch(c.a, va, wm0, lm, k + 2);
+                OpB::fetch(c.b, vb, wn0, ln, k + 2);
+            } else if (NEXT) {
+                prime(c, na, nb, wm0, wn0, lane);
+            }
+            fma_step(acc, a1, b1);
+        }
+    }
+
+    // One stage whose k = 0 is already in `c`; k = 0 of the next stage (na, nb) is left there.
+    GT_DEVICE static void compute_stage_carried(float (&acc)[ACC], Carry& c, const ViewA& va, const ViewB& vb,
+                                                const ViewA& na, const ViewB& nb, int wm0, int wn0, int lane) {
+        walk_stage<true>(acc, c, va, vb, na, nb, wm0, wn0, lane);
+    }
+
     GT_DEVICE static void compute_stage(float (&acc)[ACC], const ViewA& va, const ViewB& vb, int wm0, int wn0,
                                         int lane) {
-        const int lm = lane % LM, ln = lane / LM;
         if constexpr (Cfg::PLR != 0) {
-            // PrefetchLocalRead: the operands of step s+1 are read while step s multiplies, so
-            // the LDS latency hides behind FMAs even with one workgroup per compute unit.
-            // Two k per iteration, so each buffer keeps its registers; the stage is unrolled
-            // whole, so no loop edge sits between the reads and their multiplies: on an H100
-            // 4096^3 f32 ran 3059-3089 us against 3152-3156 unrolled by 4 (cuBLASLt 2729), and
-            // ptxas stopped spilling small tiles (MT32x48 spilled 4 bytes at 80 registers).
-            static_assert(Cfg::DU % 2 == 0, "PrefetchLocalRead walks the stage two k at a time");
-            float a0[FM], b0[FN], a1[FM], b1[FN];
-            OpA::fetch(a0, va, wm0, lm, 0);
-            OpB::fetch(b0, vb, wn0, ln, 0);
-#pragma unroll
-            for (int k = 0; k < Cfg::DU; k += 2) {
-                OpA::fetch(a1, va, wm0, lm, k + 1);
-                OpB::fetch(b1, vb, wn0, ln, k + 1);
-                fma_step(acc, a0, b0);
-                if (k + 2 < Cfg::DU) {
-                    OpA::fetch(a0, va, wm0, lm, k + 2);
-                    OpB::fetch(b0, vb, wn0, ln, k + 2);
-                }
-                fma_step(acc, a1, b1);
-            }
+            Carry c;
+            prime(c, va, vb, wm0, wn0, lane);
+            walk_stage<false>(acc, c, va, vb, va, vb, wm0, wn0, lane);
         } else {
+            const int lm = lane % LM, ln = lane / LM;
 #pragma unroll
             for (int k = 0; k < Cfg::DU; ++k) {
                 float a[FM], b[FN];

@@ -37,12 +37,16 @@ template <class Cfg, template <class, class, class> class COMPUTE, class OPERAND
         Loader::load_stage(args, smem + slot * STAGE_BYTES, tid, m0, n0, batch, k0);
     }
 
+    GT_DEVICE static ViewA view_a(unsigned char* smem, int slot) {
+        return ViewA{reinterpret_cast<const typename Cfg::TA*>(smem + slot * STAGE_BYTES)};
+    }
+    GT_DEVICE static ViewB view_b(unsigned char* smem, int slot) {
+        return ViewB{reinterpret_cast<const typename Cfg::TB*>(smem + slot * STAGE_BYTES + TileA::BYTES)};
+    }
+
     // Multiplies the operand tiles of LDS stage `slot` into `acc`.
     GT_DEVICE static void consume(float (&acc)[ACC], unsigned char* smem, int slot, const GtPos& pos) {
-        unsigned char* const st = smem + slot * STAGE_BYTES;
-        const ViewA va{reinterpret_cast<const typename Cfg::TA*>(st)};
-        const ViewB vb{reinterpret_cast<const typename Cfg::TB*>(st + TileA::BYTES)};
-        Compute::compute_stage(acc, va, vb, pos.wm0, pos.wn0, pos.lane);
+        Compute::compute_stage(acc, view_a(smem, slot), view_b(smem, slot), pos.wm0, pos.wn0, pos.lane);
     }
 
     // Accumulates the K tiles of `kr` of the MT0 x MT1 tile at (m0, n0) of batch `batch` into
@@ -50,43 +54,77 @@ template <class Cfg, template <class, class, class> class COMPUTE, class OPERAND
     // its last read of the operand tiles: the LDS is free for the output tile.
     GT_DEVICE static void run(const GtGemmArgs& args, unsigned char* smem, const GtPos& pos, int m0, int n0,
                               int batch, const GtKRange<Cfg::DU>& kr, float (&acc)[ACC]) {
-        auto load_stage = [&](int slot, int local) { load(args, smem, slot, pos.tid, m0, n0, batch, kr.k0(local)); };
-        auto compute_stage = [&](int slot) { consume(acc, smem, slot, pos); };
-
         if (STAGES == 1) {
             for (int t = 0; t < kr.count; ++t) {
                 gt_barrier();  // the previous tile's readers are done with the single slot
-                load_stage(0, t);
+                load(args, smem, 0, pos.tid, m0, n0, batch, kr.k0(t));
                 gt_copy_commit();
                 gt_copy_wait<0>();
                 gt_barrier();
-                compute_stage(0);
+                consume(acc, smem, 0, pos);
             }
+        } else if (Loader::BRANCH_FREE_INTERIOR && kr.count >= 2 * STAGES && Loader::interior(args, m0, n0, kr)) {
+            ring<true>(args, smem, pos, m0, n0, batch, kr, acc);
         } else {
-            // Ring of STAGES slots: STAGES-1 tiles in flight while one is multiplied. One commit
-            // per step (possibly empty) keeps "tile t has landed" == "at most STAGES-2 pending".
-            // Loads that pass through registers are issued before the multiply and land in
-            // their slot after it, before the barrier that makes them visible.
-#pragma unroll
-            for (int s = 0; s < STAGES - 1; ++s) {
-                if (s < kr.count) load_stage(s, s);
-                gt_copy_commit();
-            }
-            typename Loader::Regs regs;
-            // Tile t's place in the ring, and that of the tile loaded while it is multiplied.
-            GtRingPos<STAGES> p(0), nx(STAGES - 1);
-            for (int t = 0; t < kr.count; ++t, p.next(), nx.next()) {
-                gt_copy_wait<(STAGES >= 2 ? STAGES - 2 : 0)>();
-                gt_barrier();  // tile t visible to all; slot (t-1) % STAGES free for reuse
-                const int next = t + STAGES - 1;
-                unsigned char* const next_slot = smem + nx.slot * STAGE_BYTES;
-                if (next < kr.count) Loader::issue(args, next_slot, pos.tid, m0, n0, batch, kr.k0(next), regs);
-                gt_copy_commit();
-                compute_stage(p.slot);
-                if (next < kr.count) Loader::land(next_slot, pos.tid, regs);
-            }
+            ring<false>(args, smem, pos, m0, n0, batch, kr, acc);
         }
         gt_copy_wait<0>();
         gt_barrier();  // all reads of the operand tiles are done: the LDS becomes the output tile
+    }
+
+    // Ring of STAGES slots: STAGES-1 tiles in flight while one is multiplied. One commit per
+    // step (possibly empty) keeps "tile t has landed" == "at most STAGES-2 pending". Loads that
+    // pass through registers are issued before the multiply and land in their slot after it,
+    // before the barrier that makes them visible.
+    // A compute that CARRIES reads the first operands of tile t+1 during tile t's last
+    // multiplies, so tile t+1 must be visible too: one tile fewer stays in flight (register
+    // loads already land two stages ahead with three or more stages), and slot (t-1) % STAGES,
+    // the one refilled, is still read by nobody.
+    // INTERIOR (every slice inside the matrices, K long enough): the loads take no bounds
+    // tests, and the last STAGES-1 steps load the range's last slice again, into slots nobody
+    // reads, rather than branch around the loads: the loop body is one block, so the compiler
+    // spreads the loads' address arithmetic among the multiplies instead of running it, a
+    // dependent chain, between the barrier and the first multiply, where both warps of each
+    // scheduler wait in it at once (loader/gt_register_loader.h says where it pays).
+    template <bool INTERIOR>
+    GT_DEVICE static void ring(const GtGemmArgs& args, unsigned char* smem, const GtPos& pos, int m0, int n0,
+                               int batch, const GtKRange<Cfg::DU>& kr, float (&acc)[ACC]) {
+        constexpr bool CARRY = Compute::CARRIES && STAGES >= 3;
+        constexpr int IN_FLIGHT = CARRY ? STAGES - 3 : STAGES - 2;
+#pragma unroll
+        for (int s = 0; s < STAGES - 1; ++s) {
+            if (s < kr.count) load(args, smem, s, pos.tid, m0, n0, batch, kr.k0(s));
+            gt_copy_commit();
+        }
+        typename Loader::Regs regs;
+        typename Compute::Carry carry;
+        // Tile t's place in the ring, and that of the tile loaded while it is multiplied.
+        GtRingPos<STAGES> p(0), nx(STAGES - 1);
+        for (int t = 0; t < kr.count; ++t, p.next(), nx.next()) {
+            gt_copy_wait<IN_FLIGHT>();
+            gt_barrier();  // tile t visible to all; slot (t-1) % STAGES free for reuse
+            const int next = t + STAGES - 1;
+            unsigned char* const next_slot = smem + nx.slot * STAGE_BYTES;
+            if constexpr (CARRY) {
+                if (t == 0) Compute::prime(carry, view_a(smem, p.slot), view_b(smem, p.slot), pos.wm0, pos.wn0, pos.lane);
+            }
+            if constexpr (INTERIOR) {
+                const int k0 = kr.k0(next < kr.count ? next : kr.count - 1);
+                Loader::template issue<true>(args, next_slot, pos.tid, m0, n0, batch, k0, regs);
+            } else if (next < kr.count) {
+                Loader::issue(args, next_slot, pos.tid, m0, n0, batch, kr.k0(next), regs);
+            }
+            gt_copy_commit();
+            if constexpr (CARRY) {
+                // After the last tile the next slot holds no tile of this range: the values
+                // read from it are never multiplied.
+                const int after = p.slot + 1 == STAGES ? 0 : p.slot + 1;
+                Compute::compute_stage_carried(acc, carry, view_a(smem, p.slot), view_b(smem, p.slot),
+                                               view_a(smem, after), view_b(smem, after), pos.wm0, pos.wn0, pos.lane);
+            } else {
+                consume(acc, smem, p.slot, pos);
+            }
+            if (INTERIOR || next < kr.count) Loader::land(next_slot, pos.tid, regs);
+        }
     }
 };

@@ -11,6 +11,9 @@ template <class Cfg, class ViewA, class ViewB> struct GtWarpMma {
     static_assert(Cfg::WT0 % Atom::M == 0 && Cfg::WT1 % Atom::N == 0 && Cfg::DU % Atom::K == 0,
                   "wave tile and DepthU must be whole matrix instructions");
     static constexpr int ACC = TM * TN * Atom::C_REGS;
+    // No cross-stage prefetch (mainloop/gt_fma.h has one): each stage reads its own first step.
+    static constexpr bool CARRIES = false;
+    struct Carry {};
     typedef typename Atom::FragA FragA;
     typedef typename Atom::FragB FragB;
 

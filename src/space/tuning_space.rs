@@ -96,7 +96,14 @@ impl Space {
             Domain::choice(ParamId::MacroTile0, tile_values.clone(), 128),
             Domain::choice(ParamId::MacroTile1, n_tile_values, n_tile),
             // 8-bit types take twice the K per instruction and per 128-byte row.
-            Domain::pow2(ParamId::DepthU, 16, if ea == 1 { 256 } else { 128 }, 64),
+            // 8 k a stage on the FMA path only: its loop body of 8 x 128 FFMAs is what the
+            // f32 default runs (prefer_fma); matrix instructions take 16 k or more a step.
+            Domain::pow2(
+                ParamId::DepthU,
+                if shapes.is_empty() { 8 } else { 16 },
+                if ea == 1 { 256 } else { 128 },
+                64,
+            ),
             Domain::choice(ParamId::MatrixInstruction, mi_values.clone(), mi_values[0]),
             Domain::pow2(ParamId::WavesM, 1, 8, 2),
             Domain::pow2(ParamId::WavesN, 1, 4, if problem.n <= 64 { 1 } else { 2 }),
@@ -232,27 +239,51 @@ impl Space {
         *self = self.preferring(&prefs);
     }
 
-    /// Where only the FMA path applies (f32 inputs), its typical config is the default: a
-    /// 128x128 tile on four waves of 128x32, each lane owning 16x8 outputs (128 accumulators),
-    /// 16 k per stage, three stages, the next k's operands read while one multiplies, padded
-    /// LDS rows. Measured on an H100 (4096^3 f32, cuBLASLt 2725 us in the same call): 3147 us,
-    /// against 3336 us on 8 waves of 64x32 (WG2x4, 64 outputs per lane) and 3447 us on a
-    /// 256x128 tile of 8 waves: two workgroups of 128 threads per compute unit do not wait on
-    /// each other's barriers, one of 256 does.
+    /// Where only the FMA path applies (f32 inputs), its typical config is the default. On
+    /// NVIDIA, where there are at least half a wave of them: a 256x128 tile on eight waves of
+    /// 64x64 (16x8 outputs a lane), 8 k a stage, three stages (which the FMA loop's
+    /// cross-stage prefetch needs), one workgroup a compute unit: what cuBLASLt's FFMA kernel
+    /// runs. H200, 4096^3 f32 TN (cuBLASLt 2729 us): 2975 us, against 3243 on the 128x128x16
+    /// four-wave tile below (3095 without the prefetch); 2048^3 381.8 against 422.0 [354.7].
+    /// Elsewhere: a 128x128 tile on four waves of 128x32, 16 k a stage, three stages, the next
+    /// k's operands read while one multiplies, padded LDS rows. Measured on an H100 before the
+    /// cross-stage prefetch (4096^3 f32, cuBLASLt 2725 us in the same call): 3147 us, against
+    /// 3336 us on 8 waves of 64x32 (WG2x4) and 3447 us on a 256x128 tile of 8 waves, which
+    /// without the prefetch waits on its barriers. On AMD (not measured: no AMD GPU here) 8 k
+    /// a stage: with 16 and a K-contiguous operand, the compilers gave 518-566 registers a lane
+    /// (gfx942, gfx950; gfx90a spilled 40-120 bytes), with 8 232-254.
     fn prefer_fma(&mut self) {
-        let prefs = [
-            (ParamId::WavesM, 1),
-            (ParamId::WavesN, 4),
-            (ParamId::DepthU, 16),
+        let common = [
             (ParamId::PrefetchGlobalRead, 3),
             (ParamId::PrefetchLocalRead, 1),
             (ParamId::LdsSwizzle, 0),
             (ParamId::LdsPadA, 4),
             (ParamId::LdsPadB, 4),
         ];
-        let candidate = self.preferring(&prefs);
+        let wide = [
+            (ParamId::MacroTile0, 256),
+            (ParamId::MacroTile1, 128),
+            (ParamId::WavesM, 4),
+            (ParamId::WavesN, 2),
+            (ParamId::DepthU, 8),
+        ];
+        let nvidia = self.hw.vendor == Vendor::Nvidia;
+        let narrow = [
+            (ParamId::WavesM, 1),
+            (ParamId::WavesN, 4),
+            (ParamId::DepthU, if nvidia { 16 } else { 8 }),
+        ];
+        let half_wave = self.hw.compute_units as i64 / 2;
+        let use_wide = nvidia && tile_count(&self.problem, 256, 128) >= half_wave;
+        let tiles: &[(ParamId, i64)] = if use_wide { &wide } else { &narrow };
+        let candidate = self.preferring(tiles.iter().chain(common.iter()));
         if candidate.is_valid(&candidate.raw_default()) {
             *self = candidate;
+        } else if use_wide {
+            let candidate = self.preferring(narrow.iter().chain(common.iter()));
+            if candidate.is_valid(&candidate.raw_default()) {
+                *self = candidate;
+            }
         }
     }
 
@@ -2809,6 +2840,44 @@ mod tests {
         assert_eq!(short.fma_split_start(), None);
         let bf16 = Space::for_problem(&GemmProblem::new(4096, 64, 4096), &hw);
         assert_eq!(bf16.fma_split_start(), None);
+    }
+
+    #[test]
+    fn fma_default_is_the_wide_tile_where_nvidia_has_half_a_wave_of_them() {
+        let f32_problem = |m, n, k| {
+            let mut p = GemmProblem::new(m, n, k);
+            (p.a_type, p.b_type, p.c_type, p.d_type) =
+                (DataType::F32, DataType::F32, DataType::F32, DataType::F32);
+            p
+        };
+        let h200 = HwSpec::by_name("H200").unwrap();
+        let shape = |c: &KernelConfig| (c.mt0, c.mt1, c.depth_u, c.wg, c.pgr, c.plr);
+        // 128 tiles of 256x128 (2048^3) against 132 compute units: the wide tile.
+        for (m, n, k) in [(4096, 4096, 4096), (2048, 2048, 2048), (8192, 8192, 1024)] {
+            let c = Space::for_problem(&f32_problem(m, n, k), &h200)
+                .default_config()
+                .unwrap();
+            assert_eq!(shape(&c), (256, 128, 8, [4, 2], 3, 1), "{m}x{n}x{k}");
+        }
+        // 16 such tiles (4096x64), or an AMD GPU: the four-wave 128-row tile, 16 k a stage
+        // (8 on AMD).
+        let narrow = Space::for_problem(&f32_problem(4096, 64, 4096), &h200)
+            .default_config()
+            .unwrap();
+        assert_eq!(shape(&narrow), (128, 64, 16, [1, 4], 3, 1));
+        let mi300x = HwSpec::by_name("mi300x").unwrap();
+        let amd = Space::for_problem(&f32_problem(4096, 4096, 4096), &mi300x)
+            .default_config()
+            .unwrap();
+        assert_eq!(shape(&amd), (128, 128, 8, [1, 4], 3, 1));
+        // 8 k a stage exists on the FMA path only.
+        let depths = |s: &Space| s.domain(ParamId::DepthU).values.clone();
+        assert!(depths(&Space::for_problem(&f32_problem(4096, 4096, 4096), &h200)).contains(&8));
+        assert!(!depths(&Space::for_problem(
+            &GemmProblem::new(4096, 4096, 4096),
+            &h200
+        ))
+        .contains(&8));
     }
 
     #[test]
