@@ -233,14 +233,19 @@ template <> struct GtVec<4> { typedef gt_u32 type; };
 template <> struct GtVec<8> { struct __align__(8) type { gt_u32 x, y; }; };
 template <> struct GtVec<16> { struct __align__(16) type { gt_u32 x, y, z, w; }; };
 
-// Pairs of OCP 8-bit floats converted by the hardware: sm_89+ turns two e4m3 or e5m2 codes
-// into two f16 in one instruction (every e4m3 and e5m2 value is exact in f16), and each f16
-// widens to f32 in one more. The software decode above costs about eight integer operations an
-// element, which a GEMV reading one byte of A per multiply-add cannot hide: an H200 streamed
-// 4096x1x4096 e4m3 at 0.79 of cuBLASLt on it. Only the vector reads (GEMV and FMA operands)
-// take this path; the reference kernel converts element by element in software, so the
-// correctness check compares one conversion against the other.
+// Pairs of 8-bit floats converted by the hardware, in the device's own encoding: sm_89+ turns
+// two OCP e4m3 or e5m2 codes into two f16 in one instruction (every e4m3 and e5m2 value is
+// exact in f16), and each f16 widens to f32 in one more; gfx942 (FNUZ) and gfx950 (OCP) turn
+// two codes straight into two f32 (v_cvt_pk_f32_fp8 / _bf8). The software decode above costs
+// about eight integer operations an element, which a GEMV reading one byte of A per
+// multiply-add cannot hide: an H200 streamed 4096x1x4096 e4m3 at 0.79 of cuBLASLt on it, 0.96
+// with the conversion (both under the memory floor). Only the vector reads (GEMV and FMA
+// operands) take this path; the reference kernel converts element by element in software, so
+// the correctness check compares one conversion against the other (on AMD compile-checked
+// only: no AMD GPU has run it).
 #if !GT_VENDOR_AMD && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#define GT_HAS_FP8X2_CVT 1
+#elif GT_VENDOR_AMD && (defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__) || defined(__gfx950__))
 #define GT_HAS_FP8X2_CVT 1
 #else
 #define GT_HAS_FP8X2_CVT 0
@@ -252,6 +257,14 @@ template <> struct GtFp8Kind<gt_fp8_e5m2> { static constexpr int value = 5; };
 #if GT_HAS_FP8X2_CVT
 // Codes `pair` (low byte first) of exponent width EB -> lo, hi.
 template <int EB> GT_DEVICE void gt_fp8x2_to_f32(gt_u16 pair, float& lo, float& hi) {
+#if GT_VENDOR_AMD
+    typedef float F2 __attribute__((ext_vector_type(2)));
+    // Word select false: bytes 0 and 1 of the operand, byte 0 into the first lane.
+    const F2 r = EB == 4 ? __builtin_amdgcn_cvt_pk_f32_fp8(int(pair), false)
+                         : __builtin_amdgcn_cvt_pk_f32_bf8(int(pair), false);
+    lo = r.x;
+    hi = r.y;
+#else
     gt_u32 h2;
     if constexpr (EB == 4) {
         asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(pair));
@@ -261,6 +274,7 @@ template <int EB> GT_DEVICE void gt_fp8x2_to_f32(gt_u16 pair, float& lo, float& 
     asm("{.reg .f16 l, h; mov.b32 {l, h}, %2; cvt.f32.f16 %0, l; cvt.f32.f16 %1, h;}"
         : "=f"(lo), "=f"(hi)
         : "r"(h2));
+#endif
 }
 #endif
 

@@ -216,8 +216,8 @@ fn objdump() -> Option<(PathBuf, u32)> {
         .max_by_key(|(_, m)| *m)
 }
 
-/// Per function of a disassembly, how often each `v_mfma*` and each LDS read (`ds_read*`)
-/// instruction occurs.
+/// Per function of a disassembly, how often each `v_mfma*`, each LDS read (`ds_read*`) and
+/// each packed 8-bit float conversion (`v_cvt_pk_f32_*`) instruction occurs.
 fn insn_counts(disasm: &str) -> BTreeMap<String, BTreeMap<String, usize>> {
     let mut out: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
     let mut current = String::new();
@@ -233,7 +233,8 @@ fn insn_counts(disasm: &str) -> BTreeMap<String, BTreeMap<String, usize>> {
         let Some(op) = line.split_whitespace().next() else {
             continue;
         };
-        if op.starts_with("v_mfma") || op.starts_with("ds_read") {
+        if op.starts_with("v_mfma") || op.starts_with("ds_read") || op.starts_with("v_cvt_pk_f32_")
+        {
             *out.entry(current.clone())
                 .or_default()
                 .entry(op.to_string())
@@ -550,6 +551,22 @@ fn check_arch(arch: &'static str) {
             let (mut p, c) = gemm_case(r, 0);
             (p.a_type, p.b_type) = (ta, tb);
             cases.push((p, c, insn));
+        }
+    }
+    // The GEMV path on 8-bit inputs converts them two at a time with the arch's own
+    // instruction (FNUZ on gfx942, OCP on gfx950), e4m3 and e5m2 alike.
+    if fp8.is_some() {
+        let gemv = KernelConfig::parse(
+            "MT16x1x16_MI1x1x1_WG4x1_PGR2_PLR0_LPA0_LPB0_SW0_GSU1_WGM1_GRVW16_SVW1_SU0_GV1",
+        )
+        .expect("a valid kernel name");
+        for (ta, insn) in [(F8, "v_cvt_pk_f32_fp8_e32"), (Bf8, "v_cvt_pk_f32_bf8_e32")] {
+            let mut p = common::kernels::problem(4096, 1, 4096, "TN", ta, Bf16, 0.0, 1);
+            p.b_type = F8;
+            if let Err(v) = constraints::check(&gemv, &p, &specs_of(arch)[0]) {
+                panic!("{} is invalid for {}: {v}", gemv.name(), p.label());
+            }
+            cases.push((p, gemv, insn));
         }
     }
     // Every layout with an M- or N-contiguous operand once more with TransposeLDS: that
