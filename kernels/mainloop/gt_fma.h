@@ -11,6 +11,8 @@
 // that differ only in the other operand's index read the same address (an LDS broadcast);
 // neighbouring lanes read neighbouring runs. Rows that cannot be read in vectors (FM or FN
 // not a multiple of 4, or rows of a pitch that is not) are read one element at a time.
+// With PrefetchLocalRead and three or more stages the first k of the next stage is read during
+// this stage's last multiplies and carried over (Carry), so no stage starts waiting on LDS.
 #pragma once
 
 // The rows (m of A, n of B) one lane owns in a wave tile and how it reads them: F rows per

@@ -7,6 +7,9 @@
 //
 //   global --(GRVW-element vectors, cp.async on sm_80+, or through registers)--> LDS ring
 //          of STAGES --(atom fragments / FMA operands)--> f32 accumulators in registers
+//
+// Tiles inside the matrices with enough K run a loop without bounds tests or branches around
+// the loads (ring<true>); edge tiles and short K the general one (ring<false>).
 #pragma once
 
 template <class Cfg, template <class, class, class> class COMPUTE, class OPERANDS> struct GtLdsMainloop {
