@@ -39,6 +39,7 @@ pub const REFERENCE_KERNEL: &str = include_str!("../../kernels/reference.hip");
 pub const KERNEL_FILES: &[(&str, &str)] = &[
     ("gt_args.h", ARGS_HEADER),
     ("gt_platform.h", PLATFORM_HEADER),
+    ("gt_fp8.h", include_str!("../../kernels/gt_fp8.h")),
     ("gt_config.h", include_str!("../../kernels/gt_config.h")),
     ("gt_plant.h", include_str!("../../kernels/gt_plant.h")),
     ("atom/gt_mma.h", include_str!("../../kernels/atom/gt_mma.h")),
