@@ -26,41 +26,36 @@ template <class View, int F, int L> struct GtFmaOperand {
     // Row of element i of lane l: runs of 4 rows L * 4 apart (VEC), else rows L apart.
     GT_DEVICE static int row(int l, int i) { return VEC ? ((i / 4) * L + l) * 4 + i % 4 : l + i * L; }
 
-    // The F operand values of lane l at rows base + row(l, .) and k.
-    // In a linear (unswizzled) tile every value is a constant away from the lane's first one,
-    // and is addressed so: one pointer a lane and constant offsets, which the compiler folds
-    // into the loads. Addressed as tile offsets, NVRTC (unlike nvcc, same CUDA 13.0) redid
-    // each 32-bit offset and its widening to 64 bits for every read: on an H200 the 256x128x8
-    // f32 kernel took 239 registers instead of 229 and ran 4096^3 in 3344 us against 2974.
-    GT_DEVICE static void fetch(float (&x)[F], const View& v, int base, int l, int k) {
+    // The address of element i of lane l (row base + row(l, i)) at k; `p` is the lane's first
+    // element at k = 0, v.ptr(base + row(l, 0), 0), formed once by the caller. In a linear
+    // (unswizzled) tile every element is a constant away from it and is addressed so, which
+    // the compiler folds into the loads. Addressed as tile offsets, NVRTC (unlike nvcc, same
+    // CUDA 13.0) redid each 32-bit offset and its widening to 64 bits for every read: on an
+    // H200 the 256x128x8 f32 kernel took 239 registers instead of 229 and ran 4096^3 in 3344
+    // us against 2974. (Formed inside this function, the pointer cost NVRTC 235 registers.)
+    GT_DEVICE static const T* at(const T* p, const View& v, int base, int l, int i, int k) {
         if constexpr (View::Layout::LINEAR) {
-            constexpr int LD = View::Layout::LD;
-            const T* const p = v.ptr(base + row(l, 0), 0);
-            if constexpr (VEC) {
-                typedef typename GtVec<VEC_BYTES>::type V;
-#pragma unroll
-                for (int g = 0; g < F / 4; ++g) {
-                    float e[4];
-                    gt_unpack<T>(*reinterpret_cast<const V*>(p + k * LD + (row(0, g * 4) - row(0, 0))), e);
-#pragma unroll
-                    for (int j = 0; j < 4; ++j) x[g * 4 + j] = e[j];
-                }
-            } else {
-#pragma unroll
-                for (int i = 0; i < F; ++i) x[i] = gt_to_f32(p[k * LD + (row(0, i) - row(0, 0))]);
-            }
-        } else if constexpr (VEC) {
+            return p + k * View::Layout::LD + (row(0, i) - row(0, 0));
+        } else {
+            return v.ptr(base + row(l, i), k);
+        }
+    }
+
+    // The F operand values of lane l at rows base + row(l, .) and k.
+    GT_DEVICE static void fetch(float (&x)[F], const View& v, int base, int l, int k) {
+        const T* const p = v.ptr(base + row(l, 0), 0);
+        if constexpr (VEC) {
             typedef typename GtVec<VEC_BYTES>::type V;
 #pragma unroll
             for (int g = 0; g < F / 4; ++g) {
                 float e[4];
-                gt_unpack<T>(*reinterpret_cast<const V*>(v.ptr(base + row(l, g * 4), k)), e);
+                gt_unpack<T>(*reinterpret_cast<const V*>(at(p, v, base, l, g * 4, k)), e);
 #pragma unroll
                 for (int j = 0; j < 4; ++j) x[g * 4 + j] = e[j];
             }
         } else {
 #pragma unroll
-            for (int i = 0; i < F; ++i) x[i] = gt_to_f32(v.at(base + row(l, i), k));
+            for (int i = 0; i < F; ++i) x[i] = gt_to_f32(*at(p, v, base, l, i, k));
         }
     }
 };
@@ -94,14 +89,14 @@ template <class Cfg, class ViewA, class ViewB> struct GtFma {
             for (int j = 0; j < FN; ++j) acc[i * FN + j] = fmaf(a[i], b[j], acc[i * FN + j]);
     }
 
-    // Cross-stage prefetch: with PrefetchLocalRead and a ring of three or more stages, the
-    // stage after the one being multiplied is already in LDS (mainloop/gt_mainloop_lds.h waits
-    // for it), so the operands of its first k are read during the last multiplies of this one
-    // and carried over in registers. Without it every stage began with its first multiplies
+    // Cross-stage prefetch, with PrefetchLocalRead (mainloop/gt_mainloop_lds.h uses it with a
+    // ring of three or more stages, where it waits for the stage after the one being
+    // multiplied): the operands of that stage's first k are read during the last multiplies of
+    // this one and carried over in registers. Without it every stage began with its first multiplies
     // waiting on LDS reads that the stage's barrier kept from starting early. H200, 4096^3 f32
     // TN, with / without (cuBLASLt 2729 us): 256x128x8 on 8 waves 2974 / 3247 us, 128x128x8
     // 3133 / 3414; 16 k a stage 3103 / 3174 on 256x128, but 3243 / 3095 on 128x128 WG1x4.
-    static constexpr bool CARRIES = Cfg::PLR != 0 && Cfg::STAGES >= 3;
+    static constexpr bool CARRIES = Cfg::PLR != 0;
     struct Carry {
         float a[FM], b[FN];
     };

@@ -275,14 +275,17 @@ impl Space {
         ];
         let half_wave = self.hw.compute_units as i64 / 2;
         let use_wide = nvidia && tile_count(&self.problem, 256, 128) >= half_wave;
-        let tiles: &[(ParamId, i64)] = if use_wide { &wide } else { &narrow };
-        let candidate = self.preferring(tiles.iter().chain(common.iter()));
-        if candidate.is_valid(&candidate.raw_default()) {
-            *self = candidate;
-        } else if use_wide {
-            let candidate = self.preferring(narrow.iter().chain(common.iter()));
+        // The wide tile where it applies, else (or where it is not valid) the narrow one.
+        let choices: &[&[(ParamId, i64)]] = if use_wide {
+            &[&wide, &narrow]
+        } else {
+            &[&narrow]
+        };
+        for tiles in choices {
+            let candidate = self.preferring(tiles.iter().chain(common.iter()));
             if candidate.is_valid(&candidate.raw_default()) {
                 *self = candidate;
+                return;
             }
         }
     }
