@@ -56,14 +56,14 @@ template <class Cfg, class TileA, class TileB, class RegsA, class RegsB> struct 
         }
     }
 
-    // Whether the mainloop takes the branch-free loop for interior tiles (issue<true>). Not
-    // where both operands go through registers: there the compiler, free to move the global
-    // reads, sinks them halfway down the multiplies to shorten their registers' lives, and
-    // their latency shows at the transposed writes. On an H200, 4096^3 f32 (cuBLASLt in
-    // brackets; nvcc): TN on 128x256x8 3230 us with it against 2966 without [2728]; NN (B through
-    // registers) on 256x128x16 2874 against 3000 [2682]; NT (none) on 128x128x16 2809
-    // against 2926 [2651]; bf16 on mma.sync 256x128 tiles within 3% either way.
-    static constexpr bool BRANCH_FREE_INTERIOR = !(RegsA::THROUGH && RegsB::THROUGH);
+    // Whether the mainloop takes the branch-free loop for interior tiles (issue<true>): only
+    // where no operand goes through registers. With one that does, the compiler, free to move
+    // its global reads, sinks them halfway down the multiplies to shorten their registers'
+    // lives. On an H200, 4096^3 f32 (NVRTC; cuBLASLt in brackets): NT (none) on 256x128x16,
+    // four stages, 2798.5 us with it against 2945.9 without [2650]; NN (B through registers)
+    // 3003.0 against 2944.2 [2672.8]; TN (both) on 256x128x8 3118.1 against 2947.3 [2727.6];
+    // 3000x1000x2000 NN on 256x96x16 325.2 against 310.4 [295.0].
+    static constexpr bool BRANCH_FREE_INTERIOR = !RegsA::THROUGH && !RegsB::THROUGH;
 
     // Whether every slice of K range `kr` of the tile at (m0, n0) lies inside the matrices, so
     // that its loads need no bounds tests at all (issue<true>).

@@ -8,6 +8,7 @@
 mod config;
 pub mod constraints;
 mod enumerate;
+mod fma;
 mod gemv;
 mod param;
 mod tuning_space;

@@ -239,60 +239,12 @@ impl Space {
         *self = self.preferring(&prefs);
     }
 
-    /// Where only the FMA path applies (f32 inputs), its typical config is the default. On
-    /// NVIDIA, where there are at least half a wave of them: a 256x128 tile on eight waves of
-    /// 64x64 (16x8 outputs a lane), 8 k a stage, three stages (which the FMA loop's
-    /// cross-stage prefetch needs), one workgroup a compute unit: what cuBLASLt's FFMA kernel
-    /// runs. H200, 4096^3 f32 TN (cuBLASLt 2729 us): 2975 us, against 3243 on the 128x128x16
-    /// four-wave tile below (3095 without the prefetch); 2048^3 381.8 against 422.0 [354.7].
-    /// Elsewhere: a 128x128 tile on four waves of 128x32, 16 k a stage, three stages, the next
-    /// k's operands read while one multiplies, padded LDS rows. Measured on an H100 before the
-    /// cross-stage prefetch (4096^3 f32, cuBLASLt 2725 us in the same call): 3147 us, against
-    /// 3336 us on 8 waves of 64x32 (WG2x4) and 3447 us on a 256x128 tile of 8 waves, which
-    /// without the prefetch waits on its barriers. On AMD (not measured: no AMD GPU here) 8 k
-    /// a stage: with 16 and a K-contiguous operand, the compilers gave 518-566 registers a lane
-    /// (gfx942, gfx950; gfx90a spilled 40-120 bytes), with 8 232-254.
-    fn prefer_fma(&mut self) {
-        let common = [
-            (ParamId::PrefetchGlobalRead, 3),
-            (ParamId::PrefetchLocalRead, 1),
-            (ParamId::LdsSwizzle, 0),
-            (ParamId::LdsPadA, 4),
-            (ParamId::LdsPadB, 4),
-        ];
-        let wide = [
-            (ParamId::MacroTile0, 256),
-            (ParamId::MacroTile1, 128),
-            (ParamId::WavesM, 4),
-            (ParamId::WavesN, 2),
-            (ParamId::DepthU, 8),
-        ];
-        let nvidia = self.hw.vendor == Vendor::Nvidia;
-        let narrow = [
-            (ParamId::WavesM, 1),
-            (ParamId::WavesN, 4),
-            (ParamId::DepthU, if nvidia { 16 } else { 8 }),
-        ];
-        let half_wave = self.hw.compute_units as i64 / 2;
-        let use_wide = nvidia && tile_count(&self.problem, 256, 128) >= half_wave;
-        // The wide tile where it applies, else (or where it is not valid) the narrow one.
-        let choices: &[&[(ParamId, i64)]] = if use_wide {
-            &[&wide, &narrow]
-        } else {
-            &[&narrow]
-        };
-        for tiles in choices {
-            let candidate = self.preferring(tiles.iter().chain(common.iter()));
-            if candidate.is_valid(&candidate.raw_default()) {
-                *self = candidate;
-                return;
-            }
-        }
-    }
-
     /// This space with each preferred value as its parameter's default, where the domain
     /// holds it (the others keep theirs).
-    fn preferring<'a>(&self, prefs: impl IntoIterator<Item = &'a (ParamId, i64)>) -> Space {
+    pub(super) fn preferring<'a>(
+        &self,
+        prefs: impl IntoIterator<Item = &'a (ParamId, i64)>,
+    ) -> Space {
         let mut s = self.clone();
         for &(id, v) in prefs {
             if s.domain(id).contains(v) {
@@ -304,7 +256,7 @@ impl Space {
 
     /// The default of this space with each preferred value taken, where that config is
     /// valid: how a start that needs no deeper search than its preferences is made.
-    fn valid_start<'a>(
+    pub(super) fn valid_start<'a>(
         &self,
         prefs: impl IntoIterator<Item = &'a (ParamId, i64)>,
     ) -> Option<KernelConfig> {
@@ -628,38 +580,6 @@ impl Space {
             (ParamId::ProducerWarp, 1),
         ])?;
         Some(space.raw_default())
-    }
-
-    /// A start for the FMA path (f32 without matrix instructions) where the default's tiles
-    /// are fewer than two a compute unit: K split so that there are at least two workgroups a
-    /// compute unit (two fit one's registers), each split keeping 16 steps of K, the partials
-    /// summed by the reduction kernel. The default split stops where the matrix-core paths
-    /// would stream too short a K (64 steps of 64), which on FFMAs, compute-bound from far
-    /// shorter K, left 4096x64x4096 f32 unsplit. H200, same call (cuBLASLt 67.3 us): 70.8 us
-    /// on MT128x64 GSU12R against 78.8 on GSU4R; the tune without this start kept 72-118.
-    pub fn fma_split_start(&self) -> Option<KernelConfig> {
-        let p = &self.problem;
-        let start = self.raw_default();
-        if start.mi != [1, 1, 1] || start.gv != 0 || start.gsu > 1 {
-            return None;
-        }
-        let tiles = tile_count(p, start.mt0 as i64, start.mt1 as i64);
-        let want = 2 * self.hw.compute_units as i64;
-        let depth = start.depth_u.max(1) as i64;
-        if tiles >= want {
-            return None;
-        }
-        let split = self
-            .domain(ParamId::GlobalSplitU)
-            .values
-            .iter()
-            .copied()
-            .filter(|&s| p.k >= s * 16 * depth)
-            .find(|&s| tiles * s >= want)?;
-        self.valid_start(&[
-            (ParamId::GlobalSplitU, split),
-            (ParamId::GlobalSplitUAlgorithm, 1),
-        ])
     }
 
     /// A start for GEMMs whose output is a few tiles and whose K is long (the weight gradient
@@ -1672,6 +1592,7 @@ impl Space {
             .chain(full.long_k_split_start())
             .chain(full.square_split_start())
             .chain(full.fma_split_start())
+            .chain(full.fma_wave_starts())
             .chain(full.stream_k_start())
             .chain(full.wide_n_starts())
             .chain(full.n_fit_starts())
@@ -2148,7 +2069,7 @@ fn tiles_pair_up(extent: i64, tile: i64) -> bool {
     (extent + tile - 1) / tile % 2 == 0
 }
 
-fn tile_count(p: &GemmProblem, mt0: i64, mt1: i64) -> i64 {
+pub(super) fn tile_count(p: &GemmProblem, mt0: i64, mt1: i64) -> i64 {
     (p.m + mt0 - 1) / mt0 * ((p.n + mt1 - 1) / mt1) * p.batch.max(1)
 }
 
@@ -2818,69 +2739,6 @@ mod tests {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
             assert_eq!(s.square_split_start(), None, "{m}x{n}x{k}");
         }
-    }
-
-    #[test]
-    fn fma_tiles_fewer_than_two_a_compute_unit_start_split() {
-        let hw = HwSpec::by_name("H200").unwrap();
-        let f32_problem = |m, n, k| {
-            let mut p = GemmProblem::new(m, n, k);
-            (p.a_type, p.b_type, p.c_type, p.d_type) =
-                (DataType::F32, DataType::F32, DataType::F32, DataType::F32);
-            p
-        };
-        // 32 tiles of 128x64: K in 12 makes 384 workgroups, two or more a compute unit.
-        let s = Space::for_problem(&f32_problem(4096, 64, 4096), &hw);
-        let c = s.fma_split_start().expect("32 FMA tiles");
-        s.check(&c).unwrap();
-        assert_eq!((c.mi, c.mt0, c.mt1), ([1, 1, 1], 128, 64));
-        assert_eq!((c.gsu, c.gsu_algo), (12, GsuAlgo::Reduce));
-        assert!(s.extra_starts().contains(&c));
-        // Enough tiles, a split that would leave fewer than 16 steps, matrix cores: none.
-        let many = Space::for_problem(&f32_problem(4096, 4096, 4096), &hw);
-        assert_eq!(many.fma_split_start(), None);
-        let short = Space::for_problem(&f32_problem(1024, 1024, 1024), &hw);
-        assert_eq!(short.fma_split_start(), None);
-        let bf16 = Space::for_problem(&GemmProblem::new(4096, 64, 4096), &hw);
-        assert_eq!(bf16.fma_split_start(), None);
-    }
-
-    #[test]
-    fn fma_default_is_the_wide_tile_where_nvidia_has_half_a_wave_of_them() {
-        let f32_problem = |m, n, k| {
-            let mut p = GemmProblem::new(m, n, k);
-            (p.a_type, p.b_type, p.c_type, p.d_type) =
-                (DataType::F32, DataType::F32, DataType::F32, DataType::F32);
-            p
-        };
-        let h200 = HwSpec::by_name("H200").unwrap();
-        let shape = |c: &KernelConfig| (c.mt0, c.mt1, c.depth_u, c.wg, c.pgr, c.plr);
-        // 128 tiles of 256x128 (2048^3) against 132 compute units: the wide tile.
-        for (m, n, k) in [(4096, 4096, 4096), (2048, 2048, 2048), (8192, 8192, 1024)] {
-            let c = Space::for_problem(&f32_problem(m, n, k), &h200)
-                .default_config()
-                .unwrap();
-            assert_eq!(shape(&c), (256, 128, 8, [4, 2], 3, 1), "{m}x{n}x{k}");
-        }
-        // 16 such tiles (4096x64), or an AMD GPU: the four-wave 128-row tile, 16 k a stage
-        // (8 on AMD).
-        let narrow = Space::for_problem(&f32_problem(4096, 64, 4096), &h200)
-            .default_config()
-            .unwrap();
-        assert_eq!(shape(&narrow), (128, 64, 16, [1, 4], 3, 1));
-        let mi300x = HwSpec::by_name("mi300x").unwrap();
-        let amd = Space::for_problem(&f32_problem(4096, 4096, 4096), &mi300x)
-            .default_config()
-            .unwrap();
-        assert_eq!(shape(&amd), (128, 128, 8, [1, 4], 3, 1));
-        // 8 k a stage exists on the FMA path only.
-        let depths = |s: &Space| s.domain(ParamId::DepthU).values.clone();
-        assert!(depths(&Space::for_problem(&f32_problem(4096, 4096, 4096), &h200)).contains(&8));
-        assert!(!depths(&Space::for_problem(
-            &GemmProblem::new(4096, 4096, 4096),
-            &h200
-        ))
-        .contains(&8));
     }
 
     #[test]

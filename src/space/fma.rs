@@ -1,0 +1,350 @@
+//! The FMA path (f32 inputs, no matrix instructions) in the space: its default config and
+//! where its search starts.
+//!
+//! On NVIDIA the default runs eight waves of FFMAs on a tile picked from a few shapes by how
+//! well their count fills the compute units' waves (one workgroup a compute unit: a 256x128
+//! tile holds 128 accumulators a lane), with a stage depth set by how the operands reach
+//! LDS: through registers (K-contiguous, written transposed) or straight in (cp.async). The
+//! shapes the default does not pick but that score close to it are starts of the search; so
+//! is a split along K where the tiles are too few for the compute units.
+
+use super::tuning_space::tile_count;
+use super::{KernelConfig, ParamId, Space};
+use crate::hw::Vendor;
+
+/// The NVIDIA default's tiles, each eight waves of 64x64, 64x48, 96x32 or 64x32 outputs. The rates are fitted to kernel-against-kernel times on an H200 (same
+/// calls, each tile on the stage depth its layout takes, NVRTC; cuBLASLt in brackets):
+/// 8192x8192x1024 TN 3093.5 us on 256x128 (16 waves), 3168.8 on 128x128 (4096 tiles, two a
+/// compute unit), 3489.6 on 256x96, 3699.6 on 192x128 [2767.6]; 3072x1024x3072 TN on
+/// 256x96 (132 tiles) 490.5, 192x128 508.3, 256x128 (96 tiles) 554.8, 128x128 586.8 [415.2];
+/// 3000x1000x2000 NT on 192x128 (128 tiles) 297.1, 256x96 316.7, 256x128 391.6, 128x128 430.0
+/// [287.7]; 1152x4096x1152 NN on 128x128 (288 tiles) 343.5, 192x128 352.2, 256x96 353.9,
+/// 256x128 (160 tiles, two waves) 444.5 [266.6]; 2048^3 NN 390.2 on 256x128, 391.1 on
+/// 128x128, 596.1 and 618.2 on the others [342.1].
+const WAVE_TILES: [WaveTile; 4] = [
+    WaveTile::new(256, 128, 4, 2, 100),
+    WaveTile::new(256, 96, 4, 2, 85),
+    WaveTile::new(192, 128, 2, 4, 85),
+    WaveTile::new(128, 128, 2, 4, 90),
+];
+
+/// One of the default's eight-wave tiles: its extents, its waves along M and N, and its FFMA
+/// rate in percent of the 256x128 tile's.
+#[derive(Debug, Clone, Copy)]
+struct WaveTile {
+    mt0: i64,
+    mt1: i64,
+    waves_m: i64,
+    waves_n: i64,
+    rate: i64,
+}
+
+impl WaveTile {
+    const fn new(mt0: i64, mt1: i64, waves_m: i64, waves_n: i64, rate: i64) -> Self {
+        WaveTile {
+            mt0,
+            mt1,
+            waves_m,
+            waves_n,
+            rate,
+        }
+    }
+}
+
+/// Starts on the default's other tiles whose score is within this many percent of its.
+const WAVE_START_MARGIN: i64 = 15;
+
+impl Space {
+    /// Where only the FMA path applies (f32 inputs), its typical config is the default. On
+    /// NVIDIA, where there are at least half a wave of 256x128 tiles: eight waves on the
+    /// [`WAVE_TILES`] tile of the best [`Space::fma_wave_score`] (the first on a tie), 8 k a
+    /// stage on three stages where both operands go through registers (TN: 16 k would keep
+    /// 24 registers of loads in flight a lane), else 16 k on four (the cp.async copies of an
+    /// M- or N-contiguous operand land without registers). H200, 4096^3 f32, kernel against
+    /// kernel (cuBLASLt in brackets): TN 2948.2 us on 8 k x 3 against 2979.8 on 16 x 4
+    /// [2725.5]; NN 2944.2 on 16 x 4 against 3000.3 on 8 x 3 [2672.8]; NT 2798.5 against 2990.4
+    /// [2650.1]; TT 2989.6 (2982.5 on 16 x 3) against 3169.4 [2792.2]. Three or more stages
+    /// is what the FMA loop's cross-stage prefetch needs.
+    /// Elsewhere: a 128x128 tile on four waves of 128x32, 16 k a stage, three stages, the next
+    /// k's operands read while one multiplies, padded LDS rows. Measured on an H100 before the
+    /// cross-stage prefetch (4096^3 f32, cuBLASLt 2725 us in the same call): 3147 us, against
+    /// 3336 us on 8 waves of 64x32 (WG2x4) and 3447 us on a 256x128 tile of 8 waves, which
+    /// without the prefetch waits on its barriers. On AMD (not measured: no AMD GPU here) 8 k
+    /// a stage: with 16 and a K-contiguous operand, the compilers gave 518-566 registers a lane
+    /// (gfx942, gfx950; gfx90a spilled 40-120 bytes), with 8 232-254.
+    pub(super) fn prefer_fma(&mut self) {
+        let common = [
+            (ParamId::PrefetchLocalRead, 1),
+            (ParamId::LdsSwizzle, 0),
+            (ParamId::LdsPadA, 4),
+            (ParamId::LdsPadB, 4),
+        ];
+        let nvidia = self.hw.vendor == Vendor::Nvidia;
+        let narrow = [
+            (ParamId::WavesM, 1),
+            (ParamId::WavesN, 4),
+            (ParamId::DepthU, if nvidia { 16 } else { 8 }),
+            (ParamId::PrefetchGlobalRead, 3),
+        ];
+        let wide: Vec<[(ParamId, i64); 6]> = if self.fma_waves_apply() {
+            self.fma_wave_tiles()
+                .into_iter()
+                .map(|(_, tile)| self.fma_wave_tile(tile))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        // The wide tiles best first where they apply, else (or where none is valid) the
+        // narrow one.
+        for tiles in wide.iter().map(|t| t.as_slice()).chain([narrow.as_slice()]) {
+            let candidate = self.preferring(tiles.iter().chain(common.iter()));
+            if candidate.is_valid(&candidate.raw_default()) {
+                *self = candidate;
+                return;
+            }
+        }
+    }
+
+    /// Whether the eight-wave tiles apply: NVIDIA, and at least half a wave of 256x128 tiles.
+    fn fma_waves_apply(&self) -> bool {
+        self.hw.vendor == Vendor::Nvidia
+            && tile_count(&self.problem, 256, 128) >= self.hw.compute_units as i64 / 2
+    }
+
+    /// How long the tiles of `t` take, in units of one 256x128
+    /// tile's share of K a compute unit at its full rate, times 100: one workgroup's worth a
+    /// compute unit at a time, so the waves of tiles times each one's area over its rate.
+    /// Where a tile takes fewer registers and two share a compute unit, they share its rate:
+    /// the same count.
+    fn fma_wave_score(&self, t: WaveTile) -> i64 {
+        let cus = (self.hw.compute_units as i64).max(1);
+        let waves = (tile_count(&self.problem, t.mt0, t.mt1) + cus - 1) / cus;
+        waves * t.mt0 * t.mt1 * 100 / t.rate / (256 * 128 / 100)
+    }
+
+    /// The [`WAVE_TILES`] with their scores, best first (a stable sort: the table's order on a
+    /// tie).
+    fn fma_wave_tiles(&self) -> Vec<(i64, WaveTile)> {
+        let mut tiles: Vec<_> = WAVE_TILES
+            .iter()
+            .map(|&t| (self.fma_wave_score(t), t))
+            .collect();
+        tiles.sort_by_key(|&(score, _)| score);
+        tiles
+    }
+
+    /// The preferences that put the default on `t`, with the stage depth the layout takes.
+    fn fma_wave_tile(&self, t: WaveTile) -> [(ParamId, i64); 6] {
+        let through_registers = self.problem.k_contiguous(true) && self.problem.k_contiguous(false);
+        let (depth, stages) = if through_registers { (8, 3) } else { (16, 4) };
+        [
+            (ParamId::MacroTile0, t.mt0),
+            (ParamId::MacroTile1, t.mt1),
+            (ParamId::WavesM, t.waves_m),
+            (ParamId::WavesN, t.waves_n),
+            (ParamId::DepthU, depth),
+            (ParamId::PrefetchGlobalRead, stages),
+        ]
+    }
+
+    /// Starts on the eight-wave tiles the default did not take whose score is within
+    /// [`WAVE_START_MARGIN`] percent of the best: the scores' rates are fitted, and where two
+    /// tiles are that close either may win (3000x1000x2000 on an H200: 192x128 beat 256x96 by
+    /// 6% in NT, lost by 9% in NN). Where both operands go through registers, the best tile
+    /// on 16 k a stage and four stages as well: 8 x 3 wins at 4096^3 by 1% and at
+    /// 8192x8192x1024 by 2.5%, loses at 3072x1024x3072 by 10% (H200, kernel against kernel:
+    /// 256x96 tiles 487.5 us on 8 x 3 against 444.1 on 16 x 4 [414.1]).
+    pub fn fma_wave_starts(&self) -> Vec<KernelConfig> {
+        if !self.fma_waves_apply() || self.raw_default().mi != [1, 1, 1] {
+            return Vec::new();
+        }
+        let tiles = self.fma_wave_tiles();
+        let best = tiles[0].0;
+        let deeper = self.fma_wave_tile(tiles[0].1).map(|(id, v)| match id {
+            ParamId::DepthU => (id, 16),
+            ParamId::PrefetchGlobalRead => (id, 4),
+            _ => (id, v),
+        });
+        let mut starts: Vec<KernelConfig> = tiles
+            .into_iter()
+            .filter(|&(score, _)| score * 100 <= best * (100 + WAVE_START_MARGIN))
+            .filter_map(|(_, t)| self.valid_start(&self.fma_wave_tile(t)))
+            .collect();
+        if let Some(c) = self.valid_start(&deeper) {
+            if !starts.contains(&c) {
+                starts.insert(starts.len().min(1), c);
+            }
+        }
+        starts
+    }
+
+    /// A start for the FMA path (f32 without matrix instructions) where the default's tiles
+    /// are fewer than two a compute unit: K split so that there are at least two workgroups a
+    /// compute unit (two fit one's registers), each split keeping 16 steps of K, the partials
+    /// summed by the reduction kernel. The default split stops where the matrix-core paths
+    /// would stream too short a K (64 steps of 64), which on FFMAs, compute-bound from far
+    /// shorter K, left 4096x64x4096 f32 unsplit. H200, same call (cuBLASLt 67.3 us): 70.8 us
+    /// on MT128x64 GSU12R against 78.8 on GSU4R; the tune without this start kept 72-118.
+    pub fn fma_split_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let start = self.raw_default();
+        if start.mi != [1, 1, 1] || start.gv != 0 || start.gsu > 1 {
+            return None;
+        }
+        let tiles = tile_count(p, start.mt0 as i64, start.mt1 as i64);
+        let want = 2 * self.hw.compute_units as i64;
+        let depth = start.depth_u.max(1) as i64;
+        if tiles >= want {
+            return None;
+        }
+        let split = self
+            .domain(ParamId::GlobalSplitU)
+            .values
+            .iter()
+            .copied()
+            .filter(|&s| p.k >= s * 16 * depth)
+            .find(|&s| tiles * s >= want)?;
+        self.valid_start(&[
+            (ParamId::GlobalSplitU, split),
+            (ParamId::GlobalSplitUAlgorithm, 1),
+        ])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hw::HwSpec;
+    use crate::problem::{DataType, GemmProblem, Trans};
+    use crate::space::GsuAlgo;
+
+    fn f32_problem(m: i64, n: i64, k: i64, layout: &str) -> GemmProblem {
+        let mut p = GemmProblem::new(m, n, k);
+        (p.a_type, p.b_type, p.c_type, p.d_type) =
+            (DataType::F32, DataType::F32, DataType::F32, DataType::F32);
+        let t = |c: u8| if c == b'T' { Trans::T } else { Trans::N };
+        (p.trans_a, p.trans_b) = (t(layout.as_bytes()[0]), t(layout.as_bytes()[1]));
+        p
+    }
+
+    type Shape = (u32, u32, u32, [u32; 2], u32, u32);
+
+    fn shape(c: &KernelConfig) -> Shape {
+        (c.mt0, c.mt1, c.depth_u, c.wg, c.pgr, c.plr)
+    }
+
+    fn default_shape(m: i64, n: i64, k: i64, layout: &str, hw: &str) -> Shape {
+        let hw = HwSpec::by_name(hw).unwrap();
+        shape(
+            &Space::for_problem(&f32_problem(m, n, k, layout), &hw)
+                .default_config()
+                .unwrap(),
+        )
+    }
+
+    #[test]
+    fn fma_tiles_fewer_than_two_a_compute_unit_start_split() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // 32 tiles of 128x64: K in 12 makes 384 workgroups, two or more a compute unit.
+        let s = Space::for_problem(&f32_problem(4096, 64, 4096, "TN"), &hw);
+        let c = s.fma_split_start().expect("32 FMA tiles");
+        s.check(&c).unwrap();
+        assert_eq!((c.mi, c.mt0, c.mt1), ([1, 1, 1], 128, 64));
+        assert_eq!((c.gsu, c.gsu_algo), (12, GsuAlgo::Reduce));
+        assert!(s.extra_starts().contains(&c));
+        // Enough tiles, a split that would leave fewer than 16 steps, matrix cores: none.
+        let many = Space::for_problem(&f32_problem(4096, 4096, 4096, "TN"), &hw);
+        assert_eq!(many.fma_split_start(), None);
+        let short = Space::for_problem(&f32_problem(1024, 1024, 1024, "TN"), &hw);
+        assert_eq!(short.fma_split_start(), None);
+        let bf16 = Space::for_problem(&GemmProblem::new(4096, 64, 4096), &hw);
+        assert_eq!(bf16.fma_split_start(), None);
+    }
+
+    #[test]
+    fn fma_default_takes_the_eight_wave_tile_that_fills_the_waves_best() {
+        // Whole waves of 256x128 tiles (2048^3: 128 tiles on 132 compute units), or more
+        // waves than the smaller tiles save: the 256x128 tile.
+        for (m, n, k) in [(4096, 4096, 4096), (2048, 2048, 2048), (8192, 8192, 1024)] {
+            assert_eq!(
+                default_shape(m, n, k, "TN", "H200"),
+                (256, 128, 8, [4, 2], 3, 1),
+                "{m}x{n}x{k}"
+            );
+        }
+        // 96 such tiles would leave 36 compute units idle: 132 of 256x96 fill them.
+        assert_eq!(
+            default_shape(3072, 1024, 3072, "TN", "H200"),
+            (256, 96, 8, [4, 2], 3, 1)
+        );
+        // 160 such tiles take two waves; 288 of 128x128 take less than three half-length
+        // ones (two share a compute unit).
+        assert_eq!(
+            default_shape(1152, 4096, 1152, "NN", "H200"),
+            (128, 128, 16, [2, 4], 4, 1)
+        );
+    }
+
+    #[test]
+    fn fma_stage_depth_follows_how_the_operands_reach_lds() {
+        // Both through registers (TN): 8 k on three stages; any operand copied straight in:
+        // 16 k on four.
+        for (layout, depth, stages) in [("TN", 8, 3), ("NN", 16, 4), ("NT", 16, 4), ("TT", 16, 4)] {
+            let s = default_shape(4096, 4096, 4096, layout, "H200");
+            assert_eq!((s.2, s.4), (depth, stages), "{layout}");
+            assert_eq!((s.0, s.1), (256, 128), "{layout}");
+        }
+    }
+
+    #[test]
+    fn fma_default_is_narrow_where_the_wide_tiles_are_few_or_on_amd() {
+        // 16 256x128 tiles (4096x64): the four-wave 128-row tile, 16 k a stage.
+        assert_eq!(
+            default_shape(4096, 64, 4096, "TN", "H200"),
+            (128, 64, 16, [1, 4], 3, 1)
+        );
+        // AMD: the same tile, 8 k a stage.
+        assert_eq!(
+            default_shape(4096, 4096, 4096, "TN", "mi300x"),
+            (128, 128, 8, [1, 4], 3, 1)
+        );
+        // 8 k a stage exists on the FMA path only.
+        let h200 = HwSpec::by_name("H200").unwrap();
+        let depths = |s: &Space| s.domain(ParamId::DepthU).values.clone();
+        let f32_space = Space::for_problem(&f32_problem(4096, 4096, 4096, "TN"), &h200);
+        assert!(depths(&f32_space).contains(&8));
+        let bf16_space = Space::for_problem(&GemmProblem::new(4096, 4096, 4096), &h200);
+        assert!(!depths(&bf16_space).contains(&8));
+    }
+
+    #[test]
+    fn fma_wave_starts_are_the_close_runners_up() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // 3000x1000: 256x96 (132 tiles) and 192x128 (128) tie, 256x128 (96) within 15%;
+        // 128x128 (192 tiles, two waves) not.
+        let s = Space::for_problem(&f32_problem(3000, 1000, 2000, "NN"), &hw);
+        let default = s.default_config().unwrap();
+        assert_eq!((default.mt0, default.mt1), (256, 96));
+        let starts = s.fma_wave_starts();
+        let tiles: Vec<(u32, u32)> = starts.iter().map(|c| (c.mt0, c.mt1)).collect();
+        assert_eq!(tiles, [(256, 96), (192, 128), (256, 128)]);
+        for c in &starts {
+            s.check(c).unwrap();
+            assert_eq!((c.depth_u, c.pgr, c.gsu), (16, 4, 1));
+        }
+        let extra = s.extra_starts();
+        assert!(extra.contains(&starts[1]) && extra.contains(&starts[2]));
+        // 4096^3: 128x128 (eight waves of two a compute unit) 11% behind, the others 30%.
+        // bf16: none (matrix cores).
+        let big = Space::for_problem(&f32_problem(4096, 4096, 4096, "TN"), &hw);
+        let big_tiles: Vec<(u32, u32, u32)> = big
+            .fma_wave_starts()
+            .iter()
+            .map(|c| (c.mt0, c.mt1, c.depth_u))
+            .collect();
+        // Both operands through registers: the default's tile on 16 k a stage too.
+        assert_eq!(big_tiles, [(256, 128, 8), (256, 128, 16), (128, 128, 8)]);
+        let bf16 = Space::for_problem(&GemmProblem::new(3000, 1000, 2000), &hw);
+        assert!(bf16.fma_wave_starts().is_empty());
+    }
+}
