@@ -263,26 +263,78 @@ mod tests {
 
     #[test]
     fn fma_default_takes_the_eight_wave_tile_that_fills_the_waves_best() {
-        // Whole waves of 256x128 tiles (2048^3: 128 tiles on 132 compute units), or more
-        // waves than the smaller tiles save: the 256x128 tile.
-        for (m, n, k) in [(4096, 4096, 4096), (2048, 2048, 2048), (8192, 8192, 1024)] {
-            assert_eq!(
-                default_shape(m, n, k, "TN", "H200"),
+        let cases: [(i64, i64, i64, &str, &str, Shape, &str); 7] = [
+            (
+                4096,
+                4096,
+                4096,
+                "TN",
+                "H200",
                 (256, 128, 8, [4, 2], 3, 1),
-                "{m}x{n}x{k}"
+                "whole waves",
+            ),
+            (
+                2048,
+                2048,
+                2048,
+                "TN",
+                "H200",
+                (256, 128, 8, [4, 2], 3, 1),
+                "128 tiles, one wave",
+            ),
+            (
+                8192,
+                8192,
+                1024,
+                "TN",
+                "H200",
+                (256, 128, 8, [4, 2], 3, 1),
+                "more waves elsewhere",
+            ),
+            (
+                3072,
+                1024,
+                3072,
+                "TN",
+                "H200",
+                (256, 96, 8, [4, 2], 3, 1),
+                "96 tiles, 132 of 256x96",
+            ),
+            (
+                1152,
+                4096,
+                1152,
+                "NN",
+                "H200",
+                (128, 128, 16, [2, 4], 4, 1),
+                "2 waves, or 288 two a CU",
+            ),
+            (
+                4096,
+                64,
+                4096,
+                "TN",
+                "H200",
+                (128, 64, 16, [1, 4], 3, 1),
+                "16 tiles: four waves",
+            ),
+            (
+                4096,
+                4096,
+                4096,
+                "TN",
+                "mi300x",
+                (128, 128, 8, [1, 4], 3, 1),
+                "AMD: 8 k a stage",
+            ),
+        ];
+        for (m, n, k, layout, hw, want, why) in cases {
+            assert_eq!(
+                default_shape(m, n, k, layout, hw),
+                want,
+                "{m}x{n}x{k} {hw}: {why}"
             );
         }
-        // 96 such tiles would leave 36 compute units idle: 132 of 256x96 fill them.
-        assert_eq!(
-            default_shape(3072, 1024, 3072, "TN", "H200"),
-            (256, 96, 8, [4, 2], 3, 1)
-        );
-        // 160 such tiles take two waves; 288 of 128x128 take less than three half-length
-        // ones (two share a compute unit).
-        assert_eq!(
-            default_shape(1152, 4096, 1152, "NN", "H200"),
-            (128, 128, 16, [2, 4], 4, 1)
-        );
     }
 
     #[test]
@@ -294,20 +346,6 @@ mod tests {
             assert_eq!((s.2, s.4), (depth, stages), "{layout}");
             assert_eq!((s.0, s.1), (256, 128), "{layout}");
         }
-    }
-
-    #[test]
-    fn fma_default_is_narrow_where_the_wide_tiles_are_few_or_on_amd() {
-        // 16 256x128 tiles (4096x64): the four-wave 128-row tile, 16 k a stage.
-        assert_eq!(
-            default_shape(4096, 64, 4096, "TN", "H200"),
-            (128, 64, 16, [1, 4], 3, 1)
-        );
-        // AMD: the same tile, 8 k a stage.
-        assert_eq!(
-            default_shape(4096, 4096, 4096, "TN", "mi300x"),
-            (128, 128, 8, [1, 4], 3, 1)
-        );
         // 8 k a stage exists on the FMA path only.
         let h200 = HwSpec::by_name("H200").unwrap();
         let depths = |s: &Space| s.domain(ParamId::DepthU).values.clone();
