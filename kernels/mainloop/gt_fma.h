@@ -92,10 +92,11 @@ template <class Cfg, class ViewA, class ViewB> struct GtFma {
     // Cross-stage prefetch, with PrefetchLocalRead (mainloop/gt_mainloop_lds.h uses it with a
     // ring of three or more stages, where it waits for the stage after the one being
     // multiplied): the operands of that stage's first k are read during the last multiplies of
-    // this one and carried over in registers. Without it every stage began with its first multiplies
-    // waiting on LDS reads that the stage's barrier kept from starting early. H200, 4096^3 f32
-    // TN, with / without (cuBLASLt 2729 us): 256x128x8 on 8 waves 2974 / 3247 us, 128x128x8
-    // 3133 / 3414; 16 k a stage 3103 / 3174 on 256x128, but 3243 / 3095 on 128x128 WG1x4.
+    // this one and carried over in registers. Without it every stage began with its first
+    // multiplies waiting on LDS reads that the stage's barrier kept from starting early. H200,
+    // 4096^3 f32 TN, with / without (cuBLASLt 2729 us): 256x128x8 on 8 waves 2974 / 3247 us,
+    // 128x128x8 3133 / 3414; 16 k a stage 3103 / 3174 on 256x128, but 3243 / 3095 on 128x128
+    // WG1x4.
     static constexpr bool CARRIES = Cfg::PLR != 0;
     struct Carry {
         float a[FM], b[FN];

@@ -8,8 +8,9 @@
 //   global --(GRVW-element vectors, cp.async on sm_80+, or through registers)--> LDS ring
 //          of STAGES --(atom fragments / FMA operands)--> f32 accumulators in registers
 //
-// Tiles inside the matrices with enough K run a loop without bounds tests or branches around
-// the loads (ring<true>); edge tiles and short K the general one (ring<false>).
+// Where no operand goes through registers, tiles inside the matrices with enough K run a loop
+// without bounds tests or branches around the loads (ring<true>); edge tiles, short K and the
+// other operand kinds the general one (ring<false>; GtRegisterLoader::BRANCH_FREE_INTERIOR).
 #pragma once
 
 template <class Cfg, template <class, class, class> class COMPUTE, class OPERANDS> struct GtLdsMainloop {

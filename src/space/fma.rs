@@ -12,8 +12,9 @@ use super::tuning_space::tile_count;
 use super::{KernelConfig, ParamId, Space};
 use crate::hw::Vendor;
 
-/// The NVIDIA default's tiles, each eight waves of 64x64, 64x48, 96x32 or 64x32 outputs. The rates are fitted to kernel-against-kernel times on an H200 (same
-/// calls, each tile on the stage depth its layout takes, NVRTC; cuBLASLt in brackets):
+/// The NVIDIA default's tiles, each eight waves of 64x64, 64x48, 96x32 or 64x32 outputs. The
+/// rates are fitted to kernel-against-kernel times on an H200 (same calls, each tile on the
+/// stage depth its layout takes, NVRTC; cuBLASLt in brackets):
 /// 8192x8192x1024 TN 3093.5 us on 256x128 (16 waves), 3168.8 on 128x128 (4096 tiles, two a
 /// compute unit), 3489.6 on 256x96, 3699.6 on 192x128 [2767.6]; 3072x1024x3072 TN on
 /// 256x96 (132 tiles) 490.5, 192x128 508.3, 256x128 (96 tiles) 554.8, 128x128 586.8 [415.2];
@@ -54,6 +55,11 @@ impl WaveTile {
 /// Starts on the default's other tiles whose score is within this many percent of its.
 const WAVE_START_MARGIN: i64 = 15;
 
+/// (DepthU, PrefetchGlobalRead) of the eight-wave tiles: 8 k on three stages where both
+/// operands go through registers, else 16 k on four ([`Space::prefer_fma`] says why).
+const STAGES_THROUGH_REGISTERS: (i64, i64) = (8, 3);
+const STAGES_DEEP: (i64, i64) = (16, 4);
+
 impl Space {
     /// Where only the FMA path applies (f32 inputs), its typical config is the default. On
     /// NVIDIA, where there are at least half a wave of 256x128 tiles: eight waves on the
@@ -89,7 +95,7 @@ impl Space {
         let wide: Vec<[(ParamId, i64); 6]> = if self.fma_waves_apply() {
             self.fma_wave_tiles()
                 .into_iter()
-                .map(|(_, tile)| self.fma_wave_tile(tile))
+                .map(|(_, tile)| self.fma_wave_tile(tile, self.fma_stages()))
                 .collect()
         } else {
             Vec::new()
@@ -111,11 +117,10 @@ impl Space {
             && tile_count(&self.problem, 256, 128) >= self.hw.compute_units as i64 / 2
     }
 
-    /// How long the tiles of `t` take, in units of one 256x128
-    /// tile's share of K a compute unit at its full rate, times 100: one workgroup's worth a
-    /// compute unit at a time, so the waves of tiles times each one's area over its rate.
-    /// Where a tile takes fewer registers and two share a compute unit, they share its rate:
-    /// the same count.
+    /// How long the tiles of `t` take, in units of one 256x128 tile's share of K a compute unit
+    /// at its full rate, times 100: one workgroup's worth a compute unit at a time, so the
+    /// waves of tiles times each one's area over its rate. Where a tile takes fewer registers
+    /// and two share a compute unit, they share its rate: the same count.
     fn fma_wave_score(&self, t: WaveTile) -> i64 {
         let cus = (self.hw.compute_units as i64).max(1);
         let waves = (tile_count(&self.problem, t.mt0, t.mt1) + cus - 1) / cus;
@@ -133,10 +138,17 @@ impl Space {
         tiles
     }
 
-    /// The preferences that put the default on `t`, with the stage depth the layout takes.
-    fn fma_wave_tile(&self, t: WaveTile) -> [(ParamId, i64); 6] {
-        let through_registers = self.problem.k_contiguous(true) && self.problem.k_contiguous(false);
-        let (depth, stages) = if through_registers { (8, 3) } else { (16, 4) };
+    /// The (DepthU, PrefetchGlobalRead) the layout takes on the eight-wave tiles.
+    fn fma_stages(&self) -> (i64, i64) {
+        if self.problem.k_contiguous(true) && self.problem.k_contiguous(false) {
+            STAGES_THROUGH_REGISTERS
+        } else {
+            STAGES_DEEP
+        }
+    }
+
+    /// The preferences that put the default on `t` with `(depth, stages)`.
+    fn fma_wave_tile(&self, t: WaveTile, (depth, stages): (i64, i64)) -> [(ParamId, i64); 6] {
         [
             (ParamId::MacroTile0, t.mt0),
             (ParamId::MacroTile1, t.mt1),
@@ -160,15 +172,12 @@ impl Space {
         }
         let tiles = self.fma_wave_tiles();
         let best = tiles[0].0;
-        let deeper = self.fma_wave_tile(tiles[0].1).map(|(id, v)| match id {
-            ParamId::DepthU => (id, 16),
-            ParamId::PrefetchGlobalRead => (id, 4),
-            _ => (id, v),
-        });
+        let stages = self.fma_stages();
+        let deeper = self.fma_wave_tile(tiles[0].1, STAGES_DEEP);
         let mut starts: Vec<KernelConfig> = tiles
             .into_iter()
             .filter(|&(score, _)| score * 100 <= best * (100 + WAVE_START_MARGIN))
-            .filter_map(|(_, t)| self.valid_start(&self.fma_wave_tile(t)))
+            .filter_map(|(_, t)| self.valid_start(&self.fma_wave_tile(t, stages)))
             .collect();
         if let Some(c) = self.valid_start(&deeper) {
             if !starts.contains(&c) {
