@@ -1349,10 +1349,42 @@ impl Space {
     /// 88.7; on an H100 3584x512x18944 on 112x128 (128 tiles) 94.5 against 99.9 for 128x128
     /// (112 tiles) [91.1].
     pub fn swapped_wave_start(&self) -> Option<KernelConfig> {
+        self.swapped_wave_tile(128)
+    }
+
+    /// The same for swapped tiles of 256 columns, scored waves x (2 x height + 64) (a tile
+    /// costs its area in 128-column units), where they fill the waves better than any
+    /// 128-row width and at least as well as any 128-column height (224x128 ties 112x256):
+    /// 7168x512x2048 e4m3 and 896x4096x4864
+    /// make 112 tiles of 128x256 on 132 compute units, 128 of 112x256. H200, kernel against
+    /// kernel (cuBLASLt in brackets): 7168x512x2048 e4m3 on 112x256 16.5 us against 17.5 on
+    /// 128x256 and 17.9 on 240x128 (three stages) [15.2]; 896x4096x4864 on 112x256 faster than
+    /// 51.2 on 128x240 (126 tiles) and 52.8 on 128x256 [49.6].
+    pub fn swapped_wide_wave_start(&self) -> Option<KernelConfig> {
+        let c = self.swapped_wave_tile(256)?;
+        let wide = self.wave_score(
+            tile_count(&self.problem, c.mt0 as i64, 256),
+            2 * c.mt0 as i64,
+        );
+        let beats_narrow = self
+            .domain(ParamId::MacroTile0)
+            .values
+            .iter()
+            .filter(|h| (65..256).contains(*h) && *h % 16 == 0)
+            .all(|&h| self.wave_score(tile_count(&self.problem, h, 128), h) >= wide);
+        beats_narrow.then_some(c)
+    }
+
+    /// The persistent kernel's swapped tile of `width` columns whose height (65 to 255 rows,
+    /// in steps of 16 and no multiple of 64) fills the waves best, scored waves x (height x
+    /// width / 128 + 64), where it beats every 128-row width of [`Space::wave_fit_start`],
+    /// as deep as fits with four stages or more.
+    fn swapped_wave_tile(&self, width: i64) -> Option<KernelConfig> {
         let p = &self.problem;
         let cus = self.hw.compute_units.max(1) as i64;
         if !(cus / 3..=6 * cus).contains(&self.wide_persistent_default_tiles()?)
             || !self.domain(ParamId::SwapAB).contains(1)
+            || !self.domain(ParamId::MacroTile1).contains(width)
             // An M-contiguous A under these heights ran 1.8x slower (NN 28672x512x8192 on an
             // H200: 601.7-610.6 us on 176x128 against 335.5 for 128x256 [cuBLASLt 324.1]).
             || !p.k_contiguous(true)
@@ -1363,7 +1395,7 @@ impl Space {
             .wave_fit_widths()
             .map(|n| self.wave_score(tile_count(p, 128, n), n))
             .min()?;
-        let score = |h: i64| self.wave_score(tile_count(p, h, 128), h);
+        let score = |h: i64| self.wave_score(tile_count(p, h, width), h * width / 128);
         let mut heights: Vec<i64> = self
             .domain(ParamId::MacroTile0)
             .values
@@ -1376,7 +1408,7 @@ impl Space {
         heights.into_iter().find_map(|h| {
             let space = self.with_deepest_pipeline(&[
                 (ParamId::MacroTile0, h),
-                (ParamId::MacroTile1, 128),
+                (ParamId::MacroTile1, width),
                 (ParamId::WavesM, 4),
                 (ParamId::WavesN, 2),
                 (ParamId::SwapAB, 1),
@@ -1614,6 +1646,7 @@ impl Space {
             .chain(full.producer_warpgroup_starts())
             .chain(full.large_producer_warpgroup_start())
             .chain(full.one_row_pair_start())
+            .chain(full.swapped_wide_wave_start())
             .collect();
         // Each stream-K twin right after its start (the default's first): the strategies
         // take the starts in order, as many as their first batch holds.
@@ -2877,6 +2910,37 @@ mod tests {
         ] {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
             assert_eq!(s.swapped_wave_start(), None, "{m}x{n}x{k}");
+        }
+    }
+
+    #[test]
+    fn one_wave_of_swapped_256_column_tiles_starts_where_it_fills_the_gpu_best() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let mut e4m3 = GemmProblem::new(7168, 512, 2048);
+        (e4m3.a_type, e4m3.b_type) = (DataType::F8, DataType::F8);
+        // Both make 112 tiles of 128x256 on 132 compute units, 128 of 112x256.
+        for p in [e4m3, GemmProblem::new(896, 4096, 4864)] {
+            let s = Space::for_problem(&p, &hw);
+            let c = s.swapped_wide_wave_start().expect("one fuller wave");
+            s.check(&c).unwrap();
+            assert_eq!(
+                (c.mt0, c.mt1, c.sab, c.pk, c.pw, c.gsu),
+                (112, 256, 1, 1, 1, 1),
+                "{}",
+                c.name()
+            );
+            assert!(c.pgr >= 4, "{}", c.name());
+            assert!(s.extra_starts().contains(&c));
+        }
+        // Where 128-row widths or 128-column heights fill the waves as well: none.
+        for (m, n, k) in [
+            (4096, 4096, 4096),
+            (1152, 4096, 1152),
+            (3584, 512, 18944),
+            (16032, 109, 16384),
+        ] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            assert_eq!(s.swapped_wide_wave_start(), None, "{m}x{n}x{k}");
         }
     }
 
