@@ -190,6 +190,9 @@ fn readme_commands_and_bad_input_keep_every_measurement() {
         // Bad input: usage errors, nothing written.
         (with(&g, &["bench", "--a_type", "q4_r"]), 2),
         (with(&g, &["bench", "--m", "-5"]), 2),
+        (with(&g, &["bench", "--alpha", "nan"]), 2),
+        (with(&g, &["bench", "--beta", "inf"]), 2),
+        (with(&g, &["tune", "--max-evals", "0"]), 2),
         (with(&g, &["bench", "--hw-spec", "/no/such/spec.toml"]), 2),
         (
             with(&g, &["tune", "--llm-url", "not a url", "--llm-model", "m"]),

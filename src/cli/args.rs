@@ -269,6 +269,16 @@ pub struct TuneArgs {
     pub out: Option<PathBuf>,
 }
 
+/// A count of configs that zero would make meaningless (`--max-evals`, `--batch-size`): a search
+/// that may measure nothing has no winner to report.
+fn count_at_least_one(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_string()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// How a search runs: the strategy, its budget and convergence rules, and the LLM it may use.
 #[derive(Debug, Args, Clone)]
 pub struct SearchArgs {
@@ -277,7 +287,7 @@ pub struct SearchArgs {
     #[arg(long)]
     pub strategy: Option<String>,
     /// Configs measured at most.
-    #[arg(long = "max-evals", default_value_t = 160)]
+    #[arg(long = "max-evals", default_value_t = 160, value_parser = count_at_least_one)]
     pub max_evals: usize,
     /// Seconds of searching at most (the final re-timing still runs).
     #[arg(long = "time-budget", value_name = "SECONDS")]
@@ -299,7 +309,7 @@ pub struct SearchArgs {
     pub target_tflops: Option<f64>,
     /// Configs per round for the non-LLM strategies (a round compiles in parallel, so wide
     /// rounds cost little more wall time than narrow ones).
-    #[arg(long = "batch-size", default_value_t = 32)]
+    #[arg(long = "batch-size", default_value_t = 32, value_parser = count_at_least_one)]
     pub batch_size: usize,
     /// What replaces an LLM round that fails (timeout, transport error, no valid config).
     #[arg(long, value_parser = ["random", "pattern", "error"], default_value = "pattern")]

@@ -287,6 +287,20 @@ impl GemmProblem {
                 return Err(ProblemError::NonPositiveDim { name, value });
             }
         }
+        // A NaN or infinite scalar makes every element of D NaN or infinite: nothing to verify
+        // or time (and no JSON number carries it to the worker process).
+        for (name, value) in [
+            ("alpha", self.alpha),
+            ("beta", self.beta),
+            ("scaleA", self.scale_a),
+            ("scaleB", self.scale_b),
+            ("scaleC", self.scale_c),
+            ("scaleD", self.scale_d),
+        ] {
+            if !value.is_finite() {
+                return Err(ProblemError::NonFinite { name, value });
+            }
+        }
         for (name, value, rows) in [
             ("lda", self.lda, self.a_rows()),
             ("ldb", self.ldb, self.b_rows()),
@@ -554,6 +568,17 @@ mod tests {
             p.validate(),
             Err(ProblemError::SizeOverflow { .. })
         ));
+        for (alpha, beta, scale_d) in [
+            (f64::NAN, 0.0, 1.0),
+            (1.0, f64::INFINITY, 1.0),
+            (1.0, 0.0, f64::NEG_INFINITY),
+        ] {
+            p = GemmProblem::new(64, 64, 64);
+            (p.alpha, p.beta, p.scale_d) = (alpha, beta, scale_d);
+            let err = p.validate().unwrap_err();
+            assert!(matches!(err, ProblemError::NonFinite { .. }), "{err}");
+            assert!(err.to_string().contains("must be a finite number"), "{err}");
+        }
     }
 
     #[test]

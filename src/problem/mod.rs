@@ -37,6 +37,8 @@ pub enum ProblemError {
         needed: i64,
         batch: i64,
     },
+    #[error("{name} must be a finite number, got {value}")]
+    NonFinite { name: &'static str, value: f64 },
     #[error("matrix {name} needs more bytes than a 64-bit size can hold")]
     SizeOverflow { name: &'static str },
     #[error("the problem needs {needed_gib:.2} GiB of device memory but the device has {have_gib:.2} GiB")]
