@@ -1353,13 +1353,14 @@ impl Space {
     }
 
     /// The same for swapped tiles of 256 columns, scored waves x (2 x height + 64) (a tile
-    /// costs its area in 128-column units), where they fill the waves better than any
-    /// 128-row width and at least as well as any 128-column height (224x128 ties 112x256):
-    /// 7168x512x2048 e4m3 and 896x4096x4864
-    /// make 112 tiles of 128x256 on 132 compute units, 128 of 112x256. H200, kernel against
-    /// kernel (cuBLASLt in brackets): 7168x512x2048 e4m3 on 112x256 16.5 us against 17.5 on
-    /// 128x256 and 17.9 on 240x128 (three stages) [15.2]; 896x4096x4864 on 112x256 faster than
-    /// 51.2 on 128x240 (126 tiles) and 52.8 on 128x256 [49.6].
+    /// costs its area in 128-column units), where they fill the waves better than any 128-row
+    /// width and at least as well as any 128-column height (224x128 ties 112x256):
+    /// 7168x512x2048 e4m3 and 896x4096x4864 make 112 tiles of 128x256 on 132 compute units,
+    /// 128 of 112x256. H200, kernel against kernel (cuBLASLt in brackets): 7168x512x2048 e4m3
+    /// on 112x256 16.5 us against 17.5 on 128x256 and 17.9 on 240x128 (three stages) [15.2];
+    /// 896x4096x4864 on 112x256 faster than 51.2 on 128x240 (126 tiles) and 52.8 on 128x256
+    /// [49.6]. Tuned with it, 3584x2048x3584 ran 71.0 [75.4] and 14336x512x4096 83.4 [87.5]
+    /// on 112x256 (docs/performance.md, "one wave of swapped 256-column tiles").
     pub fn swapped_wide_wave_start(&self) -> Option<KernelConfig> {
         let c = self.swapped_wave_tile(256)?;
         let wide = self.wave_score(
