@@ -1363,17 +1363,23 @@ impl Space {
     /// on 112x256 (docs/performance.md, "one wave of swapped 256-column tiles").
     pub fn swapped_wide_wave_start(&self) -> Option<KernelConfig> {
         let c = self.swapped_wave_tile(256)?;
-        let wide = self.wave_score(
-            tile_count(&self.problem, c.mt0 as i64, 256),
-            2 * c.mt0 as i64,
-        );
+        let wide = self.swapped_wave_score(c.mt0 as i64, 256);
         let beats_narrow = self
             .domain(ParamId::MacroTile0)
             .values
             .iter()
             .filter(|h| (65..256).contains(*h) && *h % 16 == 0)
-            .all(|&h| self.wave_score(tile_count(&self.problem, h, 128), h) >= wide);
+            .all(|&h| self.swapped_wave_score(h, 128) >= wide);
         beats_narrow.then_some(c)
+    }
+
+    /// The wave-fit score of swapped tiles `height` rows by `width` columns: waves x (height x
+    /// width / 128 + 64), a tile costing its area in 128-column units.
+    fn swapped_wave_score(&self, height: i64, width: i64) -> i64 {
+        self.wave_score(
+            tile_count(&self.problem, height, width),
+            height * width / 128,
+        )
     }
 
     /// The persistent kernel's swapped tile of `width` columns whose height (65 to 255 rows,
@@ -1396,7 +1402,7 @@ impl Space {
             .wave_fit_widths()
             .map(|n| self.wave_score(tile_count(p, 128, n), n))
             .min()?;
-        let score = |h: i64| self.wave_score(tile_count(p, h, width), h * width / 128);
+        let score = |h: i64| self.swapped_wave_score(h, width);
         let mut heights: Vec<i64> = self
             .domain(ParamId::MacroTile0)
             .values
