@@ -32,7 +32,8 @@
 //                                    mainloop/gt_gemv_mma.h); with SwapAB rows of B^T for
 //                                    M <= 8 (layout/gt_gemv_view.h)
 //   (a packer    loader/gt_pack_kernel.h: an operand the tensor maps cannot read in place is
-//                copied K-major into the workspace by <name>_pack_a / _pack_b first)
+//                copied K-major into the workspace by <name>_pack_a / _pack_b first; on the
+//                FMA path, PackMNMajor, a K-contiguous operand is copied M- or N-major)
 //   an epilogue  epilogue/   the accumulators staged through LDS, then D with alpha/beta
 //                            (stored by tensor maps in the persistent kernel),
 //                            split partials to the workspace (summed by the reduction kernel,
@@ -144,14 +145,14 @@ extern "C" __global__ void GT_LAUNCH_BOUNDS GT_CLUSTER_DIMS GT_KERNEL_NAME(GT_AR
 #if GT_PACK_A
 extern "C" __global__ void __launch_bounds__(GT_PACK_TILE * GT_PACK_ROWS) GT_CAT(GT_KERNEL_NAME, _pack_a)(GtGemmArgs args,
                                                                                                  void* dst) {
-    gt_pack_operand<GtCfg::TA, GT_PACK_A == 2>(reinterpret_cast<const GtCfg::TA*>(args.a), args.lda, args.stride_a,
+    gt_pack_operand<GtCfg::TA, GT_PACK_A>(reinterpret_cast<const GtCfg::TA*>(args.a), args.lda, args.stride_a,
                                                 args.m, args.k, reinterpret_cast<GtCfg::TA*>(dst));
 }
 #endif
 #if GT_PACK_B
 extern "C" __global__ void __launch_bounds__(GT_PACK_TILE * GT_PACK_ROWS) GT_CAT(GT_KERNEL_NAME, _pack_b)(GtGemmArgs args,
                                                                                                  void* dst) {
-    gt_pack_operand<GtCfg::TB, GT_PACK_B == 2>(reinterpret_cast<const GtCfg::TB*>(args.b), args.ldb, args.stride_b,
+    gt_pack_operand<GtCfg::TB, GT_PACK_B>(reinterpret_cast<const GtCfg::TB*>(args.b), args.ldb, args.stride_b,
                                                 args.n, args.k, reinterpret_cast<GtCfg::TB*>(dst));
 }
 #endif

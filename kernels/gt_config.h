@@ -27,8 +27,9 @@
 #define GT_B_CHUNK 0
 #endif
 // An operand packed before the main kernel (loader/gt_pack_kernel.h): 1 = stored K-major,
-// 2 = stored M- or N-major; the main kernel then reads it K-major (GT_TRANS_* name the layout
-// it reads). 0 = read where it is.
+// 2 = stored M- or N-major, either read K-major by the main kernel (the warpgroup path); 3 =
+// stored K-major, read M- or N-major (the FMA path's PackMNMajor). GT_TRANS_* name the layout
+// the main kernel reads. 0 = read where it is.
 // PersistentKernel (warpgroup path with the producer warp): one workgroup per compute unit
 // walks many tiles (scheduler/gt_persistent.h); 2 = ping-pong, two sets of consumer
 // warpgroups taking alternate tiles.

@@ -195,6 +195,7 @@ fn sample_configs() -> Vec<(GemmProblem, KernelConfig)> {
         cm: 1,
         tlds: 0,
         pu: 0,
+        pm: 0,
     };
     let mut out = Vec::new();
     let layouts = [

@@ -890,10 +890,11 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
     }
 }
 
-/// The FMA path's default on Hopper (a 256x128 tile of eight waves, 8 k a stage, three stages:
-/// the cross-stage prefetch) and its branch-free interior loop (NN and NT: an operand copied
-/// straight into LDS) compile for sm_90a without spills, in every layout and with 16 k a stage
-/// and four stages too. The GEMV path converts 8-bit inputs in pairs with the hardware
+/// The FMA path's default on Hopper (a 256x128 tile of eight waves with the cross-stage
+/// prefetch; at 4096^3 with the kernels that copy K-contiguous operands M- or N-major first)
+/// and its branch-free interior loop (an operand copied straight into LDS) compile for sm_90a
+/// without spills, in every layout, with the operands in place on 8 k a stage and three
+/// stages too. The GEMV path converts 8-bit inputs in pairs with the hardware
 /// conversion (cvt to f16x2, per encoding), while the reference kernel keeps its own decode.
 #[test]
 fn fma_prefetch_and_8bit_gemv_compile_for_sm90a() {
@@ -906,20 +907,31 @@ fn fma_prefetch_and_8bit_gemv_compile_for_sm90a() {
         let p = problem(4096, 4096, 4096, layout, F32, F32, 0.0, 1);
         let space = Space::for_problem(&p, &hw);
         let default = space.default_config().unwrap();
-        // 8 k a stage on three stages where both operands go through registers (TN), else 16
-        // on four (src/space/fma.rs).
-        let expected = if layout == "TN" {
-            "MT256x128x8_MI1x1x1_WG4x2_PGR3_PLR1_LPA4_LPB4_SW0_GSU1_WGM8_GRVW4_SVW2_SU0"
-        } else {
-            "MT256x128x16_MI1x1x1_WG4x2_PGR4_PLR1_LPA4_LPB4_SW0_GSU1_WGM8_GRVW4_SVW2_SU0"
+        // At 4096^3 every K-contiguous operand is copied M- or N-major first (PackMNMajor,
+        // the packing kernels compile with the main one), so every layout runs 16 k on four
+        // stages; where both operands go through registers (TN in place) 8 k on three
+        // (src/space/fma.rs).
+        let packs = match layout {
+            "TN" => "_PM3",
+            "NN" => "_PM2",
+            "TT" => "_PM1",
+            _ => "",
         };
+        let expected = format!(
+            "MT256x128x16_MI1x1x1_WG4x2_PGR4_PLR1_LPA4_LPB4_SW0_GSU1_WGM8_GRVW4_SVW2_SU0{packs}"
+        );
         assert_eq!(default.name(), expected, "{layout}");
         let deeper = KernelConfig::parse(
             "MT128x128x16_MI1x1x1_WG1x4_PGR4_PLR1_LPA4_LPB4_SW0_GSU1_WGM8_GRVW4_SVW2_SU0",
         )
         .unwrap();
         space.check(&deeper).unwrap();
-        let configs = [default, deeper];
+        let in_place = KernelConfig::parse(
+            "MT256x128x8_MI1x1x1_WG4x2_PGR3_PLR1_LPA4_LPB4_SW0_GSU1_WGM8_GRVW4_SVW2_SU0",
+        )
+        .unwrap();
+        space.check(&in_place).unwrap();
+        let configs = [default, deeper, in_place];
         let results = pool::compile_batch(&nvcc, &configs, &p, &target, None, 0);
         for (cfg, r) in configs.iter().zip(results) {
             match r {

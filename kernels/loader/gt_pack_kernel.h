@@ -1,6 +1,9 @@
 // loader/gt_pack_kernel.h: the body of an operand-packing kernel (<name>_pack_a / _pack_b), run
-// before the main kernel of a warpgroup GEMM whose operand the tensor memory accelerator
-// cannot read where it is, or reads slowly: a leading dimension or batch stride that is not a
+// before the main kernel. On the FMA path (PackMNMajor) it copies a K-contiguous operand M- or
+// N-major, the orientation of the FMA mainloop's LDS tiles, so the main kernel copies it into
+// LDS as it lies instead of through registers (gt_pack_to_mn_major below). On the warpgroup
+// path it serves a GEMM whose operand the tensor memory accelerator cannot read where it is,
+// or reads slowly: a leading dimension or batch stride that is not a
 // multiple of 16 bytes (N = 109 rows of B in an NT GEMM), an M- or N-major operand whose tile
 // is no whole number of swizzle chunks, or (PackUnaligned) rows that start on 16-byte but not
 // 32-byte boundaries, which cost the L2 several requests per box row. It copies the operand,
@@ -79,10 +82,48 @@ GT_DEVICE void gt_pack_mn_major(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 r
     }
 }
 
-// Packs `rows` x K (rows = M for A, N for B), stored K-major or (MN_MAJOR) M- or N-major.
-template <class T, bool MN_MAJOR>
+// The packed leading dimension of a copy made M- or N-major: the rows rounded up to whole
+// 128-byte lines (GemmProblem::packed_mn_ld on the host).
+template <class T> GT_DEVICE gt_i64 gt_packed_mn_ld(gt_i64 rows) {
+    constexpr gt_i64 L = 128 / gt_i64(sizeof(T));
+    return (rows + L - 1) / L * L;
+}
+
+// Copies `rows` x K stored K-major (element (r, k) at src[r * ld + k]) M- or N-major into
+// dst[k * rp + r] (PackMNMajor, the FMA path, whose LDS tiles are MN-major): grid
+// (ceil(rows / 32), ceil(K / 32), batch), block (32, 8); each block moves a 32 x 32 tile
+// through shared memory, read along K and written along the rows. The padding rows past
+// `rows` are left as they are: the main kernel's loads never reach them.
+template <class T>
+GT_DEVICE void gt_pack_to_mn_major(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst) {
+    __shared__ T tile[GT_PACK_TILE][GT_PACK_TILE + 1];  // [r][k]
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const gt_i64 r0 = gt_i64(blockIdx.x) * GT_PACK_TILE, k0 = gt_i64(blockIdx.y) * GT_PACK_TILE;
+    const gt_i64 b = blockIdx.z, rp = gt_packed_mn_ld<T>(rows);
+    src += b * stride;
+    dst += b * k * rp;
+    // Lanes walk K (the source's contiguous dimension) ...
+#pragma unroll
+    for (int j = 0; j < GT_PACK_TILE; j += GT_PACK_ROWS) {
+        const gt_i64 r = r0 + ty + j, kk = k0 + tx;
+        if (r < rows && kk < k) tile[ty + j][tx] = src[r * ld + kk];
+    }
+    __syncthreads();
+    // ... then the rows (the copy's).
+#pragma unroll
+    for (int j = 0; j < GT_PACK_TILE; j += GT_PACK_ROWS) {
+        const gt_i64 r = r0 + tx, kk = k0 + ty + j;
+        if (r < rows && kk < k) dst[kk * rp + r] = tile[tx][ty + j];
+    }
+}
+
+// Packs `rows` x K (rows = M for A, N for B): MODE 1 stored K-major, copied K-major; 2 stored
+// M- or N-major, copied K-major; 3 stored K-major, copied M- or N-major.
+template <class T, int MODE>
 GT_DEVICE void gt_pack_operand(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst) {
-    if constexpr (MN_MAJOR) {
+    if constexpr (MODE == 3) {
+        gt_pack_to_mn_major(src, ld, stride, rows, k, dst);
+    } else if constexpr (MODE == 2) {
         gt_pack_mn_major(src, ld, stride, rows, k, dst);
     } else {
         gt_pack_k_major(src, ld, stride, rows, k, dst);

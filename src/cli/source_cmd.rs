@@ -101,9 +101,18 @@ fn describe_launch(l: &crate::compile::LaunchPlan) -> String {
     }
     for p in &l.packs {
         parts.push(format!(
-            "first {} packs {} K-major into the workspace at byte {}",
+            "first {} packs {} {} into the workspace at byte {}",
             p.symbol,
             if p.is_a { "A" } else { "B" },
+            if p.mn_major {
+                if p.is_a {
+                    "M-major"
+                } else {
+                    "N-major"
+                }
+            } else {
+                "K-major"
+            },
             p.workspace_offset
         ));
     }

@@ -22,7 +22,8 @@ use crate::hw::Vendor;
 use crate::plant::PlantKind;
 use crate::problem::{DataType, GemmProblem};
 use crate::space::constraints::{
-    is_wgmma, k_major_box_rows, mn_chunk, packed_operands, persistent_store_columns, warpgroup_tile,
+    is_wgmma, k_major_box_rows, mn_chunk, mn_packed_operands, mn_packed_problem, packed_operands,
+    persistent_store_columns, warpgroup_tile,
 };
 use crate::space::{GsuAlgo, KernelConfig};
 
@@ -248,37 +249,46 @@ pub fn c_type(t: DataType) -> &'static str {
 }
 
 /// The problem a config's main kernel reads: `p` with the operands it packs first replaced
-/// by their packed copies (K-major, aligned leading dimension).
+/// by their packed copies: K-major with aligned rows on the warpgroup path, M- or N-major on
+/// the FMA path (PackMNMajor).
 pub fn kernel_problem(cfg: &KernelConfig, p: &GemmProblem) -> GemmProblem {
     let [a, b] = packed_operands(cfg, p);
     if a || b {
         p.with_packed(a, b)
     } else {
-        p.clone()
+        mn_packed_problem(cfg, p).into_owned()
     }
 }
 
 /// The packing launches of a config (kernels/loader/gt_pack_kernel.h), placed in the
 /// workspace from `offset` on (256-byte aligned).
 fn pack_plans(cfg: &KernelConfig, p: &GemmProblem, offset: u64) -> Vec<PackPlan> {
-    let [pack_a, pack_b] = packed_operands(cfg, p);
+    let [k_a, k_b] = packed_operands(cfg, p);
+    let [mn_a, mn_b] = mn_packed_operands(cfg, p);
+    let packed = kernel_problem(cfg, p);
     let mut at = offset.next_multiple_of(256);
     let mut plans = Vec::new();
-    for (is_a, on) in [(true, pack_a), (false, pack_b)] {
-        if !on {
+    for (is_a, k_major, mn_major) in [(true, k_a, mn_a), (false, k_b, mn_b)] {
+        if !k_major && !mn_major {
             continue;
         }
-        let (rows, t) = if is_a {
-            (p.m, p.a_type)
+        let (rows, t, ld, stride) = if is_a {
+            (p.m, p.a_type, packed.lda, packed.stride_a)
         } else {
-            (p.n, p.b_type)
+            (p.n, p.b_type, packed.ldb, packed.stride_b)
         };
-        let kp = p.packed_ld(t);
-        let bytes = (rows * kp * p.batch * t.bytes() as i64) as u64;
-        // The two grids of gt_pack_kernel.h: a K-major source moves one 16-byte vector per
-        // thread, 8 rows per block; an M- or N-major one 32 x 32 tiles.
-        let grid = if p.k_contiguous(is_a) {
-            let vectors = kp as u64 / (16 / t.bytes().max(1)) as u64;
+        // Rows of the copy times its leading dimension: rows x K rounded up K-major, K x rows
+        // rounded up MN-major.
+        let lines = if mn_major { p.k } else { rows };
+        let bytes = (lines * ld * p.batch * t.bytes() as i64) as u64;
+        // The grids of gt_pack_kernel.h: a K-major source copied K-major moves one 16-byte
+        // vector per thread, 8 rows per block; the transposing copies move 32 x 32 tiles,
+        // along K by rows for an M- or N-major source, along the rows by K for a copy made
+        // MN-major.
+        let grid = if mn_major {
+            [(rows as u64).div_ceil(32), (p.k as u64).div_ceil(32)]
+        } else if p.k_contiguous(is_a) {
+            let vectors = ld as u64 / (16 / t.bytes().max(1)) as u64;
             [vectors.div_ceil(32), (rows as u64).div_ceil(8)]
         } else {
             [(p.k as u64).div_ceil(32), (rows as u64).div_ceil(32)]
@@ -290,6 +300,9 @@ fn pack_plans(cfg: &KernelConfig, p: &GemmProblem, offset: u64) -> Vec<PackPlan>
             block: [32, 8, 1],
             workspace_offset: at,
             bytes,
+            mn_major,
+            ld,
+            stride,
         });
         at = (at + bytes).next_multiple_of(256);
     }
@@ -544,7 +557,7 @@ pub fn defines(cfg: &KernelConfig, stored: &GemmProblem, target: &Target) -> Str
 struct PartSpec<'a> {
     /// Canonical (the split algorithm is `Reduce` without a split).
     cfg: KernelConfig,
-    /// The problem the main kernel reads: packed operands K-major (`kernel_problem`).
+    /// The problem the main kernel reads: packed operands as copied (`kernel_problem`).
     p: &'a GemmProblem,
     /// The problem as stored, which the packers read.
     stored: &'a GemmProblem,
@@ -594,6 +607,7 @@ const PARTS: &[fn(&PartSpec, &mut DefineBlock)] = &[
     scheduler_defines,
     epilogue_defines,
     warpgroup_defines,
+    pack_defines,
 ];
 
 /// The order of the lines of a define block. The block is part of every compile-cache key
@@ -745,6 +759,28 @@ fn epilogue_defines(s: &PartSpec, b: &mut DefineBlock) {
     }
 }
 
+/// The packing kernels run before the main one (kernels/loader/gt_pack_kernel.h): each reads
+/// its operand as stored and writes the copy the main kernel reads: 1 = stored K-major,
+/// copied K-major; 2 = stored M- or N-major, copied K-major (both the warpgroup path's); 3 =
+/// stored K-major, copied M- or N-major (the FMA path's PackMNMajor).
+fn pack_defines(s: &PartSpec, b: &mut DefineBlock) {
+    let (c, stored) = (&s.cfg, s.stored);
+    let [k_a, k_b] = packed_operands(c, stored);
+    let [mn_a, mn_b] = mn_packed_operands(c, stored);
+    let mode = |k_major: bool, mn_major: bool, k_contiguous: bool| match (k_major, mn_major) {
+        (true, _) if k_contiguous => Some(1),
+        (true, _) => Some(2),
+        (false, true) => Some(3),
+        (false, false) => None,
+    };
+    if let Some(m) = mode(k_a, mn_a, stored.k_contiguous(true)) {
+        b.def("GT_PACK_A", m);
+    }
+    if let Some(m) = mode(k_b, mn_b, stored.k_contiguous(false)) {
+        b.def("GT_PACK_B", m);
+    }
+}
+
 /// The warpgroup mainloop (MI 64x8x16, 64x8x32): the instruction's N, the operands' LDS chunks
 /// when M- or N-major, which operands are packed first, the producer warp, SwapAB and the
 /// `wgmma` device function (`constraints::warpgroup`).
@@ -772,14 +808,6 @@ fn warpgroup_defines(s: &PartSpec, b: &mut DefineBlock) {
     }
     if let Some(chunk) = b_chunk {
         b.def("GT_B_CHUNK", chunk);
-    }
-    // A packer reads its operand as stored: 1 K-major, 2 M- or N-major.
-    let [pack_a, pack_b] = packed_operands(c, s.stored);
-    if pack_a {
-        b.def("GT_PACK_A", if s.stored.trans_a.is_t() { 1 } else { 2 });
-    }
-    if pack_b {
-        b.def("GT_PACK_B", if s.stored.trans_b.is_t() { 2 } else { 1 });
     }
     // The instruction's A operand is the sliced tile: A, or B when swapped.
     let (s_mn, n_mn) = if c.sab > 0 {
@@ -1349,11 +1377,13 @@ mod tests {
                 ("PrefetchGlobalRead", "2,4"),
                 ("StoreVectorWidth", "4"),
                 // Recorded before M-major A tiles could be shared in pairs and before operands
-                // were copied into aligned rows (the NT problem's A has rows of 2000 bytes):
-                // tests/nvcc_compile.rs compiles those kernels.
+                // were copied into aligned rows (the NT problem's A has rows of 2000 bytes),
+                // and before the FMA path copied K-contiguous operands MN-major (the TT
+                // problem's A): tests/nvcc_compile.rs compiles those kernels.
                 ("ClusterN", "1"),
                 ("ClusterM", "1"),
                 ("PackUnaligned", "0"),
+                ("PackMNMajor", "0"),
             ] {
                 s.fix(param, values).unwrap();
             }

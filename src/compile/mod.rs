@@ -105,6 +105,12 @@ pub struct PackPlan {
     pub block: [u32; 3],
     pub workspace_offset: u64,
     pub bytes: u64,
+    /// Whether the copy is M- or N-major (the FMA path's PackMNMajor); else K-major.
+    pub mn_major: bool,
+    /// The copy's leading dimension and batch stride, in elements: what the main kernel
+    /// reads the operand with.
+    pub ld: i64,
+    pub stride: i64,
 }
 
 impl LaunchPlan {

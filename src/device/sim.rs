@@ -169,7 +169,18 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     } else {
         1.0
     };
-    let comp_eff = base * (0.35 + 0.65 * reuse) * pipe * plr * banks * occ_eff * lds_reads;
+    // The FMA path writes a K-contiguous operand into its MN-major LDS tile through
+    // registers unless PackMNMajor copied it MN-major first: measured on an H200 at 4096^3,
+    // TN ran 9% and NN and TT 6-10% longer than NT.
+    let fma_through = if !c.uses_matrix_cores() && c.gv == 0 {
+        let [ma, mb] = constraints::mn_packed_operands(c, p);
+        u8::from(p.k_contiguous(true) && !ma) + u8::from(p.k_contiguous(false) && !mb)
+    } else {
+        0
+    };
+    let fma_reads = 1.0 / (1.0 + 0.045 * f64::from(fma_through));
+    let comp_eff =
+        base * (0.35 + 0.65 * reuse) * pipe * plr * banks * occ_eff * lds_reads * fma_reads;
     // The matrix cores at the problem's compute type (tf32 for c_xf32_r); FMAs at f32's.
     let peak = if c.uses_matrix_cores() {
         hw.peak_tflops_of(p)
@@ -235,9 +246,10 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     // Operands packed before the main kernel are read and written once more, in a launch of
     // their own.
     let [pack_a, pack_b] = constraints::packed_operands(c, p);
-    let packed_bytes =
-        f64::from(u8::from(pack_a)) * a_bytes + f64::from(u8::from(pack_b)) * b_bytes;
-    let pack_us = if pack_a || pack_b {
+    let [mn_a, mn_b] = constraints::mn_packed_operands(c, p);
+    let packed_bytes = f64::from(u8::from(pack_a || mn_a)) * a_bytes
+        + f64::from(u8::from(pack_b || mn_b)) * b_bytes;
+    let pack_us = if pack_a || pack_b || mn_a || mn_b {
         2.0 * packed_bytes / (hw.memory_bandwidth_gbps * 1e9 * 0.8) * 1e6 + 2.5
     } else {
         0.0

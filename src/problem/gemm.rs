@@ -168,6 +168,33 @@ impl GemmProblem {
         p
     }
 
+    /// Leading dimension of an operand of `rows` rows (M of A, N of B) and type `t` copied M-
+    /// or N-major: the rows rounded up to whole 128-byte lines, so that every packed column
+    /// of K starts on one (what kernels/loader/gt_pack_kernel.h's MN-major copy writes).
+    pub fn packed_mn_ld(rows: i64, t: DataType) -> i64 {
+        let line = (128 / t.bytes().max(1)) as i64;
+        (rows + line - 1) / line * line
+    }
+
+    /// The problem as a kernel sees it once A (`pack_a`) or B (`pack_b`), stored
+    /// K-contiguous, has been copied M- or N-major into a buffer of its own
+    /// (`constraints::mn_packed_problem`, PackMNMajor): that operand with the other transpose
+    /// flag, the packed leading dimension and a stride of one packed matrix per batch.
+    pub fn with_mn_packed(&self, pack_a: bool, pack_b: bool) -> GemmProblem {
+        let mut p = self.clone();
+        if pack_a {
+            p.trans_a = Trans::N;
+            p.lda = Self::packed_mn_ld(self.m, self.a_type);
+            p.stride_a = if self.batch > 1 { p.lda * self.k } else { 0 };
+        }
+        if pack_b {
+            p.trans_b = Trans::T;
+            p.ldb = Self::packed_mn_ld(self.n, self.b_type);
+            p.stride_b = if self.batch > 1 { p.ldb * self.k } else { 0 };
+        }
+        p
+    }
+
     /// The operands of D^T = B^T A^T: M and N exchanged, B in A's place (read with the
     /// opposite transpose flag: a K-contiguous B is a K-contiguous A of the transposed
     /// problem) and A in B's. C and D keep their own layout: a kernel that computes the

@@ -152,6 +152,13 @@ pub struct KernelConfig {
     /// 1. Named `_CM<n>` after ClusterN's place in the kernel name only when above 1.
     #[serde(default = "one")]
     pub cm: u32,
+    /// PackMNMajor (FMA path, NVIDIA): which K-contiguous operands are copied M- or N-major
+    /// into the workspace before the main kernel (`kernels/loader/gt_pack_kernel.h`), as a bit
+    /// set: 1 = A, 2 = B, 3 = both. The FMA mainloop keeps both operand tiles MN-major in LDS;
+    /// a K-contiguous operand otherwise travels through registers and is written transposed.
+    /// Named `_PM<n>` at the end of the kernel name only when set.
+    #[serde(default)]
+    pub pm: u32,
 }
 
 /// The serde default of fields whose neutral value is 1.
@@ -233,6 +240,7 @@ impl KernelConfig {
                 cm: 1,
                 tlds: 0,
                 pu: 0,
+                pm: 0,
                 ..self
             };
         }
@@ -304,6 +312,11 @@ impl KernelConfig {
             } else {
                 String::new()
             }
+            + &if c.pm > 0 {
+                format!("_PM{}", c.pm)
+            } else {
+                String::new()
+            }
     }
 
     /// Parses a canonical name back into the config. Every field must be present, once.
@@ -321,10 +334,10 @@ impl KernelConfig {
                 ))),
             }
         };
-        let mut fields: [Option<&str>; 21] = [None; 21];
-        const PREFIXES: [&str; 21] = [
+        let mut fields: [Option<&str>; 22] = [None; 22];
+        const PREFIXES: [&str; 22] = [
             "MT", "MI", "WG", "PGR", "PLR", "LPA", "LPB", "SW", "GSU", "WGM", "GRVW", "SVW", "SU",
-            "PW", "SAB", "PK", "GV", "CN", "TLDS", "PU", "CM",
+            "PW", "SAB", "PK", "GV", "CN", "TLDS", "PU", "CM", "PM",
         ];
         for part in name.trim().split('_') {
             // Longest prefix first so that `SVW` is not read as `SW`... and `SU` after `SVW`.
@@ -388,6 +401,7 @@ impl KernelConfig {
             tlds: if fields[18].is_some() { num(18)? } else { 0 },
             pu: if fields[19].is_some() { num(19)? } else { 0 },
             cm: if fields[20].is_some() { num(20)? } else { 1 },
+            pm: if fields[21].is_some() { num(21)? } else { 0 },
         };
         if cfg.pw > 2 {
             return Err(bad(format!("`PW{}`: ProducerWarp is 0, 1 or 2", cfg.pw)));
@@ -417,6 +431,12 @@ impl KernelConfig {
             return Err(bad(format!(
                 "`PU{}`: PackUnaligned is 0 (none), 1 (A), 2 (B) or 3 (both)",
                 cfg.pu
+            )));
+        }
+        if cfg.pm > 3 {
+            return Err(bad(format!(
+                "`PM{}`: PackMNMajor is 0 (none), 1 (A), 2 (B) or 3 (both)",
+                cfg.pm
             )));
         }
         if cfg.gsu == 0 || cfg.wgm == 0 || cfg.wg.contains(&0) || cfg.mt0 == 0 || cfg.mt1 == 0 {
@@ -469,6 +489,7 @@ mod tests {
             cm: 1,
             tlds: 0,
             pu: 0,
+            pm: 0,
         }
     }
 

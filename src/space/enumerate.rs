@@ -161,6 +161,7 @@ pub(super) fn reads(rule: &str) -> Option<&'static [ParamId]> {
             WavesN,
         ],
         "pack-unaligned" => &[PackUnaligned, MatrixInstruction],
+        "pack-mn-major" => &[PackMnMajor, MatrixInstruction, Gemv],
         "cluster" => &[
             ClusterN,
             ClusterM,

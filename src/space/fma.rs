@@ -9,7 +9,7 @@
 //! is a split along K where the tiles are too few for the compute units.
 
 use super::tuning_space::tile_count;
-use super::{KernelConfig, ParamId, Space};
+use super::{constraints, KernelConfig, ParamId, Space};
 use crate::hw::Vendor;
 
 /// The NVIDIA default's tiles, each eight waves of 64x64, 64x48, 96x32 or 64x32 outputs. The
@@ -60,6 +60,16 @@ const WAVE_START_MARGIN: i64 = 15;
 const STAGES_THROUGH_REGISTERS: (i64, i64) = (8, 3);
 const STAGES_DEEP: (i64, i64) = (16, 4);
 
+/// Where the default copies its K-contiguous operands M- or N-major first (PackMNMajor): where
+/// the copies are estimated at no more than this many percent of the multiply-adds' time
+/// ([`Space::fma_pack_share`]). An operand copied so lands in LDS by cp.async, and the kernel
+/// runs as NT does: H200, 4096^3 f32, kernel against kernel, NT 2662 us against TN 2899, NN
+/// 2826 and TT 2922 [cuBLASLt 2651-2797], where copying both operands of 4096^3 takes about
+/// 2.5%.
+const PACK_DEFAULT_SHARE: f64 = 4.0;
+/// Where a start of the search measures the other choice: the copies at most this share.
+const PACK_START_SHARE: f64 = 15.0;
+
 impl Space {
     /// Where only the FMA path applies (f32 inputs), its typical config is the default. On
     /// NVIDIA, where there are at least half a wave of 256x128 tiles: eight waves on the
@@ -92,10 +102,11 @@ impl Space {
             (ParamId::DepthU, if nvidia { 16 } else { 8 }),
             (ParamId::PrefetchGlobalRead, 3),
         ];
-        let wide: Vec<[(ParamId, i64); 6]> = if self.fma_waves_apply() {
+        let wide: Vec<[(ParamId, i64); 7]> = if self.fma_waves_apply() {
+            let packs = self.fma_default_packs();
             self.fma_wave_tiles()
                 .into_iter()
-                .map(|(_, tile)| self.fma_wave_tile(tile, self.fma_stages()))
+                .map(|(_, tile)| self.fma_wave_tile(tile, packs))
                 .collect()
         } else {
             Vec::new()
@@ -138,17 +149,68 @@ impl Space {
         tiles
     }
 
-    /// The (DepthU, PrefetchGlobalRead) the layout takes on the eight-wave tiles.
-    fn fma_stages(&self) -> (i64, i64) {
-        if self.problem.k_contiguous(true) && self.problem.k_contiguous(false) {
+    /// The (DepthU, PrefetchGlobalRead) the layout takes on the eight-wave tiles with the
+    /// operands of `packs` (PackMNMajor) copied M- or N-major first: 8 x 3 where both operands
+    /// still go through registers.
+    fn fma_stages(&self, packs: i64) -> (i64, i64) {
+        let through = |is_a: bool, bit: i64| self.problem.k_contiguous(is_a) && packs & bit == 0;
+        if through(true, 1) && through(false, 2) {
             STAGES_THROUGH_REGISTERS
         } else {
             STAGES_DEEP
         }
     }
 
-    /// The preferences that put the default on `t` with `(depth, stages)`.
-    fn fma_wave_tile(&self, t: WaveTile, (depth, stages): (i64, i64)) -> [(ParamId, i64); 6] {
+    /// The time the copies of every K-contiguous operand would take (a read and a write of
+    /// each at the memory bandwidth, and a launch of a few microseconds each), in percent of
+    /// the time of the GEMM's multiply-adds at 80% of the FP32 rate; None where no operand is
+    /// K-contiguous or the space has no PackMNMajor.
+    fn fma_pack_share(&self) -> Option<f64> {
+        let p = &self.problem;
+        let bits = *self.domain(ParamId::PackMnMajor).values.iter().max()?;
+        if bits == 0 {
+            return None;
+        }
+        let rows = [(1, p.m), (2, p.n)]
+            .iter()
+            .filter(|&&(bit, _)| bits & bit != 0)
+            .map(|&(_, rows)| rows)
+            .collect::<Vec<_>>();
+        let bytes: f64 = rows
+            .iter()
+            .map(|&r| (r * p.k * p.batch) as f64 * 4.0 * 2.0)
+            .sum();
+        let copy_s =
+            bytes / (self.hw.memory_bandwidth_gbps.max(1.0) * 1e9) + 4e-6 * rows.len() as f64;
+        let flops = 2.0 * (p.m * p.n * p.k * p.batch) as f64;
+        let rate = self.hw.peak_tflops.get("f32").copied().unwrap_or(0.0) * 1e12 * 0.8;
+        (rate > 0.0).then(|| 100.0 * copy_s / (flops / rate))
+    }
+
+    /// PackMNMajor of the default: every K-contiguous operand where the copies are cheap
+    /// enough ([`PACK_DEFAULT_SHARE`]), else none.
+    fn fma_default_packs(&self) -> i64 {
+        match self.fma_pack_share() {
+            Some(share) if share <= PACK_DEFAULT_SHARE => {
+                constraints::k_contiguous_operands(&self.problem) as i64
+            }
+            _ => 0,
+        }
+    }
+
+    /// The preferences that put the default on `t` with the operands of `packs` copied first,
+    /// on the stages that takes.
+    fn fma_wave_tile(&self, t: WaveTile, packs: i64) -> [(ParamId, i64); 7] {
+        self.fma_wave_tile_on(t, packs, self.fma_stages(packs))
+    }
+
+    /// The same with `(depth, stages)`.
+    fn fma_wave_tile_on(
+        &self,
+        t: WaveTile,
+        packs: i64,
+        (depth, stages): (i64, i64),
+    ) -> [(ParamId, i64); 7] {
         [
             (ParamId::MacroTile0, t.mt0),
             (ParamId::MacroTile1, t.mt1),
@@ -156,6 +218,7 @@ impl Space {
             (ParamId::WavesN, t.waves_n),
             (ParamId::DepthU, depth),
             (ParamId::PrefetchGlobalRead, stages),
+            (ParamId::PackMnMajor, packs),
         ]
     }
 
@@ -166,22 +229,38 @@ impl Space {
     /// on 16 k a stage and four stages as well: 8 x 3 wins at 4096^3 by 1% and at
     /// 8192x8192x1024 by 2.5%, loses at 3072x1024x3072 by 10% (H200, kernel against kernel:
     /// 256x96 tiles 487.5 us on 8 x 3 against 444.1 on 16 x 4 [414.1]).
+    /// Where K-contiguous operands can be copied M- or N-major first (PackMNMajor) and the
+    /// copies are estimated at no more than [`PACK_START_SHARE`], the best tile with the other
+    /// choice than the default's is the first of these starts.
     pub fn fma_wave_starts(&self) -> Vec<KernelConfig> {
-        if !self.fma_waves_apply() || self.raw_default().mi != [1, 1, 1] {
+        let default = self.raw_default();
+        if !self.fma_waves_apply() || default.mi != [1, 1, 1] {
             return Vec::new();
         }
+        let packs = default.pm as i64;
         let tiles = self.fma_wave_tiles();
         let best = tiles[0].0;
-        let stages = self.fma_stages();
-        let deeper = self.fma_wave_tile(tiles[0].1, STAGES_DEEP);
+        let deeper = self.fma_wave_tile_on(tiles[0].1, packs, STAGES_DEEP);
         let mut starts: Vec<KernelConfig> = tiles
-            .into_iter()
-            .filter(|&(score, _)| score * 100 <= best * (100 + WAVE_START_MARGIN))
-            .filter_map(|(_, t)| self.valid_start(&self.fma_wave_tile(t, stages)))
+            .iter()
+            .filter(|&&(score, _)| score * 100 <= best * (100 + WAVE_START_MARGIN))
+            .filter_map(|&(_, t)| self.valid_start(&self.fma_wave_tile(t, packs)))
             .collect();
         if let Some(c) = self.valid_start(&deeper) {
             if !starts.contains(&c) {
                 starts.insert(starts.len().min(1), c);
+            }
+        }
+        let other = match (packs, self.fma_pack_share()) {
+            (0, Some(share)) if share <= PACK_START_SHARE => {
+                constraints::k_contiguous_operands(&self.problem) as i64
+            }
+            (0, _) => return starts,
+            _ => 0,
+        };
+        if let Some(c) = self.valid_start(&self.fma_wave_tile(tiles[0].1, other)) {
+            if !starts.contains(&c) {
+                starts.insert(0, c);
             }
         }
         starts
@@ -279,8 +358,8 @@ mod tests {
                 4096,
                 "TN",
                 "H200",
-                (256, 128, 8, [4, 2], 3, 1),
-                "whole waves",
+                (256, 128, 16, [4, 2], 4, 1),
+                "whole waves, both operands copied N- and M-major first",
             ),
             (
                 2048,
@@ -297,8 +376,8 @@ mod tests {
                 1024,
                 "TN",
                 "H200",
-                (256, 128, 8, [4, 2], 3, 1),
-                "more waves elsewhere",
+                (256, 128, 16, [4, 2], 4, 1),
+                "more waves elsewhere, both operands copied first",
             ),
             (
                 3072,
@@ -348,10 +427,10 @@ mod tests {
 
     #[test]
     fn fma_stage_depth_follows_how_the_operands_reach_lds() {
-        // Both through registers (TN): 8 k on three stages; any operand copied straight in:
-        // 16 k on four.
+        // Both through registers (TN where the copies would cost 7% of 2048^3): 8 k on three
+        // stages; any operand copied straight in: 16 k on four.
         for (layout, depth, stages) in [("TN", 8, 3), ("NN", 16, 4), ("NT", 16, 4), ("TT", 16, 4)] {
-            let s = default_shape(4096, 4096, 4096, layout, "H200");
+            let s = default_shape(2048, 2048, 2048, layout, "H200");
             assert_eq!((s.2, s.4), (depth, stages), "{layout}");
             assert_eq!((s.0, s.1), (256, 128), "{layout}");
         }
@@ -365,32 +444,80 @@ mod tests {
     }
 
     #[test]
+    fn fma_default_copies_k_contiguous_operands_where_the_copies_are_cheap() {
+        let h200 = HwSpec::by_name("H200").unwrap();
+        let pm = |m, n, k, layout: &str| {
+            Space::for_problem(&f32_problem(m, n, k, layout), &h200)
+                .default_config()
+                .unwrap()
+                .pm
+        };
+        // Every K-contiguous operand of 4096^3 (about 2.5% of the multiply-adds): A in TN and
+        // TT, B in TN and NN; none in NT.
+        assert_eq!(pm(4096, 4096, 4096, "TN"), 3);
+        assert_eq!(pm(4096, 4096, 4096, "NN"), 2);
+        assert_eq!(pm(4096, 4096, 4096, "TT"), 1);
+        assert_eq!(pm(4096, 4096, 4096, "NT"), 0);
+        // Small or thin GEMMs keep theirs in place, and so does a 64-batch of 512^3, where
+        // the copies would take a fifth of the time; so does every AMD default (the HIP
+        // backend launches no packing kernels).
+        assert_eq!(pm(1024, 1024, 1024, "TN"), 0);
+        assert_eq!(pm(4096, 64, 4096, "TN"), 0);
+        let mut batched = f32_problem(512, 512, 512, "TN");
+        batched.batch = 64;
+        let s = Space::for_problem(&batched, &h200);
+        assert_eq!(s.default_config().unwrap().pm, 0);
+        assert!(s.fma_wave_starts().iter().all(|c| c.pm == 0));
+        let mi300 = HwSpec::by_name("mi300x").unwrap();
+        let amd = Space::for_problem(&f32_problem(4096, 4096, 4096, "TN"), &mi300);
+        assert_eq!(amd.domain(ParamId::PackMnMajor).values, vec![0]);
+    }
+
+    #[test]
     fn fma_wave_starts_are_the_close_runners_up() {
         let hw = HwSpec::by_name("H200").unwrap();
         // 3000x1000: 256x96 (132 tiles) and 192x128 (128) tie, 256x128 (96) within 15%;
         // 128x128 (192 tiles, two waves) not.
+        // The default copies B (K-contiguous, 1000 x 2000, 3% of the multiply-adds) N-major
+        // first; the first start leaves it in place.
         let s = Space::for_problem(&f32_problem(3000, 1000, 2000, "NN"), &hw);
         let default = s.default_config().unwrap();
-        assert_eq!((default.mt0, default.mt1), (256, 96));
+        assert_eq!((default.mt0, default.mt1, default.pm), (256, 96, 2));
         let starts = s.fma_wave_starts();
-        let tiles: Vec<(u32, u32)> = starts.iter().map(|c| (c.mt0, c.mt1)).collect();
-        assert_eq!(tiles, [(256, 96), (192, 128), (256, 128)]);
+        let tiles: Vec<(u32, u32, u32)> = starts.iter().map(|c| (c.mt0, c.mt1, c.pm)).collect();
+        assert_eq!(
+            tiles,
+            [(256, 96, 0), (256, 96, 2), (192, 128, 2), (256, 128, 2)]
+        );
         for c in &starts {
             s.check(c).unwrap();
             assert_eq!((c.depth_u, c.pgr, c.gsu), (16, 4, 1));
         }
         let extra = s.extra_starts();
-        assert!(extra.contains(&starts[1]) && extra.contains(&starts[2]));
+        assert!(starts.iter().all(|c| *c == default || extra.contains(c)));
         // 4096^3: 128x128 (eight waves of two a compute unit) 11% behind, the others 30%.
         // bf16: none (matrix cores).
         let big = Space::for_problem(&f32_problem(4096, 4096, 4096, "TN"), &hw);
-        let big_tiles: Vec<(u32, u32, u32)> = big
+        let big_tiles: Vec<(u32, u32, u32, u32)> = big
             .fma_wave_starts()
             .iter()
-            .map(|c| (c.mt0, c.mt1, c.depth_u))
+            .map(|c| (c.mt0, c.mt1, c.depth_u, c.pm))
             .collect();
-        // Both operands through registers: the default's tile on 16 k a stage too.
-        assert_eq!(big_tiles, [(256, 128, 8), (256, 128, 16), (128, 128, 8)]);
+        // Both operands copied first by default: the first start keeps them in place, both
+        // through registers on 8 k a stage.
+        assert_eq!(
+            big_tiles,
+            [(256, 128, 8, 0), (256, 128, 16, 3), (128, 128, 16, 3)]
+        );
+        // 2048^3 TN: the copies would take 7%, so the default leaves both in place; the
+        // first start copies them.
+        let mid = Space::for_problem(&f32_problem(2048, 2048, 2048, "TN"), &hw);
+        assert_eq!(mid.default_config().unwrap().pm, 0);
+        let first = mid.fma_wave_starts()[0];
+        assert_eq!(
+            (first.mt0, first.mt1, first.depth_u, first.pgr, first.pm),
+            (256, 128, 16, 4, 3)
+        );
         let bf16 = Space::for_problem(&GemmProblem::new(3000, 1000, 2000), &hw);
         assert!(bf16.fma_wave_starts().is_empty());
     }

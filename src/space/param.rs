@@ -37,10 +37,11 @@ pub enum ParamId {
     TransposeLds,
     PackUnaligned,
     ClusterM,
+    PackMnMajor,
 }
 
 impl ParamId {
-    pub const ALL: [ParamId; 25] = [
+    pub const ALL: [ParamId; 26] = [
         ParamId::MacroTile0,
         ParamId::MacroTile1,
         ParamId::DepthU,
@@ -66,6 +67,7 @@ impl ParamId {
         ParamId::TransposeLds,
         ParamId::PackUnaligned,
         ParamId::ClusterM,
+        ParamId::PackMnMajor,
     ];
 
     /// The name used in configs, prompts, TOML files and Tensile exports.
@@ -96,6 +98,7 @@ impl ParamId {
             ParamId::TransposeLds => "TransposeLDS",
             ParamId::PackUnaligned => "PackUnaligned",
             ParamId::ClusterM => "ClusterM",
+            ParamId::PackMnMajor => "PackMNMajor",
         }
     }
 
@@ -134,6 +137,7 @@ impl ParamId {
             ParamId::TransposeLds => "TLDS",
             ParamId::PackUnaligned => "PU",
             ParamId::ClusterM => "CM",
+            ParamId::PackMnMajor => "PM",
         }
     }
 
@@ -164,6 +168,7 @@ impl ParamId {
             ParamId::TransposeLds => "on the matrix-core LDS path (MFMA on AMD, mma.sync on NVIDIA) with an operand that is M- or N-contiguous in memory (A with transA=N, B with transB=T): 1 = the loader transposes that operand in registers into K-major LDS tiles of 16-byte packs, so the matrix instructions' operands are read with wide LDS reads; 0 = the tile is stored as it lies and read transposed (one element per read on AMD, ldmatrix.trans on NVIDIA); that operand's LDS padding must be 0 with 1",
             ParamId::ClusterM => "on the Hopper wgmma path with the producer warp, workgroups run in clusters of this many along M that share one column of tiles and read their common B tile from L2 once for the cluster (each loads a share, multicast to all); searched where B's rows start on 16-byte but not 32-byte boundaries, opt-in elsewhere; not with ClusterN > 1; 1 = no cluster",
             ParamId::PackUnaligned => "on the Hopper wgmma path, operands whose rows start on 16-byte but not 32-byte boundaries (a leading dimension such as 3000 or 1000 in bf16, which makes every tensor-map box row cost the L2 several requests) are first copied K-major into the workspace with rows of whole 128-byte lines by a packing kernel of their own: 1 = A, 2 = B, 3 = both, 0 = read in place; pays where the operand is small next to the work or read many times",
+            ParamId::PackMnMajor => "on the FMA path (f32 inputs, MatrixInstruction 1x1x1) on NVIDIA, operands that are K-contiguous in memory (A with transA=T, B with transB=N) are first copied M- or N-major into the workspace by a transposing kernel of their own: 1 = A, 2 = B, 3 = both, 0 = read in place; the main loop then copies them into LDS as they lie (cp.async, deeper pipelines pay) instead of through registers with transposed LDS writes; the copy costs a read and a write of the operand, small next to the multiply-adds of large GEMMs",
             ParamId::SwapAB => "1 = on the Hopper wgmma path, compute the transposed tile (B^T A^T): the instruction's 64-row slices run along N (MacroTile1 per warpgroup a multiple of 64) and MacroTile0 may be any multiple of 16, so skinny problems get M tiles (48, 80, 224 ...) that fill every compute unit in one wave; on the GEMV path (Gemv=1), run along N for M up to 8: the GEMV of D^T = B^T A^T",
         }
     }
@@ -199,6 +204,7 @@ impl ParamId {
             ParamId::TransposeLds => c.tlds,
             ParamId::PackUnaligned => c.pu,
             ParamId::ClusterM => c.cm,
+            ParamId::PackMnMajor => c.pm,
         }) as i64
     }
 
@@ -235,16 +241,17 @@ impl ParamId {
             ParamId::TransposeLds => c.tlds = u,
             ParamId::PackUnaligned => c.pu = u,
             ParamId::ClusterM => c.cm = u,
+            ParamId::PackMnMajor => c.pm = u,
         }
     }
 
     /// Whether the values are names of alternatives rather than points on a scale: every
     /// other value is one step away (the split algorithms have no order).
     pub fn is_categorical(self) -> bool {
-        // PackUnaligned's values are sets of operands (A, B, both).
+        // PackUnaligned's and PackMNMajor's values are sets of operands (A, B, both).
         matches!(
             self,
-            ParamId::GlobalSplitUAlgorithm | ParamId::PackUnaligned
+            ParamId::GlobalSplitUAlgorithm | ParamId::PackUnaligned | ParamId::PackMnMajor
         )
     }
 

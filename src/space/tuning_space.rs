@@ -204,6 +204,17 @@ impl Space {
                 },
                 0,
             ),
+            // K-contiguous operands copied M- or N-major first where only the FMA path
+            // applies (f32 inputs), on NVIDIA (Space::prefer_fma says where by default).
+            Domain::choice(
+                ParamId::PackMnMajor,
+                if shapes.is_empty() {
+                    constraints::pack_mn_major_values(problem, hw)
+                } else {
+                    vec![0]
+                },
+                0,
+            ),
         ];
         let mut space = Space {
             domains,
@@ -2152,6 +2163,7 @@ fn blank() -> KernelConfig {
         cm: 1,
         tlds: 0,
         pu: 0,
+        pm: 0,
     }
 }
 

@@ -555,7 +555,8 @@ impl Device for CudaDevice {
             }
         }
         // Operands packed before the main kernel (into the workspace, after the split-K
-        // partials): the main kernel reads the packed copies, K-major.
+        // partials): the main kernel reads the packed copies (K-major on the warpgroup path,
+        // M- or N-major on the FMA path), with each plan's leading dimension and stride.
         let packs: Vec<(sys::CUfunction, &crate::compile::PackPlan)> = {
             let mut v = Vec::new();
             for pk in &plan.packs {
@@ -651,14 +652,12 @@ impl Device for CudaDevice {
                     unsafe { driver::launch(f, pk.grid, pk.block, 0, stream, &mut pack_params) }
                         .map_err(|e| describe(&e))?;
                 }
-                if let Some(kp) = &kernel_problem {
-                    for &(_, pk) in &packs {
-                        let dst = ws + pk.workspace_offset;
-                        if pk.is_a {
-                            (args.a, args.lda, args.stride_a) = (dst, kp.lda, kp.stride_a);
-                        } else {
-                            (args.b, args.ldb, args.stride_b) = (dst, kp.ldb, kp.stride_b);
-                        }
+                for &(_, pk) in &packs {
+                    let dst = ws + pk.workspace_offset;
+                    if pk.is_a {
+                        (args.a, args.lda, args.stride_a) = (dst, pk.ld, pk.stride);
+                    } else {
+                        (args.b, args.ldb, args.stride_b) = (dst, pk.ld, pk.stride);
                     }
                 }
                 if let Some((a, b, c)) = maps.get(copy % maps.len().max(1)) {

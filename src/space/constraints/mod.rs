@@ -9,7 +9,8 @@
 //! depth), `lds_layout` (padding, swizzle, LDS bytes), `atom` (matrix instructions, wave
 //! tiles), `warpgroup` (the `wgmma` mainloop, producer warp, SwapAB), `transpose_lds`
 //! (operands transposed into K-major LDS packs), `pack_unaligned` (operands copied into
-//! aligned rows first), `loader` (global reads), `epilogue` (stores,
+//! aligned rows first), `pack_mn_major` (K-contiguous operands copied M- or N-major first,
+//! the FMA path), `loader` (global reads), `epilogue` (stores,
 //! output types), `scheduler` (split-K, stream-K), `cluster` (clusters sharing A) and
 //! `resources` (LDS and registers against the GPU); `gemv` holds every rule of the GEMV path,
 //! which has no tiles in LDS, and replaces the others for its configs. [`check`] applies them
@@ -21,6 +22,7 @@ mod epilogue;
 mod gemv;
 mod lds_layout;
 mod loader;
+mod pack_mn_major;
 mod pack_unaligned;
 mod resources;
 mod scheduler;
@@ -43,6 +45,9 @@ pub use gemv::{
 pub use lds_layout::{
     lds_bytes, persistent_c_stages, persistent_output_bytes, persistent_output_passes,
     persistent_passes, persistent_store_columns,
+};
+pub use pack_mn_major::{
+    k_contiguous_operands, mn_packed_operands, mn_packed_problem, pack_mn_major_values,
 };
 pub use pack_unaligned::{pack_unaligned_values, unaligned_operands};
 pub use resources::{registers_estimate, workgroups_per_cu};
@@ -85,6 +90,7 @@ pub const RULE_ORDER: &[&str] = &[
     "producer-warp",
     "swap-ab",
     "pack-unaligned",
+    "pack-mn-major",
     "transpose-lds",
     "wave-tile",
     "depth-u",
@@ -122,6 +128,10 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
     warpgroup::producer_warp(c, p, hw)?;
     warpgroup::swap_ab(c)?;
     pack_unaligned::pack_unaligned(c, p)?;
+    pack_mn_major::pack_mn_major(c, p, hw)?;
+    // From here on the rules judge the operands the main kernel reads: the MN-major copies
+    // where PackMNMajor makes them.
+    let p = &*mn_packed_problem(c, p);
     transpose_lds::transpose_lds(c, p)?;
     atom::wave_tile(c, hw)?;
     loader::global_read(c, p)?;

@@ -56,8 +56,8 @@ fn verdicts(s: &Space, n: usize) -> Verdicts {
             d.values[rng.gen_range(0..d.values.len())]
         }
     };
-    // The draws were recorded before the Gemv, ClusterN, TransposeLDS, PackUnaligned and
-    // ClusterM parameters existed:
+    // The draws were recorded before the Gemv, ClusterN, TransposeLDS, PackUnaligned,
+    // ClusterM and PackMNMajor parameters existed:
     // they leave them at their defaults (their rules are tested in tests/gemv.rs and with the
     // constraints), so every other parameter is drawn as it was.
     let domains: Vec<&Domain> = s
@@ -70,6 +70,7 @@ fn verdicts(s: &Space, n: usize) -> Verdicts {
                 ParamId::TransposeLds,
                 ParamId::PackUnaligned,
                 ParamId::ClusterM,
+                ParamId::PackMnMajor,
             ]
             .contains(&d.id)
         })
