@@ -57,29 +57,35 @@ GT_DEVICE void gt_pack_k_major(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 ro
     *reinterpret_cast<Vec*>(dst + k0) = u.v;
 }
 
-// Packs `rows` x K stored MN-major (element (r, k) at src[k * ld + r]) into dst[r * kp + k]
-// (the MN-major grid above).
+// Copies the 32 x 32 tile at (i0, j0) of an ni x nj matrix stored j-contiguous (element (i, j)
+// at src[i * sld + j]) into dst stored i-contiguous (element (i, j) at dst[j * dld + i]),
+// through shared memory: the lanes walk j on the read and i on the write, so both sides move
+// whole lines. Block (32, 8).
 template <class T>
-GT_DEVICE void gt_pack_mn_major(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst) {
-    __shared__ T tile[GT_PACK_TILE][GT_PACK_TILE + 1];  // [k][r]
+GT_DEVICE void gt_transpose_tile(const T* src, gt_i64 sld, gt_i64 ni, gt_i64 nj, gt_i64 i0, gt_i64 j0, T* dst,
+                                 gt_i64 dld) {
+    __shared__ T tile[GT_PACK_TILE][GT_PACK_TILE + 1];  // [i][j]
     const int tx = threadIdx.x, ty = threadIdx.y;
-    const gt_i64 k0 = gt_i64(blockIdx.x) * GT_PACK_TILE, r0 = gt_i64(blockIdx.y) * GT_PACK_TILE;
-    const gt_i64 b = blockIdx.z, kp = gt_packed_ld<T>(k);
-    src += b * stride;
-    dst += b * rows * kp;
-    // Lanes walk the rows (the source's contiguous dimension) ...
 #pragma unroll
-    for (int j = 0; j < GT_PACK_TILE; j += GT_PACK_ROWS) {
-        const gt_i64 r = r0 + tx, kk = k0 + ty + j;
-        if (r < rows && kk < k) tile[ty + j][tx] = src[kk * ld + r];
+    for (int s = 0; s < GT_PACK_TILE; s += GT_PACK_ROWS) {
+        const gt_i64 i = i0 + ty + s, j = j0 + tx;
+        if (i < ni && j < nj) tile[ty + s][tx] = src[i * sld + j];
     }
     __syncthreads();
-    // ... then K (the copy's).
 #pragma unroll
-    for (int j = 0; j < GT_PACK_TILE; j += GT_PACK_ROWS) {
-        const gt_i64 r = r0 + ty + j, kk = k0 + tx;
-        if (r < rows && kk < k) dst[r * kp + kk] = tile[tx][ty + j];
+    for (int s = 0; s < GT_PACK_TILE; s += GT_PACK_ROWS) {
+        const gt_i64 i = i0 + tx, j = j0 + ty + s;
+        if (i < ni && j < nj) dst[j * dld + i] = tile[tx][ty + s];
     }
+}
+
+// Packs `rows` x K stored MN-major (element (r, k) at src[k * ld + r]) into dst[r * kp + k]
+// (the MN-major grid above: blocks along K by x, along the rows by y).
+template <class T>
+GT_DEVICE void gt_pack_mn_major(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst) {
+    const gt_i64 b = blockIdx.z, kp = gt_packed_ld<T>(k);
+    gt_transpose_tile(src + b * stride, ld, k, rows, gt_i64(blockIdx.x) * GT_PACK_TILE,
+                      gt_i64(blockIdx.y) * GT_PACK_TILE, dst + b * rows * kp, kp);
 }
 
 // The packed leading dimension of a copy made M- or N-major: the rows rounded up to whole
@@ -91,30 +97,13 @@ template <class T> GT_DEVICE gt_i64 gt_packed_mn_ld(gt_i64 rows) {
 
 // Copies `rows` x K stored K-major (element (r, k) at src[r * ld + k]) M- or N-major into
 // dst[k * rp + r] (PackMNMajor, the FMA path, whose LDS tiles are MN-major): grid
-// (ceil(rows / 32), ceil(K / 32), batch), block (32, 8); each block moves a 32 x 32 tile
-// through shared memory, read along K and written along the rows. The padding rows past
-// `rows` are left as they are: the main kernel's loads never reach them.
+// (ceil(rows / 32), ceil(K / 32), batch), block (32, 8), one 32 x 32 tile a block. The
+// padding rows past `rows` are left as they are: the main kernel's loads never reach them.
 template <class T>
 GT_DEVICE void gt_pack_to_mn_major(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst) {
-    __shared__ T tile[GT_PACK_TILE][GT_PACK_TILE + 1];  // [r][k]
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const gt_i64 r0 = gt_i64(blockIdx.x) * GT_PACK_TILE, k0 = gt_i64(blockIdx.y) * GT_PACK_TILE;
     const gt_i64 b = blockIdx.z, rp = gt_packed_mn_ld<T>(rows);
-    src += b * stride;
-    dst += b * k * rp;
-    // Lanes walk K (the source's contiguous dimension) ...
-#pragma unroll
-    for (int j = 0; j < GT_PACK_TILE; j += GT_PACK_ROWS) {
-        const gt_i64 r = r0 + ty + j, kk = k0 + tx;
-        if (r < rows && kk < k) tile[ty + j][tx] = src[r * ld + kk];
-    }
-    __syncthreads();
-    // ... then the rows (the copy's).
-#pragma unroll
-    for (int j = 0; j < GT_PACK_TILE; j += GT_PACK_ROWS) {
-        const gt_i64 r = r0 + tx, kk = k0 + ty + j;
-        if (r < rows && kk < k) dst[kk * rp + r] = tile[tx][ty + j];
-    }
+    gt_transpose_tile(src + b * stride, ld, rows, k, gt_i64(blockIdx.x) * GT_PACK_TILE,
+                      gt_i64(blockIdx.y) * GT_PACK_TILE, dst + b * k * rp, rp);
 }
 
 // Packs `rows` x K (rows = M for A, N for B): MODE 1 stored K-major, copied K-major; 2 stored
