@@ -153,29 +153,30 @@ impl Space {
     /// operands of `packs` (PackMNMajor) copied M- or N-major first: 8 x 3 where both operands
     /// still go through registers.
     fn fma_stages(&self, packs: i64) -> (i64, i64) {
-        let through = |is_a: bool, bit: i64| self.problem.k_contiguous(is_a) && packs & bit == 0;
-        if through(true, 1) && through(false, 2) {
+        let through =
+            |is_a: bool, bit: u32| self.problem.k_contiguous(is_a) && packs & i64::from(bit) == 0;
+        if through(true, constraints::PACK_A) && through(false, constraints::PACK_B) {
             STAGES_THROUGH_REGISTERS
         } else {
             STAGES_DEEP
         }
     }
 
-    /// The time the copies of every K-contiguous operand would take (a read and a write of
-    /// each at the memory bandwidth, and a launch of a few microseconds each), in percent of
-    /// the time of the GEMM's multiply-adds at 80% of the FP32 rate; None where no operand is
-    /// K-contiguous or the space has no PackMNMajor.
-    fn fma_pack_share(&self) -> Option<f64> {
+    /// The operands PackMNMajor can copy (the largest set its domain holds) and the time their
+    /// copies would take (a read and a write of each at the memory bandwidth, and a launch of
+    /// a few microseconds each), in percent of the time of the GEMM's multiply-adds at 80% of
+    /// the FP32 rate; None where there are none.
+    fn fma_pack_share(&self) -> Option<(i64, f64)> {
         let p = &self.problem;
         let bits = *self.domain(ParamId::PackMnMajor).values.iter().max()?;
-        if bits == 0 {
+        let rows: Vec<i64> = [(constraints::PACK_A, p.m), (constraints::PACK_B, p.n)]
+            .iter()
+            .filter(|&&(bit, _)| bits & i64::from(bit) != 0)
+            .map(|&(_, rows)| rows)
+            .collect();
+        if rows.is_empty() {
             return None;
         }
-        let rows = [(1, p.m), (2, p.n)]
-            .iter()
-            .filter(|&&(bit, _)| bits & bit != 0)
-            .map(|&(_, rows)| rows)
-            .collect::<Vec<_>>();
         let bytes: f64 = rows
             .iter()
             .map(|&r| (r * p.k * p.batch) as f64 * 4.0 * 2.0)
@@ -184,16 +185,14 @@ impl Space {
             bytes / (self.hw.memory_bandwidth_gbps.max(1.0) * 1e9) + 4e-6 * rows.len() as f64;
         let flops = 2.0 * (p.m * p.n * p.k * p.batch) as f64;
         let rate = self.hw.peak_tflops.get("f32").copied().unwrap_or(0.0) * 1e12 * 0.8;
-        (rate > 0.0).then(|| 100.0 * copy_s / (flops / rate))
+        (rate > 0.0).then(|| (bits, 100.0 * copy_s / (flops / rate)))
     }
 
-    /// PackMNMajor of the default: every K-contiguous operand where the copies are cheap
-    /// enough ([`PACK_DEFAULT_SHARE`]), else none.
+    /// PackMNMajor of the default: every operand it can copy where the copies are cheap enough
+    /// ([`PACK_DEFAULT_SHARE`]), else none.
     fn fma_default_packs(&self) -> i64 {
         match self.fma_pack_share() {
-            Some(share) if share <= PACK_DEFAULT_SHARE => {
-                constraints::k_contiguous_operands(&self.problem) as i64
-            }
+            Some((bits, share)) if share <= PACK_DEFAULT_SHARE => bits,
             _ => 0,
         }
     }
@@ -252,9 +251,7 @@ impl Space {
             }
         }
         let other = match (packs, self.fma_pack_share()) {
-            (0, Some(share)) if share <= PACK_START_SHARE => {
-                constraints::k_contiguous_operands(&self.problem) as i64
-            }
+            (0, Some((bits, share))) if share <= PACK_START_SHARE => bits,
             (0, _) => return starts,
             _ => 0,
         };

@@ -576,10 +576,13 @@ impl Device for CudaDevice {
             None => 0,
         };
         let packed = |is_a: bool| plan.packs.iter().find(|pk| pk.is_a == is_a);
-        let kernel_problem = self.state.as_ref().map(|st| {
-            st.problem
-                .with_packed(packed(true).is_some(), packed(false).is_some())
-        });
+        // The problem the tensor maps describe (the warpgroup path's, whose copies are K-major;
+        // the FMA path's M- or N-major copies are read without maps).
+        let k_major = |is_a: bool| packed(is_a).is_some_and(|pk| !pk.mn_major);
+        let kernel_problem = self
+            .state
+            .as_ref()
+            .map(|st| st.problem.with_packed(k_major(true), k_major(false)));
         // Tensor maps of every rotating copy, encoded before any launch: encoding between the
         // timing events would be counted as kernel time.
         let maps = match (plan.tma, self.state.as_ref(), kernel_problem.as_ref()) {

@@ -21,7 +21,7 @@ use crate::problem::GemmProblem;
 use crate::space::config::KernelConfig;
 
 /// The operands of `p` stored K-contiguous, as PackMNMajor's bit set (A = 1, B = 2).
-pub fn k_contiguous_operands(p: &GemmProblem) -> u32 {
+fn k_contiguous_operands(p: &GemmProblem) -> u32 {
     u32::from(p.k_contiguous(true)) * PACK_A + u32::from(p.k_contiguous(false)) * PACK_B
 }
 
