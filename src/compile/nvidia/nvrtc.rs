@@ -48,13 +48,6 @@ impl NvrtcCompiler {
         arch: &str,
     ) -> Result<(Vec<u8>, String), CompileError> {
         let arch = check_arch(arch)?;
-        let xdefs: String = std::env::var("GT_XDEFS")
-            .unwrap_or_default()
-            .split(';')
-            .filter(|d| !d.is_empty())
-            .map(|d| format!("#define {}\n", d.replacen('=', " ", 1)))
-            .collect();
-        let text = format!("{xdefs}{text}");
         let src = CString::new(text).map_err(|_| CompileError::Failed {
             log: "source contains a NUL byte".into(),
         })?;
