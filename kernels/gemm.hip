@@ -146,14 +146,14 @@ extern "C" __global__ void GT_LAUNCH_BOUNDS GT_CLUSTER_DIMS GT_KERNEL_NAME(GT_AR
 extern "C" __global__ void __launch_bounds__(GT_PACK_TILE * GT_PACK_ROWS) GT_CAT(GT_KERNEL_NAME, _pack_a)(GtGemmArgs args,
                                                                                                  void* dst) {
     gt_pack_operand<GtCfg::TA, GT_PACK_A>(reinterpret_cast<const GtCfg::TA*>(args.a), args.lda, args.stride_a,
-                                                args.m, args.k, reinterpret_cast<GtCfg::TA*>(dst));
+                                           args.m, args.k, reinterpret_cast<GtCfg::TA*>(dst));
 }
 #endif
 #if GT_PACK_B
 extern "C" __global__ void __launch_bounds__(GT_PACK_TILE * GT_PACK_ROWS) GT_CAT(GT_KERNEL_NAME, _pack_b)(GtGemmArgs args,
                                                                                                  void* dst) {
     gt_pack_operand<GtCfg::TB, GT_PACK_B>(reinterpret_cast<const GtCfg::TB*>(args.b), args.ldb, args.stride_b,
-                                                args.n, args.k, reinterpret_cast<GtCfg::TB*>(dst));
+                                           args.n, args.k, reinterpret_cast<GtCfg::TB*>(dst));
 }
 #endif
 

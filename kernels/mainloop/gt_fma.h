@@ -84,7 +84,9 @@ template <class Cfg, class ViewA, class ViewB> struct GtFma {
 
     // One k of the outer product, row by row, each row walked the other way from the one
     // before (a snake): consecutive multiply-adds share an operand across the turn as well as
-    // along the row, which ptxas turns into fewer register-bank conflicts and denser issue.
+    // along the row, and ptxas schedules the stage into denser issue (a count of register-bank
+    // conflicts read off the machine code did not explain which orders ran faster:
+    // docs/performance.md).
     // H200, 4096^3 f32, kernel against kernel, rows in one direction / snake [cuBLASLt]: TN
     // 256x128x8 2951.0 / 2899.5 us [2728]; NN 256x128x16 WG2x4 2936.6 / 2825.6 [2673]; NT
     // 2885.2 / 2662.3 [2650]; TT WG4x2 2990.4 / 2921.6 [2797]. Column by column (FM-long runs
