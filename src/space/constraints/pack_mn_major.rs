@@ -13,8 +13,7 @@
 
 use std::borrow::Cow;
 
-use super::atom::is_wgmma;
-use super::warpgroup::{PACK_A, PACK_B};
+use super::warpgroup::{operand_names, operand_subsets, PACK_A, PACK_B};
 use super::{fail, Violation};
 use crate::hw::{HwSpec, Vendor};
 use crate::problem::GemmProblem;
@@ -31,13 +30,12 @@ pub fn pack_mn_major_values(p: &GemmProblem, hw: &HwSpec) -> Vec<i64> {
     if hw.vendor != Vendor::Nvidia {
         return vec![0];
     }
-    let bits = k_contiguous_operands(p);
-    (0..=3).filter(|v| v & !bits == 0).map(i64::from).collect()
+    operand_subsets(k_contiguous_operands(p))
 }
 
 /// Whether `c` is on the FMA path: no matrix instruction, no GEMV.
 fn is_fma(c: &KernelConfig) -> bool {
-    c.mi == [1, 1, 1] && c.gv == 0 && !is_wgmma(c)
+    !c.uses_matrix_cores() && c.gv == 0
 }
 
 /// Which operands (A, B) `c` copies MN-major before its main kernel.
@@ -92,11 +90,7 @@ pub(super) fn pack_mn_major(
     }
     let extra = c.pm & !k_contiguous_operands(p);
     if extra != 0 {
-        let which = match extra {
-            3 => "A and B",
-            1 => "A",
-            _ => "B",
-        };
+        let which = operand_names(extra);
         return fail(
             rule,
             format!(

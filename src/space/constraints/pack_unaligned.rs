@@ -5,7 +5,7 @@
 //! Rule: `pack-unaligned`.
 
 use super::atom::is_wgmma;
-use super::warpgroup::{tma_rows_unaligned, PACK_A, PACK_B};
+use super::warpgroup::{operand_names, operand_subsets, tma_rows_unaligned, PACK_A, PACK_B};
 use super::{fail, Violation};
 use crate::problem::GemmProblem;
 use crate::space::config::KernelConfig;
@@ -19,8 +19,7 @@ pub fn unaligned_operands(p: &GemmProblem) -> u32 {
 
 /// The PackUnaligned values a problem offers: every subset of its unaligned operands.
 pub fn pack_unaligned_values(p: &GemmProblem) -> Vec<i64> {
-    let bits = unaligned_operands(p);
-    (0..=3).filter(|v| v & !bits == 0).map(i64::from).collect()
+    operand_subsets(unaligned_operands(p))
 }
 
 /// `pack-unaligned`: PackUnaligned copies operands for the warpgroup path's tensor maps, and
@@ -45,13 +44,7 @@ pub(super) fn pack_unaligned(c: &KernelConfig, p: &GemmProblem) -> Result<(), Vi
     }
     let extra = c.pu & !unaligned_operands(p);
     if extra != 0 {
-        let which = if extra == PACK_A + PACK_B {
-            "A and B"
-        } else if extra == PACK_A {
-            "A"
-        } else {
-            "B"
-        };
+        let which = operand_names(extra);
         return fail(
             rule,
             format!("PackUnaligned={} asks to copy {which}, whose rows are not 16-byte-but-not-32-byte aligned rows the tensor maps read in place", c.pu),

@@ -83,6 +83,26 @@ pub const PACK_A: u32 = 1;
 /// PackUnaligned's bit of B.
 pub const PACK_B: u32 = 2;
 
+/// The values of a parameter that names a set of operands by these bits (PackUnaligned,
+/// PackMNMajor) where `bits` are the operands it may name: every subset of them.
+pub(super) fn operand_subsets(bits: u32) -> Vec<i64> {
+    (0..=PACK_A + PACK_B)
+        .filter(|v| v & !bits == 0)
+        .map(i64::from)
+        .collect()
+}
+
+/// The operands of a non-empty set of these bits, in words: "A", "B" or "A and B".
+pub(super) fn operand_names(bits: u32) -> &'static str {
+    if bits == PACK_A + PACK_B {
+        "A and B"
+    } else if bits == PACK_A {
+        "A"
+    } else {
+        "B"
+    }
+}
+
 /// Which operands (A, B) a warpgroup kernel packs K-major into its workspace before the main
 /// kernel (kernels/loader/gt_pack_kernel.h): those the tensor maps cannot read in place,
 /// M- or N-major ones whose tiles are no whole number of LDS chunks, and those PackUnaligned
