@@ -894,7 +894,7 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
 /// prefetch; at 4096^3 with the kernels that copy K-contiguous operands M- or N-major first)
 /// and its branch-free interior loop (an operand copied straight into LDS) compile for sm_90a
 /// without spills, in every layout, with the operands in place on 8 k a stage and three
-/// stages too. The GEMV path converts 8-bit inputs in pairs with the hardware
+/// stages too; so do the default on few tiles (stream-K) and the split start beside it. The GEMV path converts 8-bit inputs in pairs with the hardware
 /// conversion (cvt to f16x2, per encoding), while the reference kernel keeps its own decode.
 #[test]
 fn fma_prefetch_and_8bit_gemv_compile_for_sm90a() {
@@ -931,18 +931,34 @@ fn fma_prefetch_and_8bit_gemv_compile_for_sm90a() {
         )
         .unwrap();
         space.check(&in_place).unwrap();
-        let configs = [default, deeper, in_place];
-        let results = pool::compile_batch(&nvcc, &configs, &p, &target, None, 0);
-        for (cfg, r) in configs.iter().zip(results) {
-            match r {
-                Ok(k) if k.resources.spill_bytes.unwrap_or(0) > 0 => failures.push(format!(
-                    "{} {}: {:?} spill bytes",
-                    p.label(),
-                    cfg.name(),
-                    k.resources.spill_bytes
-                )),
-                Ok(_) => {}
-                Err(e) => failures.push(format!("{} {}: {e}", p.label(), cfg.name())),
+        // Where the tiles are too few for the compute units (1024^3: 64 of 128x128), the
+        // default is eight waves as stream-K, its pipeline running across tile boundaries;
+        // the split start beside it runs four waves and the reduction kernel.
+        let few = problem(1024, 1024, 1024, layout, F32, F32, 0.0, 1);
+        let few_space = Space::for_problem(&few, &hw);
+        let stream_k = few_space.default_config().unwrap();
+        assert_eq!(
+            stream_k.name(),
+            "MT128x128x16_MI1x1x1_WG2x4_PGR4_PLR1_LPA4_LPB4_SW0_GSU1S_WGM8_GRVW4_SVW2_SU0",
+            "{layout}"
+        );
+        let split = few_space.fma_split_start().expect("1024^3 splits K in 4");
+        for (p, configs) in [
+            (&p, vec![default, deeper, in_place]),
+            (&few, vec![stream_k, split]),
+        ] {
+            let results = pool::compile_batch(&nvcc, &configs, p, &target, None, 0);
+            for (cfg, r) in configs.iter().zip(results) {
+                match r {
+                    Ok(k) if k.resources.spill_bytes.unwrap_or(0) > 0 => failures.push(format!(
+                        "{} {}: {:?} spill bytes",
+                        p.label(),
+                        cfg.name(),
+                        k.resources.spill_bytes
+                    )),
+                    Ok(_) => {}
+                    Err(e) => failures.push(format!("{} {}: {e}", p.label(), cfg.name())),
+                }
             }
         }
     }

@@ -53,6 +53,34 @@ template <class Cfg, template <class, class, class> class COMPUTE, class OPERAND
         Compute::compute_stage(acc, view_a(smem, slot), view_b(smem, slot), pos.wm0, pos.wn0, pos.lane);
     }
 
+    // The loads in two halves (loader/gt_register_loader.h): `issue` starts the K slice at k0
+    // into LDS stage `stage` (`stage_at`) or into `r`, `land` writes what went into `r` there.
+    typedef typename Loader::Regs Regs;
+    GT_DEVICE static unsigned char* stage_at(unsigned char* smem, int slot) { return smem + slot * STAGE_BYTES; }
+    template <bool INSIDE = false>
+    GT_DEVICE static void issue(const GtGemmArgs& args, unsigned char* stage, int tid, int m0, int n0, int batch,
+                                int k0, Regs& r) {
+        Loader::template issue<INSIDE>(args, stage, tid, m0, n0, batch, k0, r);
+    }
+    GT_DEVICE static void land(unsigned char* stage, int tid, const Regs& r) { Loader::land(stage, tid, r); }
+
+    // A compute that CARRIES (see `ring`): `prime` reads the first operands of the stage at
+    // ring position `p`, `consume_carried` multiplies that stage and leaves the first operands
+    // of the one after it in `c`. (Given the position rather than its slot number, NVRTC
+    // compiles the ring as it did with these calls written out in it: 217 registers for the
+    // 256x128x8 f32 kernel, where a slot number gave 219 and another schedule.)
+    typedef typename Compute::Carry Carry;
+    static constexpr bool CARRIES = Compute::CARRIES && STAGES >= 3;
+    GT_DEVICE static void prime(Carry& c, unsigned char* smem, const GtRingPos<STAGES>& p, const GtPos& pos) {
+        Compute::prime(c, view_a(smem, p.slot), view_b(smem, p.slot), pos.wm0, pos.wn0, pos.lane);
+    }
+    GT_DEVICE static void consume_carried(float (&acc)[ACC], Carry& c, unsigned char* smem,
+                                          const GtRingPos<STAGES>& p, const GtPos& pos) {
+        const int after = p.slot + 1 == STAGES ? 0 : p.slot + 1;
+        Compute::compute_stage_carried(acc, c, view_a(smem, p.slot), view_b(smem, p.slot), view_a(smem, after),
+                                       view_b(smem, after), pos.wm0, pos.wn0, pos.lane);
+    }
+
     // Accumulates the K tiles of `kr` of the MT0 x MT1 tile at (m0, n0) of batch `batch` into
     // `acc` (which the caller zeroed). On return every copy has landed and every warp is past
     // its last read of the operand tiles: the LDS is free for the output tile.
@@ -93,42 +121,39 @@ template <class Cfg, template <class, class, class> class COMPUTE, class OPERAND
     template <bool INTERIOR>
     GT_DEVICE static void ring(const GtGemmArgs& args, unsigned char* smem, const GtPos& pos, int m0, int n0,
                                int batch, const GtKRange<Cfg::DU>& kr, float (&acc)[ACC]) {
-        constexpr bool CARRY = Compute::CARRIES && STAGES >= 3;
-        constexpr int IN_FLIGHT = CARRY ? STAGES - 3 : STAGES - 2;
+        constexpr int IN_FLIGHT = CARRIES ? STAGES - 3 : STAGES - 2;
 #pragma unroll
         for (int s = 0; s < STAGES - 1; ++s) {
             if (s < kr.count) load(args, smem, s, pos.tid, m0, n0, batch, kr.k0(s));
             gt_copy_commit();
         }
-        typename Loader::Regs regs;
-        typename Compute::Carry carry;
+        Regs regs;
+        Carry carry;
         // Tile t's place in the ring, and that of the tile loaded while it is multiplied.
         GtRingPos<STAGES> p(0), nx(STAGES - 1);
         for (int t = 0; t < kr.count; ++t, p.next(), nx.next()) {
             gt_copy_wait<IN_FLIGHT>();
             gt_barrier();  // tile t visible to all; slot (t-1) % STAGES free for reuse
             const int next = t + STAGES - 1;
-            unsigned char* const next_slot = smem + nx.slot * STAGE_BYTES;
-            if constexpr (CARRY) {
-                if (t == 0) Compute::prime(carry, view_a(smem, p.slot), view_b(smem, p.slot), pos.wm0, pos.wn0, pos.lane);
+            unsigned char* const next_stage = stage_at(smem, nx.slot);
+            if constexpr (CARRIES) {
+                if (t == 0) prime(carry, smem, p, pos);
             }
             if constexpr (INTERIOR) {
                 const int k0 = kr.k0(next < kr.count ? next : kr.count - 1);
-                Loader::template issue<true>(args, next_slot, pos.tid, m0, n0, batch, k0, regs);
+                issue<true>(args, next_stage, pos.tid, m0, n0, batch, k0, regs);
             } else if (next < kr.count) {
-                Loader::issue(args, next_slot, pos.tid, m0, n0, batch, kr.k0(next), regs);
+                issue(args, next_stage, pos.tid, m0, n0, batch, kr.k0(next), regs);
             }
             gt_copy_commit();
-            if constexpr (CARRY) {
-                // After the last tile the next slot holds no tile of this range: the values
-                // read from it are never multiplied.
-                const int after = p.slot + 1 == STAGES ? 0 : p.slot + 1;
-                Compute::compute_stage_carried(acc, carry, view_a(smem, p.slot), view_b(smem, p.slot),
-                                               view_a(smem, after), view_b(smem, after), pos.wm0, pos.wn0, pos.lane);
+            // After the last tile the slot after it holds no tile of this range: the values a
+            // carrying compute reads from it are never multiplied.
+            if constexpr (CARRIES) {
+                consume_carried(acc, carry, smem, p, pos);
             } else {
                 consume(acc, smem, p.slot, pos);
             }
-            if (INTERIOR || next < kr.count) Loader::land(next_slot, pos.tid, regs);
+            if (INTERIOR || next < kr.count) land(next_stage, pos.tid, regs);
         }
     }
 };

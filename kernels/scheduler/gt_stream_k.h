@@ -64,85 +64,106 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtStreamKScheduler {
             m0 = tm * MT0;
             n0 = tn * MT1;
         };
-        // The producer walks the range in order, tracking its tile instead of dividing per load.
+        // The producer walks the range in order, tracking its tile instead of dividing per load:
+        // `load_next(issue)` has `issue(slot)` start the loads of its current iteration, then
+        // moves it on.
         gt_u32 ld_tile = w_begin / kt;
         int ld_k = int(w_begin - ld_tile * kt), ld_m0, ld_n0, ld_batch;
         place(ld_tile, ld_m0, ld_n0, ld_batch);
-        // The pipeline over the range: `load_one(slot)` issues the loads of the producer's
-        // current iteration, `st` is the warpgroup path's ring (unused on the LDS path).
-        auto pipeline = [&](auto load_one, const auto& st) {
-            // Loads and multiplies walk the ring in order: their places in it advance by one.
-            GtRingPos<STAGES> ld_pos(0), p(0);
-            auto load_next = [&]() {
-                load_one(ld_pos.slot);
-                ld_pos.next();
-                if (++ld_k == ktiles) {
-                    ld_k = 0;
-                    place(++ld_tile, ld_m0, ld_n0, ld_batch);
-                }
-            };
-            // The consumer finishes a tile at its last iteration in this range.
-            gt_u32 boundary = (w_begin / kt + 1) * kt;
-            auto finish = [&](int i) {
-                const gt_u32 tile = (w_begin + gt_u32(i)) / kt, first = tile * kt;
-                int m0, n0, batch;
-                place(tile, m0, n0, batch);
-                Epilogue::stage(stile, acc, pos);
-                gt_barrier();
-                const bool whole = first >= w_begin && first + kt <= w_end;
-                if (whole || fixup(args, stile, sk, tile, first, kt, tid, &last_flag))
-                    Epilogue::store(args, stile, m0, n0, batch, 0, tid);
-                gt_barrier();  // the staging tile is read out before the next tile is staged
-#pragma unroll
-                for (int j = 0; j < ACC; ++j) acc[j] = 0.0f;
-                boundary += kt;
-            };
-#pragma unroll
-            for (int j = 0; j < ACC; ++j) acc[j] = 0.0f;
-            if constexpr (Mainloop::ASYNC_TENSOR) {
-                constexpr int IN_FLIGHT = Cfg::PLR;
-                constexpr int AHEAD = STAGES - 1 - IN_FLIGHT;
-                static_assert(AHEAD >= 1, "stream-K pipelines need a stage in flight");
-#pragma unroll
-                for (int s = 0; s < AHEAD; ++s)
-                    if (s < iters) load_next();
-                for (int i = 0; i < iters; ++i, p.next()) {
-                    st.ring.wait(p);
-                    gt_barrier();  // the stage the load below reuses is no longer read
-                    st.multiply(acc, p.slot);
-                    if (i + AHEAD < iters) load_next();
-                    if (w_begin + gt_u32(i) + 1 == boundary || i + 1 == iters) {
-                        Mainloop::Compute::template settle<0>(acc);
-                        finish(i);
-                    } else {
-                        Mainloop::Compute::template settle<IN_FLIGHT>(acc);
-                    }
-                }
-            } else {
-                static_assert(STAGES >= 2, "stream-K pipelines need a stage in flight");
-#pragma unroll
-                for (int s = 0; s < STAGES - 1; ++s) {
-                    if (s < iters) load_next();
-                    gt_copy_commit();
-                }
-                for (int i = 0; i < iters; ++i, p.next()) {
-                    gt_copy_wait<STAGES - 2>();
-                    gt_barrier();  // stage i visible to all; stage i - 1 free for reuse
-                    if (i + STAGES - 1 < iters) load_next();
-                    gt_copy_commit();
-                    Mainloop::consume(acc, smem, p.slot, pos);
-                    if (w_begin + gt_u32(i) + 1 == boundary || i + 1 == iters) finish(i);
-                }
+        GtRingPos<STAGES> ld_pos(0);
+        auto load_next = [&](auto issue) {
+            issue(ld_pos.slot);
+            ld_pos.next();
+            if (++ld_k == ktiles) {
+                ld_k = 0;
+                place(++ld_tile, ld_m0, ld_n0, ld_batch);
             }
         };
+        // The consumer finishes a tile at its last iteration in this range.
+        gt_u32 boundary = (w_begin / kt + 1) * kt;
+        auto finish = [&](int i) {
+            const gt_u32 tile = (w_begin + gt_u32(i)) / kt, first = tile * kt;
+            int m0, n0, batch;
+            place(tile, m0, n0, batch);
+            Epilogue::stage(stile, acc, pos);
+            gt_barrier();
+            const bool whole = first >= w_begin && first + kt <= w_end;
+            if (whole || fixup(args, stile, sk, tile, first, kt, tid, &last_flag))
+                Epilogue::store(args, stile, m0, n0, batch, 0, tid);
+            gt_barrier();  // the staging tile is read out before the next tile is staged
+#pragma unroll
+            for (int j = 0; j < ACC; ++j) acc[j] = 0.0f;
+            boundary += kt;
+        };
+        auto ends_tile = [&](int i) { return w_begin + gt_u32(i) + 1 == boundary || i + 1 == iters; };
+#pragma unroll
+        for (int j = 0; j < ACC; ++j) acc[j] = 0.0f;
+        // Loads and multiplies walk the ring in order: their places in it advance by one.
+        GtRingPos<STAGES> p(0);
         if constexpr (Mainloop::ASYNC_TENSOR) {
             // Tensor-map loads by one thread, as in the warpgroup mainloop.
             __shared__ __align__(8) gt_u64 gt_slot_bars[STAGES];
             const typename Mainloop::Stages st(args, smem, gt_slot_bars, pos);
             gt_barrier();
-            pipeline([&](int slot) { if (tid == 0) st.ring.load(args, slot, ld_k * DU, ld_m0, ld_n0, ld_batch); }, st);
+            auto issue = [&](int slot) {
+                if (tid == 0) st.ring.load(args, slot, ld_k * DU, ld_m0, ld_n0, ld_batch);
+            };
+            constexpr int IN_FLIGHT = Cfg::PLR;
+            constexpr int AHEAD = STAGES - 1 - IN_FLIGHT;
+            static_assert(AHEAD >= 1, "stream-K pipelines need a stage in flight");
+#pragma unroll
+            for (int s = 0; s < AHEAD; ++s)
+                if (s < iters) load_next(issue);
+            for (int i = 0; i < iters; ++i, p.next()) {
+                st.ring.wait(p);
+                gt_barrier();  // the stage the load below reuses is no longer read
+                st.multiply(acc, p.slot);
+                if (i + AHEAD < iters) load_next(issue);
+                if (ends_tile(i)) {
+                    Mainloop::Compute::template settle<0>(acc);
+                    finish(i);
+                } else {
+                    Mainloop::Compute::template settle<IN_FLIGHT>(acc);
+                }
+            }
         } else {
-            pipeline([&](int slot) { Mainloop::load(args, smem, slot, tid, ld_m0, ld_n0, ld_batch, ld_k * DU); }, 0);
+            // The LDS mainloop's ring (mainloop/gt_mainloop_lds.h), run across tile boundaries:
+            // loads through registers are issued before the multiplies and land after them, and
+            // a carrying compute reads the next stage's first operands (of this tile or the
+            // next) during the last multiplies.
+            static_assert(STAGES >= 2, "stream-K pipelines need a stage in flight");
+            constexpr int IN_FLIGHT = Mainloop::CARRIES ? STAGES - 3 : STAGES - 2;
+            typename Mainloop::Regs regs;
+            typename Mainloop::Carry carry;
+            auto issue = [&](int slot) {
+                Mainloop::issue(args, Mainloop::stage_at(smem, slot), tid, ld_m0, ld_n0, ld_batch, ld_k * DU, regs);
+            };
+#pragma unroll
+            for (int s = 0; s < STAGES - 1; ++s) {
+                if (s < iters) load_next([&](int slot) {
+                    issue(slot);
+                    Mainloop::land(Mainloop::stage_at(smem, slot), tid, regs);
+                });
+                gt_copy_commit();
+            }
+            for (int i = 0; i < iters; ++i, p.next()) {
+                gt_copy_wait<IN_FLIGHT>();
+                gt_barrier();  // stage i visible to all; stage i - 1 free for reuse
+                if constexpr (Mainloop::CARRIES) {
+                    if (i == 0) Mainloop::prime(carry, smem, p, pos);
+                }
+                unsigned char* const landing = Mainloop::stage_at(smem, ld_pos.slot);
+                const bool more = i + STAGES - 1 < iters;
+                if (more) load_next(issue);
+                gt_copy_commit();
+                if constexpr (Mainloop::CARRIES) {
+                    Mainloop::consume_carried(acc, carry, smem, p, pos);
+                } else {
+                    Mainloop::consume(acc, smem, p.slot, pos);
+                }
+                if (more) Mainloop::land(landing, tid, regs);
+                if (ends_tile(i)) finish(i);
+            }
         }
         gt_copy_wait<0>();
     }

@@ -6,7 +6,7 @@
 //! tile holds 128 accumulators a lane), with a stage depth set by how the operands reach
 //! LDS: through registers (K-contiguous, written transposed) or straight in (cp.async). The
 //! shapes the default does not pick but that score close to it are starts of the search; so
-//! is a split along K where the tiles are too few for the compute units.
+//! are a split along K and stream-K where the tiles are too few for the compute units.
 
 use super::tuning_space::tile_count;
 use super::{constraints, KernelConfig, ParamId, Space};
@@ -111,15 +111,69 @@ impl Space {
         } else {
             Vec::new()
         };
-        // The wide tiles best first where they apply, else (or where none is valid) the
-        // narrow one.
-        for tiles in wide.iter().map(|t| t.as_slice()).chain([narrow.as_slice()]) {
+        let few: Vec<Vec<(ParamId, i64)>> = self
+            .fma_few_tiles_shared()
+            .map(|shared| {
+                let mut prefs = vec![
+                    (ParamId::WavesM, 2),
+                    (ParamId::WavesN, 4),
+                    (ParamId::DepthU, 16),
+                    (ParamId::GlobalSplitU, 1),
+                ];
+                if shared {
+                    prefs.extend([
+                        (ParamId::PrefetchGlobalRead, 4),
+                        (ParamId::GlobalSplitUAlgorithm, 2),
+                    ]);
+                } else {
+                    prefs.push((ParamId::PrefetchGlobalRead, 3));
+                }
+                prefs
+            })
+            .into_iter()
+            .collect();
+        // The wide tiles best first where they apply, else (or where none is valid) eight
+        // waves on the few tiles there are, else the narrow one.
+        for tiles in wide
+            .iter()
+            .map(|t| t.as_slice())
+            .chain(few.iter().map(|t| t.as_slice()))
+            .chain([narrow.as_slice()])
+        {
             let candidate = self.preferring(tiles.iter().chain(common.iter()));
             if candidate.is_valid(&candidate.raw_default()) {
                 *self = candidate;
                 return;
             }
         }
+    }
+
+    /// Where the eight-wave tiles do not apply on NVIDIA (fewer than half a wave of 256x128
+    /// tiles), the default runs the base tile (128x128 where the problem is that large) on
+    /// eight waves of 64x32, and this says whether as stream-K (GSU1S, four stages: true) or
+    /// data-parallel (three stages: false). Stream-K where the tiles are fewer than nine in
+    /// ten compute units and K gives every workgroup four K tiles of 16 or more: the
+    /// workgroups then share the tiles' K and more compute units multiply. None where the
+    /// eight-wave tiles apply, or on AMD.
+    /// H200, kernel against kernel, same call (us; stream-K / data-parallel on eight waves /
+    /// the narrow tile on four waves of 128x32 [cuBLASLt]): 1024^3 TN 66.5 / 117.3 / 211.7
+    /// [64.8], NN 65.9 / 107.3 / 197.2 [63.0], NT 62.2 / 99.2 / 164.5 [56.1]; 768x768x3072
+    /// 106.5 / 331.0 / 609.2 [89.3]; 512x512x4096 NN 70.5 / 399.6 / 692.7 [56.8];
+    /// 1024x1024x8192 425.3 / 870.2 / 1624.1 [359.1]; 1536x512x2048 96.6 / 224.7 / 409.0
+    /// [84.5]; at 128 tiles, where stream-K gives each workgroup one whole tile, 1024x2048x2048
+    /// NT 199.9 / 190.0 / 319.1 [178.7] and 2048x1024x1024 TT 109.1 / 106.5 / 199.2 [97.3].
+    /// The narrow tile leaves most compute units idle there (64-128 workgroups of four waves);
+    /// 64x128 tiles on four waves ran within 5% of stream-K at 1024^3 and 1024x2048x2048 and
+    /// up to 3.6x slower at 512x512x4096.
+    fn fma_few_tiles_shared(&self) -> Option<bool> {
+        if self.hw.vendor != Vendor::Nvidia || self.fma_waves_apply() {
+            return None;
+        }
+        let p = &self.problem;
+        let base = self.raw_default();
+        let cus = self.hw.compute_units as i64;
+        let tiles = tile_count(p, base.mt0 as i64, base.mt1 as i64);
+        Some(tiles * 10 < cus * 9 && tiles * ((p.k + 15) / 16) >= 4 * cus)
     }
 
     /// Whether the eight-wave tiles apply: NVIDIA, and at least half a wave of 256x128 tiles.
@@ -264,12 +318,16 @@ impl Space {
     }
 
     /// A start for the FMA path (f32 without matrix instructions) where the default's tiles
-    /// are fewer than two a compute unit: K split so that there are at least two workgroups a
-    /// compute unit (two fit one's registers), each split keeping 16 steps of K, the partials
-    /// summed by the reduction kernel. The default split stops where the matrix-core paths
-    /// would stream too short a K (64 steps of 64), which on FFMAs, compute-bound from far
-    /// shorter K, left 4096x64x4096 f32 unsplit. H200, same call (cuBLASLt 67.3 us): 70.8 us
-    /// on MT128x64 GSU12R against 78.8 on GSU4R; the tune without this start kept 72-118.
+    /// are fewer than two a compute unit: the default's tile on four waves of 128 (or 64)
+    /// accumulators a lane, 16 k a stage on three stages, K split so that there are at least
+    /// two workgroups a compute unit (two fit one's registers), else as far as keeps 16 steps
+    /// of K a split where that still makes a workgroup a compute unit; the partials summed by
+    /// the reduction kernel. The default split stops where the matrix-core paths would stream
+    /// too short a K (64 steps of 64), which on FFMAs, compute-bound from far shorter K, left
+    /// 4096x64x4096 f32 unsplit. H200, same call (cuBLASLt 67.5 us): 66.6 us on MT128x64
+    /// GSU12R on four waves, against 95.6 on eight (the few-tile default's waves) and 84.8 on
+    /// that default (stream-K); tunes from it kept 63.7 at 4096x64x4096 (GSU8R), 64.7 at
+    /// 512x512x4096 NN (GSU16R) and 92.0 at 1536x512x2048 (GSU8R) [67.2, 56.6, 85.1].
     pub fn fma_split_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let start = self.raw_default();
@@ -277,19 +335,29 @@ impl Space {
             return None;
         }
         let tiles = tile_count(p, start.mt0 as i64, start.mt1 as i64);
-        let want = 2 * self.hw.compute_units as i64;
-        let depth = start.depth_u.max(1) as i64;
+        let cus = self.hw.compute_units as i64;
+        let want = 2 * cus;
+        let depth = 16;
         if tiles >= want {
             return None;
         }
-        let split = self
+        let splits: Vec<i64> = self
             .domain(ParamId::GlobalSplitU)
             .values
             .iter()
             .copied()
-            .filter(|&s| p.k >= s * 16 * depth)
-            .find(|&s| tiles * s >= want)?;
+            .filter(|&s| s > 1 && p.k >= s * 16 * depth)
+            .collect();
+        let split = splits
+            .iter()
+            .copied()
+            .find(|&s| tiles * s >= want)
+            .or_else(|| splits.iter().copied().rfind(|&s| tiles * s >= cus))?;
         self.valid_start(&[
+            (ParamId::WavesM, 1),
+            (ParamId::WavesN, 4),
+            (ParamId::DepthU, depth),
+            (ParamId::PrefetchGlobalRead, 3),
             (ParamId::GlobalSplitU, split),
             (ParamId::GlobalSplitUAlgorithm, 1),
         ])
@@ -330,20 +398,64 @@ mod tests {
     #[test]
     fn fma_tiles_fewer_than_two_a_compute_unit_start_split() {
         let hw = HwSpec::by_name("H200").unwrap();
-        // 32 tiles of 128x64: K in 12 makes 384 workgroups, two or more a compute unit.
+        // 32 tiles of 128x64: K in 12 makes 384 workgroups, two or more a compute unit, on
+        // four waves.
         let s = Space::for_problem(&f32_problem(4096, 64, 4096, "TN"), &hw);
         let c = s.fma_split_start().expect("32 FMA tiles");
         s.check(&c).unwrap();
-        assert_eq!((c.mi, c.mt0, c.mt1), ([1, 1, 1], 128, 64));
+        assert_eq!((c.mi, c.mt0, c.mt1, c.wg), ([1, 1, 1], 128, 64, [1, 4]));
+        assert_eq!((c.depth_u, c.pgr), (16, 3));
         assert_eq!((c.gsu, c.gsu_algo), (12, GsuAlgo::Reduce));
         assert!(s.extra_starts().contains(&c));
-        // Enough tiles, a split that would leave fewer than 16 steps, matrix cores: none.
+        // 16 tiles of 512x512x4096: no split keeping 16 steps reaches two a compute unit, 16
+        // reaches one.
+        let few = Space::for_problem(&f32_problem(512, 512, 4096, "NN"), &hw);
+        assert_eq!(few.fma_split_start().map(|c| c.gsu), Some(16));
+        // Enough tiles, a split that would leave fewer than 16 steps: none.
         let many = Space::for_problem(&f32_problem(4096, 4096, 4096, "TN"), &hw);
         assert_eq!(many.fma_split_start(), None);
-        let short = Space::for_problem(&f32_problem(1024, 1024, 1024, "TN"), &hw);
+        let short = Space::for_problem(&f32_problem(1024, 1024, 256, "TN"), &hw);
         assert_eq!(short.fma_split_start(), None);
         let bf16 = Space::for_problem(&GemmProblem::new(4096, 64, 4096), &hw);
         assert_eq!(bf16.fma_split_start(), None);
+    }
+
+    #[test]
+    fn fma_default_on_few_tiles_runs_eight_waves_stream_k_where_they_would_idle() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let default = |m, n, k, layout| {
+            let s = Space::for_problem(&f32_problem(m, n, k, layout), &hw);
+            let c = s.default_config().unwrap();
+            s.check(&c).unwrap();
+            c
+        };
+        // 64 tiles of 128x128 for 132 compute units, 64 K tiles each: stream-K.
+        for layout in ["TN", "NN", "NT", "TT"] {
+            let c = default(1024, 1024, 1024, layout);
+            assert_eq!((c.mi, c.mt0, c.mt1, c.wg), ([1, 1, 1], 128, 128, [2, 4]));
+            assert_eq!(
+                (c.depth_u, c.pgr, c.gsu, c.gsu_algo),
+                (16, 4, 1, GsuAlgo::StreamK)
+            );
+        }
+        // 128 tiles (stream-K would give each workgroup one whole tile), or too little K to
+        // share (64 tiles of 4 K tiles): data-parallel on eight waves.
+        for (m, n, k) in [(1024, 2048, 2048), (1024, 1024, 64)] {
+            let c = default(m, n, k, "NT");
+            assert_eq!(
+                (c.mt0, c.mt1, c.wg, c.pgr, c.gsu),
+                (128, 128, [2, 4], 3, 1),
+                "{m}x{n}x{k}"
+            );
+            assert_ne!(c.gsu_algo, GsuAlgo::StreamK);
+        }
+        // The eight-wave tiles apply; AMD keeps the narrow tile.
+        assert_eq!(default(2048, 2048, 2048, "TN").mt0, 256);
+        let mi300 = HwSpec::by_name("MI300X").unwrap();
+        let amd = Space::for_problem(&f32_problem(1024, 1024, 1024, "TN"), &mi300)
+            .default_config()
+            .unwrap();
+        assert_eq!((amd.wg, amd.gsu_algo == GsuAlgo::StreamK), ([1, 4], false));
     }
 
     #[test]
@@ -400,8 +512,8 @@ mod tests {
                 4096,
                 "TN",
                 "H200",
-                (128, 64, 16, [1, 4], 3, 1),
-                "16 tiles: four waves",
+                (128, 64, 16, [2, 4], 4, 1),
+                "32 tiles: eight waves, stream-K",
             ),
             (
                 4096,
