@@ -81,6 +81,9 @@ impl Space {
     /// [2725.5]; NN 2944.2 on 16 x 4 against 3000.3 on 8 x 3 [2672.8]; NT 2798.5 against 2990.4
     /// [2650.1]; TT 2989.6 (2982.5 on 16 x 3) against 3169.4 [2792.2]. Three or more stages
     /// is what the FMA loop's cross-stage prefetch needs.
+    /// On NVIDIA with fewer tiles: the GEMV path where N or M is up to 8 in TN and NT, else
+    /// eight waves on the base tile, as stream-K where they would leave compute units idle
+    /// ([`Space::fma_few_tiles_shared`]).
     /// Elsewhere: a 128x128 tile on four waves of 128x32, 16 k a stage, three stages, the next
     /// k's operands read while one multiplies, padded LDS rows. Measured on an H100 before the
     /// cross-stage prefetch (4096^3 f32, cuBLASLt 2725 us in the same call): 3147 us, against
@@ -132,6 +135,22 @@ impl Space {
             })
             .into_iter()
             .collect();
+        // On NVIDIA, where the GEMV path applies (N or M up to 8) and exactly one operand is
+        // transposed (TN, NT: A and B then run the same way, both along K or both along the
+        // rows and columns), the GEMV path's first start: the tile kernels spend most of their
+        // multiply-adds on padding there. H200, each the default alone (`tune --max-evals 1`,
+        // the winner re-timed beside cuBLASLt), tiles / GEMV [cuBLASLt] us: 1x4096x4096 NT
+        // 213.7 / 22.1 [20.5], 4096x1x4096 TN 66.9 / 24.4 [24.4], 4096x4x4096 TN 67.2 / 27.8
+        // [30.5], 4096x8x4096 NT 50.4 / 36.5 [52.5]; but 8x4096x4096 NN 168.3 / 274.8 [44.4]
+        // and 14336x4x4096 TT 205.1 / 247.2 [122.5], where the search starts on both.
+        let one_transposed = self.problem.trans_a.is_t() != self.problem.trans_b.is_t();
+        let gemv = self.gemv_starts().into_iter().next();
+        if let Some(gemv) = gemv.filter(|_| nvidia && one_transposed) {
+            let all: Vec<(ParamId, i64)> =
+                ParamId::ALL.iter().map(|&p| (p, p.get(&gemv))).collect();
+            *self = self.preferring(all.iter());
+            return;
+        }
         // The wide tiles best first where they apply, else (or where none is valid) eight
         // waves on the few tiles there are, else the narrow one.
         for tiles in wide
@@ -418,6 +437,27 @@ mod tests {
         assert_eq!(short.fma_split_start(), None);
         let bf16 = Space::for_problem(&GemmProblem::new(4096, 64, 4096), &hw);
         assert_eq!(bf16.fma_split_start(), None);
+    }
+
+    #[test]
+    fn fma_default_is_the_gemv_path_for_a_few_rows_or_columns_in_tn_and_nt() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let default = |m, n, layout, hw: &HwSpec| {
+            let s = Space::for_problem(&f32_problem(m, n, 4096, layout), hw);
+            let c = s.default_config().unwrap();
+            s.check(&c).unwrap();
+            c
+        };
+        for (m, n, layout, sab) in [(4096, 1, "TN", 0), (4096, 8, "NT", 0), (1, 4096, "NT", 1)] {
+            let c = default(m, n, layout, &hw);
+            assert_eq!((c.gv, c.sab), (1, sab), "{m}x{n} {layout}");
+        }
+        // NN and TT keep the tiles (the GEMV start is the search's); so does AMD.
+        for (m, n, layout) in [(8, 4096, "NN"), (14336, 4, "TT")] {
+            assert_eq!(default(m, n, layout, &hw).gv, 0, "{m}x{n} {layout}");
+        }
+        let mi300 = HwSpec::by_name("MI300X").unwrap();
+        assert_eq!(default(4096, 1, "TN", &mi300).gv, 0);
     }
 
     #[test]
