@@ -5,8 +5,10 @@
 //! well their count fills the compute units' waves (one workgroup a compute unit: a 256x128
 //! tile holds 128 accumulators a lane), with a stage depth set by how the operands reach
 //! LDS: through registers (K-contiguous, written transposed) or straight in (cp.async). The
-//! shapes the default does not pick but that score close to it are starts of the search; so
-//! are a split along K and stream-K where the tiles are too few for the compute units.
+//! shapes the default does not pick but that score close to it are starts of the search.
+//! Where the tiles are too few for the compute units, the default runs them as stream-K and
+//! a split along K is a start; where N or M is up to 8 in TN and NT, the default is the GEMV
+//! path.
 
 use super::tuning_space::tile_count;
 use super::{constraints, KernelConfig, ParamId, Space};
@@ -99,6 +101,22 @@ impl Space {
             (ParamId::LdsPadB, 4),
         ];
         let nvidia = self.hw.vendor == Vendor::Nvidia;
+        // On NVIDIA, where the GEMV path applies (N or M up to 8) and exactly one operand is
+        // transposed (TN, NT: A and B then run the same way, both along K or both along the
+        // rows and columns), the GEMV path's first start: the tile kernels spend most of their
+        // multiply-adds on padding there. H200, each the default alone (`tune --max-evals 1`,
+        // the winner re-timed beside cuBLASLt), tiles / GEMV [cuBLASLt] us: 1x4096x4096 NT
+        // 213.7 / 22.1 [20.5], 4096x1x4096 TN 66.9 / 24.4 [24.4], 4096x4x4096 TN 67.2 / 27.8
+        // [30.5], 4096x8x4096 NT 50.4 / 36.5 [52.5]; but 8x4096x4096 NN 168.3 / 274.8 [44.4]
+        // and 14336x4x4096 TT 205.1 / 247.2 [122.5], where the search starts on both.
+        let one_transposed = self.problem.trans_a.is_t() != self.problem.trans_b.is_t();
+        let gemv = self.gemv_starts().into_iter().next();
+        if let Some(gemv) = gemv.filter(|_| nvidia && one_transposed) {
+            let all: Vec<(ParamId, i64)> =
+                ParamId::ALL.iter().map(|&p| (p, p.get(&gemv))).collect();
+            *self = self.preferring(all.iter());
+            return;
+        }
         let narrow = [
             (ParamId::WavesM, 1),
             (ParamId::WavesN, 4),
@@ -135,22 +153,6 @@ impl Space {
             })
             .into_iter()
             .collect();
-        // On NVIDIA, where the GEMV path applies (N or M up to 8) and exactly one operand is
-        // transposed (TN, NT: A and B then run the same way, both along K or both along the
-        // rows and columns), the GEMV path's first start: the tile kernels spend most of their
-        // multiply-adds on padding there. H200, each the default alone (`tune --max-evals 1`,
-        // the winner re-timed beside cuBLASLt), tiles / GEMV [cuBLASLt] us: 1x4096x4096 NT
-        // 213.7 / 22.1 [20.5], 4096x1x4096 TN 66.9 / 24.4 [24.4], 4096x4x4096 TN 67.2 / 27.8
-        // [30.5], 4096x8x4096 NT 50.4 / 36.5 [52.5]; but 8x4096x4096 NN 168.3 / 274.8 [44.4]
-        // and 14336x4x4096 TT 205.1 / 247.2 [122.5], where the search starts on both.
-        let one_transposed = self.problem.trans_a.is_t() != self.problem.trans_b.is_t();
-        let gemv = self.gemv_starts().into_iter().next();
-        if let Some(gemv) = gemv.filter(|_| nvidia && one_transposed) {
-            let all: Vec<(ParamId, i64)> =
-                ParamId::ALL.iter().map(|&p| (p, p.get(&gemv))).collect();
-            *self = self.preferring(all.iter());
-            return;
-        }
         // The wide tiles best first where they apply, else (or where none is valid) eight
         // waves on the few tiles there are, else the narrow one.
         for tiles in wide
