@@ -7,8 +7,7 @@
 //! LDS: through registers (K-contiguous, written transposed) or straight in (cp.async). The
 //! shapes the default does not pick but that score close to it are starts of the search.
 //! Where the tiles are too few for the compute units, the default runs them as stream-K and
-//! a split along K is a start; where N or M is up to 8 in TN and NT, the default is the GEMV
-//! path.
+//! a split along K is a start; where N or M is up to 8, the default is the GEMV path.
 
 use super::tuning_space::tile_count;
 use super::{constraints, KernelConfig, ParamId, Space};
@@ -83,7 +82,8 @@ impl Space {
     /// [2725.5]; NN 2944.2 on 16 x 4 against 3000.3 on 8 x 3 [2672.8]; NT 2798.5 against 2990.4
     /// [2650.1]; TT 2989.6 (2982.5 on 16 x 3) against 3169.4 [2792.2]. Three or more stages
     /// is what the FMA loop's cross-stage prefetch needs.
-    /// On NVIDIA with fewer tiles: the GEMV path where N or M is up to 8 in TN and NT, else
+    /// On NVIDIA with fewer tiles: the GEMV path where N or M is up to 8 (but for NN along the
+    /// GEMV's rows), else
     /// eight waves on the base tile, as stream-K where they would leave compute units idle
     /// ([`Space::fma_few_tiles_shared`]).
     /// Elsewhere: a 128x128 tile on four waves of 128x32, 16 k a stage, three stages, the next
@@ -101,17 +101,19 @@ impl Space {
             (ParamId::LdsPadB, 4),
         ];
         let nvidia = self.hw.vendor == Vendor::Nvidia;
-        // On NVIDIA, where the GEMV path applies (N or M up to 8) and exactly one operand is
-        // transposed (TN, NT: A and B then run the same way, both along K or both along the
-        // rows and columns), the GEMV path's first start: the tile kernels spend most of their
-        // multiply-adds on padding there. H200, each the default alone (`tune --max-evals 1`,
-        // the winner re-timed beside cuBLASLt), tiles / GEMV [cuBLASLt] us: 1x4096x4096 NT
-        // 213.7 / 22.1 [20.5], 4096x1x4096 TN 66.9 / 24.4 [24.4], 4096x4x4096 TN 67.2 / 27.8
-        // [30.5], 4096x8x4096 NT 50.4 / 36.5 [52.5]; but 8x4096x4096 NN 168.3 / 274.8 [44.4]
-        // and 14336x4x4096 TT 205.1 / 247.2 [122.5], where the search starts on both.
-        let one_transposed = self.problem.trans_a.is_t() != self.problem.trans_b.is_t();
+        // On NVIDIA, where the GEMV path applies (N or M up to 8), its first start, unless A
+        // and B of the problem it computes (this one, or its transpose along N) both run
+        // along M and N (NN there): the tile kernels spend most of their multiply-adds on
+        // padding. H200, each the default alone (`tune --max-evals 1`, the winner re-timed
+        // beside cuBLASLt), tiles / GEMV [cuBLASLt] us: 1x4096x4096 NT 213.7 / 22.1 [20.5],
+        // 4096x1x4096 TN 66.9 / 24.4 [24.4], 4096x4x4096 TN 67.2 / 27.8 [30.5], 4096x8x4096 NT
+        // 50.4 / 36.5 [52.5]. TT along (14336x4x4096 TT; 8x4096x4096 NN, its transpose) starts
+        // on 32 rows of four waves (Space::gemv_starts says why); NN along is not measured.
+        let along_nn = self
+            .gemv_along()
+            .is_some_and(|(p, _)| !p.trans_a.is_t() && !p.trans_b.is_t());
         let gemv = self.gemv_starts().into_iter().next();
-        if let Some(gemv) = gemv.filter(|_| nvidia && one_transposed) {
+        if let Some(gemv) = gemv.filter(|_| nvidia && !along_nn) {
             let all: Vec<(ParamId, i64)> =
                 ParamId::ALL.iter().map(|&p| (p, p.get(&gemv))).collect();
             *self = self.preferring(all.iter());
@@ -442,7 +444,7 @@ mod tests {
     }
 
     #[test]
-    fn fma_default_is_the_gemv_path_for_a_few_rows_or_columns_in_tn_and_nt() {
+    fn fma_default_is_the_gemv_path_for_a_few_rows_or_columns_but_nn_along_them() {
         let hw = HwSpec::by_name("H200").unwrap();
         let default = |m, n, layout, hw: &HwSpec| {
             let s = Space::for_problem(&f32_problem(m, n, 4096, layout), hw);
@@ -453,9 +455,22 @@ mod tests {
         for (m, n, layout, sab) in [(4096, 1, "TN", 0), (4096, 8, "NT", 0), (1, 4096, "NT", 1)] {
             let c = default(m, n, layout, &hw);
             assert_eq!((c.gv, c.sab), (1, sab), "{m}x{n} {layout}");
+            assert_eq!(
+                (c.mt0, c.wg),
+                (if layout == "TN" { 16 } else { 128 }, [8, 1])
+            );
         }
-        // NN and TT keep the tiles (the GEMV start is the search's); so does AMD.
-        for (m, n, layout) in [(8, 4096, "NN"), (14336, 4, "TT")] {
+        // TT along the GEMV's rows (8x4096 NN is TT transposed): 32 rows on four waves.
+        for (m, n, layout, sab) in [(14336, 4, "TT", 0), (8, 4096, "NN", 1)] {
+            let c = default(m, n, layout, &hw);
+            assert_eq!(
+                (c.gv, c.sab, c.mt0, c.wg),
+                (1, sab, 32, [4, 1]),
+                "{m}x{n} {layout}"
+            );
+        }
+        // NN along the rows (4096x8 NN, 8x4096 TT) keeps the tiles; so does AMD.
+        for (m, n, layout) in [(4096, 8, "NN"), (8, 4096, "TT")] {
             assert_eq!(default(m, n, layout, &hw).gv, 0, "{m}x{n} {layout}");
         }
         let mi300 = HwSpec::by_name("MI300X").unwrap();
