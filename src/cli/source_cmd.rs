@@ -104,14 +104,10 @@ fn describe_launch(l: &crate::compile::LaunchPlan) -> String {
             "first {} packs {} {} into the workspace at byte {}",
             p.symbol,
             if p.is_a { "A" } else { "B" },
-            if p.mn_major {
-                if p.is_a {
-                    "M-major"
-                } else {
-                    "N-major"
-                }
-            } else {
-                "K-major"
+            match (p.mn_major, p.is_a) {
+                (false, _) => "K-major",
+                (true, true) => "M-major",
+                (true, false) => "N-major",
             },
             p.workspace_offset
         ));

@@ -172,7 +172,7 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     // The FMA path writes a K-contiguous operand into its MN-major LDS tile through
     // registers unless PackMNMajor copied it MN-major first: measured on an H200 at 4096^3,
     // TN ran 9% and NN and TT 6-10% longer than NT.
-    let fma_through = if !c.uses_matrix_cores() && c.gv == 0 {
+    let fma_through = if c.on_fma_path() {
         let [ma, mb] = constraints::mn_packed_operands(c, p);
         u8::from(p.k_contiguous(true) && !ma) + u8::from(p.k_contiguous(false) && !mb)
     } else {

@@ -178,6 +178,12 @@ impl KernelConfig {
         self.mi != [1, 1, 1]
     }
 
+    /// Whether the config runs the FMA path's tiles: no matrix instruction, and not the GEMV
+    /// path (which multiplies with FMAs too, without tiles in LDS).
+    pub fn on_fma_path(&self) -> bool {
+        !self.uses_matrix_cores() && self.gv == 0
+    }
+
     /// Threads that compute one tile (own its accumulators), for a given wave size: the
     /// workgroup's computing threads, or one set of them in ping-pong ([`Self::consumer_sets`]).
     pub fn threads(&self, wave_size: u32) -> u32 {

@@ -134,33 +134,29 @@ impl Space {
         } else {
             Vec::new()
         };
-        let few: Vec<Vec<(ParamId, i64)>> = self
-            .fma_few_tiles_shared()
-            .map(|shared| {
-                let mut prefs = vec![
-                    (ParamId::WavesM, 2),
-                    (ParamId::WavesN, 4),
-                    (ParamId::DepthU, 16),
-                    (ParamId::GlobalSplitU, 1),
-                ];
-                if shared {
-                    prefs.extend([
-                        (ParamId::PrefetchGlobalRead, 4),
-                        (ParamId::GlobalSplitUAlgorithm, 2),
-                    ]);
-                } else {
-                    prefs.push((ParamId::PrefetchGlobalRead, 3));
-                }
-                prefs
-            })
-            .into_iter()
-            .collect();
+        let few: Option<Vec<(ParamId, i64)>> = self.fma_few_tiles_shared().map(|shared| {
+            let mut prefs = vec![
+                (ParamId::WavesM, 2),
+                (ParamId::WavesN, 4),
+                (ParamId::DepthU, 16),
+                (ParamId::GlobalSplitU, 1),
+            ];
+            if shared {
+                prefs.extend([
+                    (ParamId::PrefetchGlobalRead, 4),
+                    (ParamId::GlobalSplitUAlgorithm, 2),
+                ]);
+            } else {
+                prefs.push((ParamId::PrefetchGlobalRead, 3));
+            }
+            prefs
+        });
         // The wide tiles best first where they apply, else (or where none is valid) eight
         // waves on the few tiles there are, else the narrow one.
         for tiles in wide
             .iter()
             .map(|t| t.as_slice())
-            .chain(few.iter().map(|t| t.as_slice()))
+            .chain(few.as_deref())
             .chain([narrow.as_slice()])
         {
             let candidate = self.preferring(tiles.iter().chain(common.iter()));
@@ -310,7 +306,7 @@ impl Space {
     /// choice than the default's is the first of these starts.
     pub fn fma_wave_starts(&self) -> Vec<KernelConfig> {
         let default = self.raw_default();
-        if !self.fma_waves_apply() || default.mi != [1, 1, 1] {
+        if !self.fma_waves_apply() || !default.on_fma_path() {
             return Vec::new();
         }
         let packs = default.pm as i64;
@@ -354,7 +350,7 @@ impl Space {
     pub fn fma_split_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let start = self.raw_default();
-        if start.mi != [1, 1, 1] || start.gv != 0 || start.gsu > 1 {
+        if !start.on_fma_path() || start.gsu > 1 {
             return None;
         }
         let tiles = tile_count(p, start.mt0 as i64, start.mt1 as i64);

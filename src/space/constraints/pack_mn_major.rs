@@ -33,14 +33,9 @@ pub fn pack_mn_major_values(p: &GemmProblem, hw: &HwSpec) -> Vec<i64> {
     operand_subsets(k_contiguous_operands(p))
 }
 
-/// Whether `c` is on the FMA path: no matrix instruction, no GEMV.
-fn is_fma(c: &KernelConfig) -> bool {
-    !c.uses_matrix_cores() && c.gv == 0
-}
-
 /// Which operands (A, B) `c` copies MN-major before its main kernel.
 pub fn mn_packed_operands(c: &KernelConfig, p: &GemmProblem) -> [bool; 2] {
-    if c.pm == 0 || !is_fma(c) {
+    if c.pm == 0 || !c.on_fma_path() {
         return [false, false];
     }
     [
@@ -76,7 +71,7 @@ pub(super) fn pack_mn_major(
             format!("PackMNMajor is 0, 1 (A), 2 (B) or 3 (both), not {}", c.pm),
         );
     }
-    if !is_fma(c) {
+    if !c.on_fma_path() {
         return fail(
             rule,
             "PackMNMajor copies operands for the FMA path (f32 inputs): MatrixInstruction 1x1x1 without Gemv only".into(),
