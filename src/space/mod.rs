@@ -10,6 +10,7 @@ pub mod constraints;
 mod enumerate;
 mod fma;
 mod gemv;
+mod one_wave;
 mod param;
 mod tuning_space;
 

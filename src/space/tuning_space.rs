@@ -418,7 +418,7 @@ impl Space {
 
     /// This space with `prefs` as its start and the deepest pipeline that fits in LDS, up to
     /// START_STAGES_MAX stages (at least 3); `None` when no depth makes a valid config.
-    fn with_deepest_pipeline(&self, prefs: &[(ParamId, i64)]) -> Option<Space> {
+    pub(super) fn with_deepest_pipeline(&self, prefs: &[(ParamId, i64)]) -> Option<Space> {
         let mut base = self.clone();
         for &(id, v) in prefs {
             base.domain_mut(id).default = v;
@@ -856,7 +856,7 @@ impl Space {
 
     /// The persistent kernel's stream-K (GSU1S) twin of a persistent start (or default), where
     /// it is valid (beta 0, one workgroup per compute unit) and the start's whole tiles either
-    /// leave more than 15% of their waves' clusters idle or run more than ten waves with a
+    /// leave more than 10% of their waves' clusters idle or run more than ten waves with a
     /// partial last one (its shared units are then a small part of the work, and the whole
     /// waves keep their locality). All waves but the last one or two go whole, and the
     /// clusters share the rest's (tile, K tile) units evenly (kernels/scheduler/gt_tile_walk.h).
@@ -865,7 +865,8 @@ impl Space {
     /// aligned to 16 bytes only) 109.0 against the 256x128 pair's 115.4 [79.0]; 5000x1000x5000
     /// NT 117.5 against 122.5 [70.7]; 8192^3 in pairs along M (15.5 waves) 1457.3 [1515.0],
     /// where 8 x 2048^3 (7.8 waves) ran 194.6 against 181.6 whole [178.9] and 4096^3 (3.9)
-    /// 201.1 against 174.2 [171.8].
+    /// 201.1 against 174.2 [171.8]; on an H200 5120x5120x1280 (800 tiles of 128x256, 6.06
+    /// waves, 13% of the seventh busy) 103.5 against 106.7 whole [94.4].
     fn stream_k_twin(&self, c: &KernelConfig) -> Option<KernelConfig> {
         let p = &self.problem;
         if c.pk != 1 || c.gsu_algo == GsuAlgo::StreamK {
@@ -875,7 +876,7 @@ impl Space {
         let clusters = (self.hw.compute_units.max(1) as i64 / cluster).max(1);
         let groups = tile_count(p, c.mt0 as i64, c.mt1 as i64) / cluster;
         let rounds = (groups + clusters - 1) / clusters;
-        let short_last_wave = groups * 100 < rounds * clusters * 85;
+        let short_last_wave = groups * 100 < rounds * clusters * 90;
         let many_waves = rounds > 10 && groups % clusters != 0;
         if !short_last_wave && !many_waves {
             return None;
@@ -1636,9 +1637,13 @@ impl Space {
         };
         let default = self.default_config().ok();
         let mut out: Vec<KernelConfig> = Vec::new();
+        // The one-wave cuts first: where they apply the default's tiles leave most compute
+        // units idle, and bench's default set takes the first few starts only.
         let starts: Vec<KernelConfig> = full
-            .split_start()
+            .n_pair_start()
             .into_iter()
+            .chain(full.few_tile_wave_start())
+            .chain(full.split_start())
             .chain(full.long_k_split_start())
             .chain(full.square_split_start())
             .chain(full.fma_split_start())
@@ -2493,13 +2498,18 @@ mod tests {
                     ..twin
                 })
         );
-        // 8192^3: 15.5 waves, a twin; 4096^3: 512 tiles are 3.9 waves (97% busy): none.
+        // 5120x5120x1280: 800 tiles are 6.06 waves (87% busy), a twin; 8192^3: 15.5 waves, a
+        // twin; 4096^3: 512 tiles are 3.9 waves (97% busy): none.
         // With beta: none.
-        let many = Space::for_problem(&GemmProblem::new(8192, 8192, 8192), &hw);
-        assert!(many
-            .extra_starts()
-            .iter()
-            .any(|c| c.pk == 1 && c.gsu_algo == GsuAlgo::StreamK));
+        for (m, n, k) in [(5120, 5120, 1280), (8192, 8192, 8192)] {
+            let many = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            assert!(
+                many.extra_starts()
+                    .iter()
+                    .any(|c| c.pk == 1 && c.gsu_algo == GsuAlgo::StreamK),
+                "{m}x{n}x{k}"
+            );
+        }
         let full = Space::for_problem(&GemmProblem::new(4096, 4096, 4096), &hw);
         assert!(!full
             .extra_starts()

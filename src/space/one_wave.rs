@@ -1,0 +1,236 @@
+//! Starts for problems whose default tiles are well under one wave of the compute units and
+//! whose time is therefore set by how many compute units stream operands, not by the tensor
+//! cores: the problem cut into about one wave of workgroups the way cuBLASLt cuts it there
+//! (its kernel names give the tiles, and its grids the cut).
+//!
+//! - N just past a tile (129 to 512 columns, a few thousand rows): N in two equal tiles run as
+//!   pairs of workgroups along N that share their A tile by multicast (ClusterN = 2), so A is
+//!   read from L2 once per row of tiles, on 128 or 64 rows and with K split where the pairs
+//!   alone leave compute units idle ([`Space::n_pair_start`]).
+//! - A few tiles each way with a moderate K (640x640x5120, 768x768x3072): 64-row tiles of the
+//!   width whose count fills one wave best ([`Space::few_tile_wave_start`]).
+//!
+//! Both are starts beside the default, which the search measures in its first batch and
+//! `bench` in its default set; nothing here changes the default itself.
+
+use super::config::KernelConfig;
+use super::constraints;
+use super::param::ParamId;
+use super::tuning_space::{tile_count, Space};
+
+/// K steps each split of a start streams at least (a step: one 128-byte row of K per operand
+/// row); below that a split's prologue and the partial sums cost more than its streaming saves.
+const MIN_STEPS_PER_SPLIT: i64 = 16;
+
+impl Space {
+    /// N of 129 to 512 columns on the warpgroup path where the pairs' tiles make about one
+    /// wave: two N tiles of half of N (rounded up to 16) in clusters of two along N sharing
+    /// A, the producer warp loading as deep as fits, the two tiles of a row of A side by side
+    /// (WorkGroupMapping 1). The rows and the split: the smallest split (1, 2 or 4, summed in
+    /// the kernel) for which 128-row or else 64-row tiles give two thirds to all of one workgroup
+    /// per compute unit. Pairs that cannot share A (an M- or N-major tile whose chunks do not
+    /// divide among two) start unclustered. H200, kernel against kernel, same call (cuBLASLt
+    /// in brackets, which runs the same cut on 72- and 80-column tiles in pairs):
+    /// 8192x136x8192 on 128x80 in pairs 41.8 us against 42.9 for 64x144 and 49.8 for
+    /// 128x144 [39.8]; 2048x160x8192 on 64x80 in pairs split in two 19.3 against 20.3 for
+    /// 64x160 split in four and 29.0 for 128x144 split in four [18.0]; 4096x257x4096 on 64x144
+    /// in pairs 24.0 against 28.8 for the default's 64x272 [22.8]; 4096x129x4096 on 64x80 in
+    /// pairs 19.9 against 20.9 unpaired (64x144 unsplit, not this start, ran 18.1) [15.5].
+    pub fn n_pair_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let start = self.raw_default();
+        let widest = constraints::MAX_WGMMA_TILE as i64 / 2;
+        if !constraints::is_wgmma(&start) || p.n <= 128 || p.n > 2 * widest {
+            return None;
+        }
+        let mt1 = ((p.n + 1) / 2 + 15) / 16 * 16;
+        let cus = self.hw.compute_units.max(1) as i64;
+        let (split, mt0) = [1, 2, 4]
+            .into_iter()
+            .flat_map(|s| [(s, 128), (s, 64)])
+            .find(|&(s, mt0)| {
+                let workgroups = tile_count(p, mt0, mt1) * s;
+                workgroups <= cus && workgroups * 3 >= cus * 2
+            })?;
+        if p.k < split * MIN_STEPS_PER_SPLIT * start.depth_u as i64 {
+            return None;
+        }
+        let prefs = [
+            (ParamId::MacroTile0, mt0),
+            (ParamId::MacroTile1, mt1),
+            (ParamId::WavesM, mt0 / 16),
+            (ParamId::WavesN, 1),
+            (ParamId::SwapAB, 0),
+            (ParamId::GlobalSplitU, split),
+            // Summed in the kernel (GSU<n>K) where split.
+            (ParamId::GlobalSplitUAlgorithm, 3),
+            (ParamId::PersistentKernel, 0),
+            (ParamId::ProducerWarp, 1),
+            (ParamId::PrefetchLocalRead, 1),
+            (ParamId::WorkGroupMapping, 1),
+        ];
+        [2, 1].into_iter().find_map(|cluster| {
+            let space = self.with_deepest_pipeline(
+                &[prefs.as_slice(), &[(ParamId::ClusterN, cluster)]].concat(),
+            )?;
+            Some(space.raw_default())
+        })
+    }
+
+    /// A few tiles each way (fewer 128x128 tiles than half the compute units, M and N past
+    /// 128) and K of 16 steps or more: 64-row tiles of the width (32 to 256 in steps of 16)
+    /// whose count fills one wave best, whole K; split in two only where no unsplit width
+    /// fills 75% of the compute units; the producer warp, as deep as fits. The default's
+    /// 128x256 tiles leave most compute units idle there and its split is for long K only.
+    /// H200, kernel against kernel, same call (cuBLASLt in brackets, its tiles 64x64, 96x64
+    /// and 64x32): 640x640x5120 on 64x64 (100 tiles) 15.7 us against 53.8 for the default
+    /// [15.7]; 768x768x3072 on 64x96 13.2 against 35.5 [11.6]; 512x512x4096 on 64x32 13.0
+    /// against 62.9 (64x64 split in two, the long-K split start's tile, 12.2) [11.5].
+    pub fn few_tile_wave_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let start = self.raw_default();
+        let cus = self.hw.compute_units.max(1) as i64;
+        if !constraints::is_wgmma(&start)
+            || p.m <= 128
+            || p.n <= 128
+            || tile_count(p, 128, 128) * 2 >= cus
+            || p.k < MIN_STEPS_PER_SPLIT * start.depth_u as i64
+        {
+            return None;
+        }
+        // The most workgroups up to one a compute unit; the wider tile on a tie.
+        let best = |split: i64| {
+            (2..=16)
+                .map(|i| i * 16)
+                .map(|w| (tile_count(p, 64, w) * split, w))
+                .filter(|&(workgroups, _)| workgroups <= cus)
+                .max()
+        };
+        let (split, (workgroups, mt1)) = [1, 2]
+            .into_iter()
+            .filter_map(|s| Some((s, best(s)?)))
+            .find(|&(s, (workgroups, _))| s == 2 || workgroups * 4 >= cus * 3)?;
+        if workgroups * 2 < cus || p.k < split * MIN_STEPS_PER_SPLIT * start.depth_u as i64 {
+            return None;
+        }
+        let space = self.with_deepest_pipeline(&[
+            (ParamId::MacroTile0, 64),
+            (ParamId::MacroTile1, mt1),
+            (ParamId::WavesM, 4),
+            (ParamId::WavesN, 1),
+            (ParamId::SwapAB, 0),
+            (ParamId::GlobalSplitU, split),
+            // Summed in the kernel (GSU<n>K) where split.
+            (ParamId::GlobalSplitUAlgorithm, 3),
+            (ParamId::PersistentKernel, 0),
+            (ParamId::ProducerWarp, 1),
+            (ParamId::PrefetchLocalRead, 1),
+            (ParamId::WorkGroupMapping, 1),
+        ])?;
+        Some(space.raw_default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hw::HwSpec;
+    use crate::problem::{DataType, GemmProblem, Trans};
+    use crate::space::GsuAlgo;
+
+    fn h200(m: i64, n: i64, k: i64) -> Space {
+        Space::for_problem(
+            &GemmProblem::new(m, n, k),
+            &HwSpec::by_name("H200").unwrap(),
+        )
+    }
+
+    #[test]
+    fn n_just_past_a_tile_starts_on_two_halves_in_pairs_sharing_a() {
+        // (M, N, K) -> (rows, columns, split): the smallest split first, then the taller tile.
+        for ((m, n, k), want) in [
+            ((8192, 136, 8192), (128, 80, 1)),
+            ((4096, 129, 4096), (64, 80, 1)),
+            ((2048, 160, 8192), (64, 80, 2)),
+            ((4096, 257, 4096), (64, 144, 1)),
+            ((1024, 500, 16384), (64, 256, 4)),
+        ] {
+            let s = h200(m, n, k);
+            let c = s.n_pair_start().unwrap_or_else(|| panic!("{m}x{n}x{k}"));
+            s.check(&c).unwrap();
+            assert_eq!(
+                (c.mt0 as i64, c.mt1 as i64, c.gsu as i64),
+                want,
+                "{m}x{n}x{k}"
+            );
+            assert_eq!((c.cn, c.pw, c.wgm, c.pk), (2, 1, 1, 0), "{m}x{n}x{k}");
+            if c.gsu > 1 {
+                assert_eq!(c.gsu_algo, GsuAlgo::SingleKernel);
+            }
+            assert!(s.extra_starts().contains(&c), "{m}x{n}x{k}");
+        }
+        // N a tile or less, N past two 256-column tiles, many waves of pairs, K too short for
+        // the split: none.
+        for (m, n, k) in [
+            (4096, 128, 4096),
+            (4096, 513, 4096),
+            (16032, 260, 16384),
+            (2048, 160, 1024),
+        ] {
+            assert_eq!(h200(m, n, k).n_pair_start(), None, "{m}x{n}x{k}");
+        }
+    }
+
+    #[test]
+    fn n_pairs_share_a_in_every_layout_and_type_the_warpgroup_path_runs() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        for (ta, tb) in [
+            (Trans::N, Trans::N),
+            (Trans::N, Trans::T),
+            (Trans::T, Trans::T),
+        ] {
+            let mut p = GemmProblem::new(8192, 136, 8192);
+            (p.trans_a, p.trans_b) = (ta, tb);
+            p.fill_defaults();
+            let s = Space::for_problem(&p, &hw);
+            let c = s.n_pair_start().expect("a pair start");
+            s.check(&c).unwrap();
+            assert_eq!((c.mt0, c.mt1), (128, 80), "{ta:?}{tb:?}");
+        }
+        let mut p = GemmProblem::new(4096, 300, 8192);
+        (p.a_type, p.b_type) = (DataType::F8, DataType::F8);
+        let s = Space::for_problem(&p, &hw);
+        let c = s.n_pair_start().expect("e4m3 pairs");
+        s.check(&c).unwrap();
+        assert_eq!((c.mt0, c.mt1, c.cn), (64, 160, 2));
+    }
+
+    #[test]
+    fn few_tiles_each_way_start_on_64_row_tiles_that_fill_one_wave() {
+        for ((m, n, k), want) in [
+            ((640, 640, 5120), (64, 1)),
+            ((768, 768, 3072), (80, 1)),
+            ((512, 512, 4096), (32, 1)),
+            ((384, 384, 8192), (48, 2)),
+        ] {
+            let s = h200(m, n, k);
+            let c = s
+                .few_tile_wave_start()
+                .unwrap_or_else(|| panic!("{m}x{n}x{k}"));
+            s.check(&c).unwrap();
+            assert_eq!((c.mt0, c.mt1 as i64, c.gsu as i64), (64, want.0, want.1));
+            assert_eq!((c.pw, c.wgm), (1, 1));
+            assert!(s.extra_starts().contains(&c), "{m}x{n}x{k}");
+        }
+        // A wave of 128x128 tiles, a skinny N, K of a few steps, too few tiles even split:
+        // none.
+        for (m, n, k) in [
+            (2048, 2048, 4096),
+            (4096, 128, 4096),
+            (640, 640, 512),
+            (256, 256, 4096),
+        ] {
+            assert_eq!(h200(m, n, k).few_tile_wave_start(), None, "{m}x{n}x{k}");
+        }
+    }
+}
