@@ -8,7 +8,8 @@
 //!   read from L2 once per row of tiles, on 128 or 64 rows and with K split where the pairs
 //!   alone leave compute units idle ([`Space::n_pair_start`]).
 //! - A few tiles each way with a moderate K (640x640x5120, 768x768x3072): 64-row tiles of the
-//!   width whose count fills one wave best ([`Space::few_tile_wave_start`]).
+//!   width whose count fills one wave best, with one and with two 128-byte rows of K a stage
+//!   ([`Space::few_tile_wave_starts`]).
 //!
 //! Both are starts beside the default, which the search measures in its first batch and
 //! `bench` in its default set; nothing here changes the default itself.
@@ -79,14 +80,46 @@ impl Space {
 
     /// A few tiles each way (fewer 128x128 tiles than half the compute units, M and N past
     /// 128) and K of 16 steps or more: 64-row tiles of the width (32 to 256 in steps of 16)
-    /// whose count fills one wave best, whole K; split in two only where no unsplit width
-    /// fills 75% of the compute units; the producer warp, as deep as fits. The default's
-    /// 128x256 tiles leave most compute units idle there and its split is for long K only.
-    /// H200, kernel against kernel, same call (cuBLASLt in brackets, its tiles 64x64, 96x64
-    /// and 64x32): 640x640x5120 on 64x64 (100 tiles) 15.7 us against 53.8 for the default
+    /// whose count fills one wave best (the narrowest of equals), whole K; split in two only
+    /// where no unsplit width fills 75% of the compute units; the producer warp, as deep as
+    /// fits. The default's 128x256 tiles leave most compute units idle there and its split
+    /// is for long K only. H200, kernel against kernel, same call (cuBLASLt in brackets, its
+    /// tiles 64x64, 96x64 and 64x32): 640x640x5120 on 64x64 (100 tiles) 15.7 us against 53.8 for the default
     /// [15.7]; 768x768x3072 on 64x96 13.2 against 35.5 [11.6]; 512x512x4096 on 64x32 13.0
     /// against 62.9 (64x64 split in two, the long-K split start's tile, 12.2) [11.5].
     pub fn few_tile_wave_start(&self) -> Option<KernelConfig> {
+        Some(
+            self.with_deepest_pipeline(&self.few_tile_wave_tile(None)?)?
+                .raw_default(),
+        )
+    }
+
+    /// The few-tile start; the same tile taking two 128-byte rows of K a stage (DepthU
+    /// doubled, as deep as fits); and, where the start runs whole K, the 64-row tiles that
+    /// fill one wave best split in two (wider tiles, each workgroup taking in fewer rows of K
+    /// in all). Which streams fastest depends on the shape and is measured. H200, same call
+    /// (cuBLASLt in brackets): 128 k a stage won on 640x640x5120 (64x64, 15.2 us against
+    /// 15.9 [15.5]), 768x768x3072, 512x512x4096, 1024x512x8192, 384x768x6144, 896x896x4096
+    /// (64x112, 16.8 against 19.1 [15.7]), 1024x768x4096 and 640x1280x2048, and lost on
+    /// 512x1024x8192 NN (27.3 against 26.1), where 64x128 split in two ran 20.9 [19.5].
+    pub fn few_tile_wave_starts(&self) -> Vec<KernelConfig> {
+        let Some(tile) = self.few_tile_wave_tile(None) else {
+            return Vec::new();
+        };
+        let depth = 256 / self.problem.a_type.bytes() as i64;
+        let deep = [tile.as_slice(), &[(ParamId::DepthU, depth)]].concat();
+        let split = self.few_tile_wave_tile(Some(2)).filter(|two| two != &tile);
+        [Some(tile), Some(deep), split]
+            .iter()
+            .flatten()
+            .filter_map(|prefs| Some(self.with_deepest_pipeline(prefs)?.raw_default()))
+            .collect()
+    }
+
+    /// The preferences of the few-tile start ([`Space::few_tile_wave_start`]) where it
+    /// applies; with `split`, those of the 64-row tiles that fill one wave best with K split
+    /// that many ways.
+    fn few_tile_wave_tile(&self, split: Option<i64>) -> Option<Vec<(ParamId, i64)>> {
         let p = &self.problem;
         let start = self.raw_default();
         let cus = self.hw.compute_units.max(1) as i64;
@@ -98,22 +131,27 @@ impl Space {
         {
             return None;
         }
-        // The most workgroups up to one a compute unit; the wider tile on a tie.
+        // The most workgroups up to one a compute unit; of widths that make as many, the
+        // narrowest (the fewest idle columns).
         let best = |split: i64| {
             (2..=16)
                 .map(|i| i * 16)
-                .map(|w| (tile_count(p, 64, w) * split, w))
+                .map(|w| (tile_count(p, 64, w) * split, -w))
                 .filter(|&(workgroups, _)| workgroups <= cus)
                 .max()
+                .map(|(workgroups, w)| (workgroups, -w))
         };
-        let (split, (workgroups, mt1)) = [1, 2]
-            .into_iter()
-            .filter_map(|s| Some((s, best(s)?)))
-            .find(|&(s, (workgroups, _))| s == 2 || workgroups * 4 >= cus * 3)?;
+        let (split, (workgroups, mt1)) = match split {
+            Some(s) => (s, best(s)?),
+            None => [1, 2]
+                .into_iter()
+                .filter_map(|s| Some((s, best(s)?)))
+                .find(|&(s, (workgroups, _))| s == 2 || workgroups * 4 >= cus * 3)?,
+        };
         if workgroups * 2 < cus || p.k < split * MIN_STEPS_PER_SPLIT * start.depth_u as i64 {
             return None;
         }
-        let space = self.with_deepest_pipeline(&[
+        Some(vec![
             (ParamId::MacroTile0, 64),
             (ParamId::MacroTile1, mt1),
             (ParamId::WavesM, 4),
@@ -126,8 +164,7 @@ impl Space {
             (ParamId::ProducerWarp, 1),
             (ParamId::PrefetchLocalRead, 1),
             (ParamId::WorkGroupMapping, 1),
-        ])?;
-        Some(space.raw_default())
+        ])
     }
 }
 
@@ -208,10 +245,11 @@ mod tests {
     #[test]
     fn few_tiles_each_way_start_on_64_row_tiles_that_fill_one_wave() {
         for ((m, n, k), want) in [
-            ((640, 640, 5120), (64, 1)),
-            ((768, 768, 3072), (80, 1)),
-            ((512, 512, 4096), (32, 1)),
-            ((384, 384, 8192), (48, 2)),
+            ((640, 640, 5120), (64, 1, 112)),
+            ((768, 768, 3072), (80, 1, 160)),
+            ((512, 512, 4096), (32, 1, 64)),
+            ((512, 1024, 8192), (64, 1, 128)),
+            ((384, 384, 8192), (48, 2, 0)),
         ] {
             let s = h200(m, n, k);
             let c = s
@@ -221,6 +259,20 @@ mod tests {
             assert_eq!((c.mt0, c.mt1 as i64, c.gsu as i64), (64, want.0, want.1));
             assert_eq!((c.pw, c.wgm), (1, 1));
             assert!(s.extra_starts().contains(&c), "{m}x{n}x{k}");
+            // Its twin takes 256 bytes of K a stage; where it runs whole K, the tiles that
+            // fill one wave split in two follow.
+            let all = s.few_tile_wave_starts();
+            assert_eq!(all[0], c);
+            let deep = all[1];
+            assert_eq!((deep.mt0, deep.mt1, deep.depth_u), (c.mt0, c.mt1, 128));
+            assert_eq!(all.len(), if c.gsu == 1 { 3 } else { 2 }, "{m}x{n}x{k}");
+            if let Some(split) = all.get(2) {
+                assert_eq!((split.mt0, split.gsu, split.mt1 as i64), (64, 2, want.2));
+            }
+            for c in &all {
+                s.check(c).unwrap();
+                assert!(s.extra_starts().contains(c), "{m}x{n}x{k}");
+            }
         }
         // A wave of 128x128 tiles, a skinny N, K of a few steps, too few tiles even split:
         // none.
@@ -231,6 +283,10 @@ mod tests {
             (256, 256, 4096),
         ] {
             assert_eq!(h200(m, n, k).few_tile_wave_start(), None, "{m}x{n}x{k}");
+            assert!(
+                h200(m, n, k).few_tile_wave_starts().is_empty(),
+                "{m}x{n}x{k}"
+            );
         }
     }
 }

@@ -1642,7 +1642,7 @@ impl Space {
         let starts: Vec<KernelConfig> = full
             .n_pair_start()
             .into_iter()
-            .chain(full.few_tile_wave_start())
+            .chain(full.few_tile_wave_starts())
             .chain(full.split_start())
             .chain(full.long_k_split_start())
             .chain(full.square_split_start())
