@@ -56,20 +56,7 @@ impl Space {
         if p.k < split * MIN_STEPS_PER_SPLIT * start.depth_u as i64 {
             return None;
         }
-        let prefs = [
-            (ParamId::MacroTile0, mt0),
-            (ParamId::MacroTile1, mt1),
-            (ParamId::WavesM, mt0 / 16),
-            (ParamId::WavesN, 1),
-            (ParamId::SwapAB, 0),
-            (ParamId::GlobalSplitU, split),
-            // Summed in the kernel (GSU<n>K) where split.
-            (ParamId::GlobalSplitUAlgorithm, 3),
-            (ParamId::PersistentKernel, 0),
-            (ParamId::ProducerWarp, 1),
-            (ParamId::PrefetchLocalRead, 1),
-            (ParamId::WorkGroupMapping, 1),
-        ];
+        let prefs = one_wave_tile(mt0, mt1, split);
         [2, 1].into_iter().find_map(|cluster| {
             let space = self.with_deepest_pipeline(
                 &[prefs.as_slice(), &[(ParamId::ClusterN, cluster)]].concat(),
@@ -151,21 +138,28 @@ impl Space {
         if workgroups * 2 < cus || p.k < split * MIN_STEPS_PER_SPLIT * start.depth_u as i64 {
             return None;
         }
-        Some(vec![
-            (ParamId::MacroTile0, 64),
-            (ParamId::MacroTile1, mt1),
-            (ParamId::WavesM, 4),
-            (ParamId::WavesN, 1),
-            (ParamId::SwapAB, 0),
-            (ParamId::GlobalSplitU, split),
-            // Summed in the kernel (GSU<n>K) where split.
-            (ParamId::GlobalSplitUAlgorithm, 3),
-            (ParamId::PersistentKernel, 0),
-            (ParamId::ProducerWarp, 1),
-            (ParamId::PrefetchLocalRead, 1),
-            (ParamId::WorkGroupMapping, 1),
-        ])
+        Some(one_wave_tile(64, mt1, split).to_vec())
     }
+}
+
+/// The data-parallel warpgroup tile the one-wave starts run: mt0 x mt1 on one warpgroup per
+/// 64 rows, K split `split` ways and summed in the kernel (GSU<n>K) where split, the producer
+/// warp loading, one stage left in the tensor cores while the next is issued, and the tiles
+/// along N of a row of A side by side (WorkGroupMapping 1).
+fn one_wave_tile(mt0: i64, mt1: i64, split: i64) -> [(ParamId, i64); 11] {
+    [
+        (ParamId::MacroTile0, mt0),
+        (ParamId::MacroTile1, mt1),
+        (ParamId::WavesM, mt0 / 16),
+        (ParamId::WavesN, 1),
+        (ParamId::SwapAB, 0),
+        (ParamId::GlobalSplitU, split),
+        (ParamId::GlobalSplitUAlgorithm, 3),
+        (ParamId::PersistentKernel, 0),
+        (ParamId::ProducerWarp, 1),
+        (ParamId::PrefetchLocalRead, 1),
+        (ParamId::WorkGroupMapping, 1),
+    ]
 }
 
 #[cfg(test)]
