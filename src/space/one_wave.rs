@@ -44,7 +44,8 @@ impl Space {
         if !constraints::is_wgmma(&start) || p.n <= 128 || p.n > 2 * widest {
             return None;
         }
-        let mt1 = ((p.n + 1) / 2 + 15) / 16 * 16;
+        let step = self.n_step();
+        let mt1 = ((p.n + 1) / 2 + step - 1) / step * step;
         let cus = self.hw.compute_units.max(1) as i64;
         let (split, mt0) = [1, 2, 4]
             .into_iter()
@@ -56,7 +57,14 @@ impl Space {
         if p.k < split * MIN_STEPS_PER_SPLIT * start.depth_u as i64 {
             return None;
         }
-        let prefs = one_wave_tile(mt0, mt1, split);
+        // An operand whose rows are aligned to 16 bytes only is copied into aligned rows
+        // first (the twin the other starts get, Space::packed_twins): 8192x136x8192 TT (ldb =
+        // 136) ran 47.6 us on these pairs with B copied against 95.1 unpaired in place [51.8].
+        let prefs = [
+            one_wave_tile(mt0, mt1, split).as_slice(),
+            &[(ParamId::PackUnaligned, i64::from(self.twin_copies()))],
+        ]
+        .concat();
         [2, 1].into_iter().find_map(|cluster| {
             let space = self.with_deepest_pipeline(
                 &[prefs.as_slice(), &[(ParamId::ClusterN, cluster)]].concat(),
@@ -68,7 +76,7 @@ impl Space {
     /// A few tiles each way (fewer 128x128 tiles than half the compute units, M and N past
     /// 128) and K of 16 steps or more: 64-row tiles of the width (32 to 256 in steps of 16)
     /// whose count fills one wave best (the narrowest of equals), whole K; split in two only
-    /// where no unsplit width fills 75% of the compute units; the producer warp, as deep as
+    /// where no unsplit width fills two thirds of the compute units; the producer warp, as deep as
     /// fits. The default's 128x256 tiles leave most compute units idle there and its split
     /// is for long K only. H200, kernel against kernel, same call (cuBLASLt in brackets, its
     /// tiles 64x64, 96x64 and 64x32): 640x640x5120 on 64x64 (100 tiles) 15.7 us against 53.8 for the default
@@ -120,9 +128,11 @@ impl Space {
         }
         // The most workgroups up to one a compute unit; of widths that make as many, the
         // narrowest (the fewest idle columns).
+        let step = self.n_step();
         let best = |split: i64| {
             (2..=16)
                 .map(|i| i * 16)
+                .filter(|w| w % step == 0)
                 .map(|w| (tile_count(p, 64, w) * split, -w))
                 .filter(|&(workgroups, _)| workgroups <= cus)
                 .max()
@@ -133,12 +143,26 @@ impl Space {
             None => [1, 2]
                 .into_iter()
                 .filter_map(|s| Some((s, best(s)?)))
-                .find(|&(s, (workgroups, _))| s == 2 || workgroups * 4 >= cus * 3)?,
+                .find(|&(s, (workgroups, _))| s == 2 || workgroups * 3 >= cus * 2)?,
         };
         if workgroups * 2 < cus || p.k < split * MIN_STEPS_PER_SPLIT * start.depth_u as i64 {
             return None;
         }
         Some(one_wave_tile(64, mt1, split).to_vec())
+    }
+
+    /// The steps of N tile widths the one-wave starts take: 16, or 32 where B is N-major in
+    /// LDS (read in place), whose tiles are loaded in chunks of the largest of 64, 32 or 16
+    /// columns dividing the width, and 16-column chunks (32-byte rows) stream far slower.
+    /// H200, same call (cuBLASLt in brackets): 768x768x4096 NT on 64x80 32.1 us, on 64x96
+    /// 18.3 [13.3]; TT 32.0 and 18.7 [13.1]; TN 18.4 on 64x80.
+    fn n_step(&self) -> i64 {
+        let copied = self.twin_copies() & constraints::PACK_B != 0;
+        if self.problem.k_contiguous(false) || copied {
+            16
+        } else {
+            32
+        }
     }
 }
 
@@ -215,18 +239,20 @@ mod tests {
     #[test]
     fn n_pairs_share_a_in_every_layout_and_type_the_warpgroup_path_runs() {
         let hw = HwSpec::by_name("H200").unwrap();
-        for (ta, tb) in [
-            (Trans::N, Trans::N),
-            (Trans::N, Trans::T),
-            (Trans::T, Trans::T),
+        // 144 columns in two halves of 72: 80 where B is K-major, 96 (two 32-column chunks,
+        // Space::n_step) where it is N-major.
+        for (ta, tb, mt1) in [
+            (Trans::N, Trans::N, 80),
+            (Trans::N, Trans::T, 96),
+            (Trans::T, Trans::T, 96),
         ] {
-            let mut p = GemmProblem::new(8192, 136, 8192);
-            (p.trans_a, p.trans_b) = (ta, tb);
+            let mut p = GemmProblem::new(8192, 144, 8192);
+            (p.trans_a, p.trans_b, p.lda, p.ldb) = (ta, tb, 0, 0);
             p.fill_defaults();
             let s = Space::for_problem(&p, &hw);
             let c = s.n_pair_start().expect("a pair start");
             s.check(&c).unwrap();
-            assert_eq!((c.mt0, c.mt1), (128, 80), "{ta:?}{tb:?}");
+            assert_eq!((c.mt0, c.mt1, c.cn), (128, mt1, 2), "{ta:?}{tb:?}");
         }
         let mut p = GemmProblem::new(4096, 300, 8192);
         (p.a_type, p.b_type) = (DataType::F8, DataType::F8);
@@ -234,6 +260,46 @@ mod tests {
         let c = s.n_pair_start().expect("e4m3 pairs");
         s.check(&c).unwrap();
         assert_eq!((c.mt0, c.mt1, c.cn), (64, 160, 2));
+    }
+
+    #[test]
+    fn unaligned_or_n_major_b_shapes_the_one_wave_starts() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let problem = |m, n, k, ta, tb| {
+            let mut p = GemmProblem::new(m, n, k);
+            // Packed leading dimensions of this layout.
+            (p.trans_a, p.trans_b, p.lda, p.ldb) = (ta, tb, 0, 0);
+            p.fill_defaults();
+            p
+        };
+        // TT with ldb = 136 (272-byte rows): the pairs copy B into aligned rows first.
+        let s = Space::for_problem(&problem(8192, 136, 8192, Trans::T, Trans::T), &hw);
+        let c = s.n_pair_start().expect("pairs");
+        s.check(&c).unwrap();
+        assert_eq!((c.mt0, c.mt1, c.pu), (128, 80, constraints::PACK_B));
+        // The N-fit start gets its twin with B copied too.
+        let fit = s.n_fit_start().expect("N fit");
+        assert!(s.packed_twins().contains(&KernelConfig {
+            pu: constraints::PACK_B,
+            ..fit
+        }));
+        // Aligned: nothing copied.
+        let s = Space::for_problem(&problem(8192, 144, 8192, Trans::T, Trans::T), &hw);
+        assert_eq!(s.n_pair_start().expect("pairs").pu, 0);
+        // An N-major B read in place takes widths in steps of 32: 768 in eight tiles of 96,
+        // not ten of 80 (16-column chunks), as TN takes.
+        for (tb, want) in [(Trans::T, 96), (Trans::N, 80)] {
+            let s = Space::for_problem(&problem(768, 768, 4096, Trans::N, tb), &hw);
+            let c = s.few_tile_wave_start().expect("few tiles");
+            s.check(&c).unwrap();
+            assert_eq!((c.mt1, c.gsu), (want, 1), "{tb:?}");
+        }
+        let s = Space::for_problem(&problem(4096, 320, 4096, Trans::N, Trans::T), &hw);
+        assert_eq!(s.n_pair_start().expect("pairs").mt1, 160);
+        // ldb = 264 (528-byte rows): B is copied, K-major, and the halves round to 16.
+        let s = Space::for_problem(&problem(4096, 264, 4096, Trans::N, Trans::T), &hw);
+        let c = s.n_pair_start().expect("pairs");
+        assert_eq!((c.mt1, c.pu), (144, constraints::PACK_B));
     }
 
     #[test]

@@ -425,7 +425,9 @@ impl Strategy for ModelSearch {
                         .into_iter()
                         .take(n.saturating_sub(1)),
                 );
-                let near = best_ranked(&scored, &default_moves, &configs, NEAR_DEFAULT);
+                // Within the batch: where the starts fill it, no moves.
+                let room = n.saturating_sub(configs.len()).min(NEAR_DEFAULT);
+                let near = best_ranked(&scored, &default_moves, &configs, room);
                 configs.extend(near);
             }
         } else {
