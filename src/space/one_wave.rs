@@ -8,8 +8,11 @@
 //!   read from L2 once per row of tiles, on 128 or 64 rows and with K split where the pairs
 //!   alone leave compute units idle ([`Space::n_pair_start`]).
 //! - A few tiles each way with a moderate K (640x640x5120, 768x768x3072): 64-row tiles of the
-//!   width whose count fills one wave best, with one and with two 128-byte rows of K a stage
-//!   ([`Space::few_tile_wave_starts`]).
+//!   width whose count fills one wave best, with one and with two 128-byte rows of K a stage,
+//!   and wider ones split in two ([`Space::few_tile_wave_starts`]).
+//!
+//! Widths along an N-major B go in steps of 32 (`Space::n_step`); an operand whose rows are
+//! aligned to 16 bytes only is copied into aligned rows first, as the other starts' twins do.
 //!
 //! Both are starts beside the default, which the search measures in its first batch and
 //! `bench` in its default set; nothing here changes the default itself.
@@ -25,13 +28,14 @@ const MIN_STEPS_PER_SPLIT: i64 = 16;
 
 impl Space {
     /// N of 129 to 512 columns on the warpgroup path where the pairs' tiles make about one
-    /// wave: two N tiles of half of N (rounded up to 16) in clusters of two along N sharing
-    /// A, the producer warp loading as deep as fits, the two tiles of a row of A side by side
-    /// (WorkGroupMapping 1). The rows and the split: the smallest split (1, 2 or 4, summed in
-    /// the kernel) for which 128-row or else 64-row tiles give two thirds to all of one workgroup
-    /// per compute unit. Pairs that cannot share A (an M- or N-major tile whose chunks do not
-    /// divide among two) start unclustered. H200, kernel against kernel, same call (cuBLASLt
-    /// in brackets, which runs the same cut on 72- and 80-column tiles in pairs):
+    /// wave: two N tiles of half of N (rounded up to a step of `Space::n_step`) in clusters
+    /// of two along N sharing A, the producer warp loading as deep as fits, the two tiles of a
+    /// row of A side by side (WorkGroupMapping 1). The rows and the split: the smallest split
+    /// (1, 2 or 4, summed in the kernel) for which 128-row or else 64-row tiles give two
+    /// thirds to all of one workgroup per compute unit. Pairs that cannot share A (an M- or
+    /// N-major tile whose chunks do not divide among two) start unclustered. H200, kernel
+    /// against kernel, same call (cuBLASLt in brackets, which runs the same cut on 72- and
+    /// 80-column tiles in pairs):
     /// 8192x136x8192 on 128x80 in pairs 41.8 us against 42.9 for 64x144 and 49.8 for
     /// 128x144 [39.8]; 2048x160x8192 on 64x80 in pairs split in two 19.3 against 20.3 for
     /// 64x160 split in four and 29.0 for 128x144 split in four [18.0]; 4096x257x4096 on 64x144
@@ -74,14 +78,15 @@ impl Space {
     }
 
     /// A few tiles each way (fewer 128x128 tiles than half the compute units, M and N past
-    /// 128) and K of 16 steps or more: 64-row tiles of the width (32 to 256 in steps of 16)
-    /// whose count fills one wave best (the narrowest of equals), whole K; split in two only
-    /// where no unsplit width fills two thirds of the compute units; the producer warp, as deep as
-    /// fits. The default's 128x256 tiles leave most compute units idle there and its split
-    /// is for long K only. H200, kernel against kernel, same call (cuBLASLt in brackets, its
-    /// tiles 64x64, 96x64 and 64x32): 640x640x5120 on 64x64 (100 tiles) 15.7 us against 53.8 for the default
-    /// [15.7]; 768x768x3072 on 64x96 13.2 against 35.5 [11.6]; 512x512x4096 on 64x32 13.0
-    /// against 62.9 (64x64 split in two, the long-K split start's tile, 12.2) [11.5].
+    /// 128) and K of 16 steps or more: 64-row tiles of the width (32 to 256 in steps of
+    /// `Space::n_step`) whose count fills one wave best (the narrowest of equals), whole K;
+    /// split in two only where no unsplit width fills two thirds of the compute units; the
+    /// producer warp, as deep as fits. The default's 128x256 tiles leave most compute units
+    /// idle there and its split is for long K only. H200, kernel against kernel, same call
+    /// (cuBLASLt in brackets, its tiles 64x64, 96x64 and 64x32): 640x640x5120 on 64x64 (100
+    /// tiles) 15.7 us against 53.8 for the default [15.7]; 768x768x3072 on 64x96 13.2 against
+    /// 35.5 [11.6]; 512x512x4096 on 64x32 13.0 against 62.9 (64x64 split in two, the long-K
+    /// split start's tile, 12.2) [11.5].
     pub fn few_tile_wave_start(&self) -> Option<KernelConfig> {
         Some(
             self.with_deepest_pipeline(&self.few_tile_wave_tile(None)?)?

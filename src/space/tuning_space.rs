@@ -866,7 +866,7 @@ impl Space {
     /// NT 117.5 against 122.5 [70.7]; 8192^3 in pairs along M (15.5 waves) 1457.3 [1515.0],
     /// where 8 x 2048^3 (7.8 waves) ran 194.6 against 181.6 whole [178.9] and 4096^3 (3.9)
     /// 201.1 against 174.2 [171.8]; on an H200 5120x5120x1280 (800 tiles of 128x256, 6.06
-    /// waves, 13% of the seventh busy) 103.5 against 106.7 whole [94.4].
+    /// waves, 6% of the seventh busy) 103.5 against 106.7 whole [94.4].
     fn stream_k_twin(&self, c: &KernelConfig) -> Option<KernelConfig> {
         let p = &self.problem;
         if c.pk != 1 || c.gsu_algo == GsuAlgo::StreamK {
@@ -1210,16 +1210,16 @@ impl Space {
 
     /// Where operands have rows aligned to 16 bytes only, the default, the persistent, the
     /// wave-fitting and the N-fit starts again with one such operand copied into aligned rows
-    /// first (PackUnaligned), so that the search measures both from its first batch. Which operand:
-    /// a K-major one rather than an M- or N-major one, whose unaligned rows cost less; of two,
-    /// the one of fewer bytes (the copy reads and writes it once more). Measured on an H200,
-    /// same call, as the tuned kernels with the rows aligned by the caller instead (cuBLASLt
-    /// in brackets): 3000^3 NN f16 122.1 us in place, 80.5 with B's (K-major) rows aligned,
-    /// 77.5 with both [78.9]; tuned with copies, B copied won (95.8 us), and where the search
-    /// started from both copied only, both copied did (110.0); 7168x2112x4112 e4m3 and
-    /// 11008x2048x4104 f16 (TN) were won with B, the smaller, copied. A skinny N-major B
-    /// (TT, ldb = N = 136) gains most: 8192x136x8192 TT on the N-fit 128x80 ran 47.6 us with
-    /// B copied against 95.1 in place [51.8].
+    /// first (PackUnaligned), so that the search measures both from its first batch. Which
+    /// operand: a K-major one rather than an M- or N-major one, whose unaligned rows cost
+    /// less; of two, the one of fewer bytes (the copy reads and writes it once more).
+    /// Measured on an H200, same call, as the tuned kernels with the rows aligned by the
+    /// caller instead (cuBLASLt in brackets): 3000^3 NN f16 122.1 us in place, 80.5 with
+    /// B's (K-major) rows aligned, 77.5 with both [78.9]; tuned with copies, B copied won
+    /// (95.8 us), and where the search started from both copied only, both copied did
+    /// (110.0); 7168x2112x4112 e4m3 and 11008x2048x4104 f16 (TN) were won with B, the
+    /// smaller, copied. A skinny N-major B (TT, ldb = N = 136) gains most: 8192x136x8192 TT
+    /// on the N-fit 128x80 ran 47.6 us with B copied against 95.1 in place [51.8].
     pub fn packed_twins(&self) -> Vec<KernelConfig> {
         let bits = self.twin_copies();
         if bits == 0 {
