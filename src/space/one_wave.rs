@@ -205,6 +205,14 @@ mod tests {
         )
     }
 
+    /// A bf16 problem of this layout with packed leading dimensions.
+    fn problem(m: i64, n: i64, k: i64, ta: Trans, tb: Trans) -> GemmProblem {
+        let mut p = GemmProblem::new(m, n, k);
+        (p.trans_a, p.trans_b, p.lda, p.ldb) = (ta, tb, 0, 0);
+        p.fill_defaults();
+        p
+    }
+
     #[test]
     fn n_just_past_a_tile_starts_on_two_halves_in_pairs_sharing_a() {
         // (M, N, K) -> (rows, columns, split): the smallest split first, then the taller tile.
@@ -251,10 +259,7 @@ mod tests {
             (Trans::N, Trans::T, 96),
             (Trans::T, Trans::T, 96),
         ] {
-            let mut p = GemmProblem::new(8192, 144, 8192);
-            (p.trans_a, p.trans_b, p.lda, p.ldb) = (ta, tb, 0, 0);
-            p.fill_defaults();
-            let s = Space::for_problem(&p, &hw);
+            let s = Space::for_problem(&problem(8192, 144, 8192, ta, tb), &hw);
             let c = s.n_pair_start().expect("a pair start");
             s.check(&c).unwrap();
             assert_eq!((c.mt0, c.mt1, c.cn), (128, mt1, 2), "{ta:?}{tb:?}");
@@ -270,13 +275,6 @@ mod tests {
     #[test]
     fn unaligned_or_n_major_b_shapes_the_one_wave_starts() {
         let hw = HwSpec::by_name("H200").unwrap();
-        let problem = |m, n, k, ta, tb| {
-            let mut p = GemmProblem::new(m, n, k);
-            // Packed leading dimensions of this layout.
-            (p.trans_a, p.trans_b, p.lda, p.ldb) = (ta, tb, 0, 0);
-            p.fill_defaults();
-            p
-        };
         // TT with ldb = 136 (272-byte rows): the pairs copy B into aligned rows first.
         let s = Space::for_problem(&problem(8192, 136, 8192, Trans::T, Trans::T), &hw);
         let c = s.n_pair_start().expect("pairs");

@@ -817,7 +817,7 @@ impl Space {
             (ParamId::GlobalSplitU, 1),
             (ParamId::WavesN, waves_n),
         ];
-        let with_producer = [fit[0], fit[1], fit[2], fit[3], (ParamId::ProducerWarp, 1)];
+        let with_producer = [fit.as_slice(), &[(ParamId::ProducerWarp, 1)]].concat();
         let space = self
             .with_deepest_pipeline(&with_producer)
             .or_else(|| self.with_deepest_pipeline(&fit))?;
