@@ -46,6 +46,7 @@ fn problems() -> Vec<GemmProblem> {
         problem(3, 1000, 777, "TN", F16, F16, 0.5, 2),
         problem(2, 2048, 1024, "NT", F32, F32, 0.25, 1),
         problem(4, 4096, 4096, "TN", F8, Bf16, 0.0, 1),
+        problem(8, 2048, 1024, "NN", F32, F32, 0.0, 1),
     ]
 }
 
@@ -148,6 +149,12 @@ fn a_row_vector_times_a_matrix_runs_the_gemv_along_n() {
     let four_cols = KernelConfig { mt1: 4, ..along_n };
     assert_eq!(constraints::gemv_b_vectors(&four_cols, &four), 2);
     assert_eq!(constraints::gemv_b_vectors(&along_n, &four), 0);
+    // Eight f32 columns (32 bytes) are two vectors; with ldb = 8 every row starts aligned.
+    let eight_f32 = problem(8, 4096, 4096, "NN", DataType::F32, DataType::F32, 0.0, 1);
+    let eight_cols = KernelConfig { mt1: 8, ..along_n };
+    assert_eq!(constraints::gemv_b_vectors(&eight_cols, &eight_f32), 2);
+    let src = codegen::generate(&eight_cols, &eight_f32, &target);
+    assert!(src.defines.contains("#define GT_GEMV_B_VECTORS 2"));
     // The model sees the transposed problem: x^T W costs what W^T x does.
     let t = p.transposed();
     assert_eq!(

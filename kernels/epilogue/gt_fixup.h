@@ -108,11 +108,10 @@ template <class Cfg> struct GtSharedTile {
 // 168, and adding parts straight from global memory, few loads in flight, ran 3 x 1000^3 in
 // 68 us against 25 on whole tiles (H100).
 //
-//   lo (computed last in the walk: later clusters' ranges start with the other parts)
-//      every other part is in: add them, store the tile (the common case)
-//      else: like any other part
-//   any other part: store it, count it in the tile's flag; the last to arrive adds the
-//      others' parts and stores the tile
+//   every other part is in: add them, store the tile (the common case: the part a range
+//      walks last, scheduler/gt_tile_walk.h, is the one that ends its tile's K)
+//   else: store it, count it in the tile's flag; the last to arrive adds the others' parts
+//      and stores the tile
 //
 // Nobody waits for anybody. Which one completes a tile can change from run to run, and with
 // it the order of the sums: with three or more parts the last bits of D may then differ
@@ -144,19 +143,19 @@ template <int ACC, int THREADS, int AREA_BYTES> struct GtRegisterPartials {
     GT_DEVICE static bool finish(float (&acc)[ACC], Slot slot, gt_u32* flag, gt_u32 lo, gt_u32 hi, gt_u32 me, int tid,
                                  int* last, Sync sync, Reclaim reclaim, unsigned char* area, gt_u32 bars,
                                  gt_u32& phases) {
-        bool all_in = false;
-        if (me == lo) {
-            if (tid == 0) {
-                const gt_u32 arrived = gt_atomic_add_u32(flag, 0u);
-                gt_fence_device();
-                *last = arrived == hi - lo;
-                // Nobody counts in this flag any more: reset for the next launch.
-                if (*last) *flag = 0u;
-            }
-            sync();
-            all_in = *last;
+        // Where the others have all counted themselves, nobody else can: this part is the
+        // last, and need not go through the workspace. (The barrier: everyone has read the
+        // answer word of the previous part.)
+        sync();
+        if (tid == 0) {
+            const gt_u32 arrived = gt_atomic_add_u32(flag, 0u);
+            gt_fence_device();
+            *last = arrived == hi - lo;
+            // Nobody counts in this flag any more: reset for the next launch.
+            if (*last) *flag = 0u;
         }
-        if (!all_in) {
+        sync();
+        if (!*last) {
             float4* const mine = reinterpret_cast<float4*>(slot(me)) + tid;
 #pragma unroll
             for (int j = 0; j < ACC; j += 4)

@@ -64,8 +64,8 @@ fn rows(c: &KernelConfig, p: &GemmProblem, wave: u32) -> u32 {
 /// How a GEMV kernel reads an N-contiguous B (transB = T of the problem it computes;
 /// `GT_GEMV_B_VECTORS`, kernels/gt_config.h): 1 its single column as a K-contiguous run of
 /// GlobalReadVectorWidth vectors (ldb = 1: a packed row vector, M = 1 along N), 2 each row's
-/// MacroTile1 columns as one vector (ldb a multiple of MacroTile1, at most 16 bytes), 0
-/// element by element. Batch strides must keep the vectors aligned too. Measured (H200, same
+/// MacroTile1 columns as one vector of at most 16 bytes or two of 16 (eight f32 columns; ldb
+/// a multiple of MacroTile1), 0 element by element. Batch strides must keep the vectors aligned too. Measured (H200, same
 /// call, cuBLASLt in brackets): 1x4096x4096 NN along N 18.4 us element by element [15.0].
 pub fn gemv_b_vectors(c: &KernelConfig, p: &GemmProblem) -> u32 {
     let p = &*gemv_problem(c, p);
@@ -76,7 +76,7 @@ pub fn gemv_b_vectors(c: &KernelConfig, p: &GemmProblem) -> u32 {
     let strided = |v: u32| p.batch <= 1 || p.stride_b % v as i64 == 0;
     if c.mt1 == 1 && p.ldb == 1 && c.grvw * eb <= 16 && strided(c.grvw) {
         1
-    } else if c.mt1 >= 2 && c.mt1 * eb <= 16 && p.ldb % c.mt1 as i64 == 0 && strided(c.mt1) {
+    } else if c.mt1 >= 2 && c.mt1 * eb <= 32 && p.ldb % c.mt1 as i64 == 0 && strided(c.mt1) {
         2
     } else {
         0
