@@ -15,12 +15,20 @@
 //                   last segments can be parts of a tile, whose contributors complete it
 //                   through the workspace (epilogue/gt_fixup.h, GtRegisterPartials).
 //
-// A range that starts inside a tile walks that first part last: every segment before it
-// then starts at K tile 0, so at any moment the clusters read about the same K tiles of A
-// and B. Walked in range order, each cluster's K position was offset by where its range
-// began, so together they read all of K at once: 1280x1280x8192 on 100 tiles of 128x128
-// read A and B from DRAM about three times over and ran 62 us against 48 on whole tiles
-// (H200).
+// Where a tile has at least 32 K tiles, a range that starts inside a tile walks that first
+// part last: every segment before it then starts at K tile 0, so at any moment the clusters
+// read about the same K tiles of A and B. Walked in range order, each cluster's K position
+// was offset by where its range began, so together they read all of K at once:
+// 1280x1280x8192 on 100 tiles of 128x128 read A and B from DRAM about three times over and
+// ran 62 us against 48 on whole tiles. Walking the first part last, on the same binary
+// (H200, us, range order -> first part last):
+//   1280x1280x8192   (128 K tiles) 256x128 57.5 -> 53.6, 128x128 60.9 -> 52.7
+//   3072x3072x4096   (64)          256x128 122.5 -> 110.4
+//   12288x300x2048   (32)          128x128 53.2 -> 50.2, 256x64 65.8 -> 58.5
+//   5120x5120x1280   (20)          256x128 100.8 -> 103.8
+//   4224x4096x1024   (16)          256x128 63.1 -> 65.0
+// With few K tiles the clusters' K positions are close together anyway, and range order
+// stays.
 //
 // Both take (first, step, groups, ktiles): stream-K reads `first` as this cluster's index and
 // `step` as the number of clusters.
@@ -55,7 +63,7 @@ struct GtStreamKUnits {
         end = sk.start(gt_u32(cluster) + 1);
         first = deferred = x;
         const gt_u32 boundary = (x / kt + 1) * kt;
-        if (x % kt != 0 && boundary < end) first = x = boundary;
+        if (kt >= 32 && x % kt != 0 && boundary < end) first = x = boundary;
     }
     // All waves but the last two go whole; the rest (one to two groups a cluster) is shared
     // by units. A whole number of waves goes whole.
