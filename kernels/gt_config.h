@@ -151,8 +151,8 @@ static_assert(GtCfg::THREADS == GtCfg::WG0 * GtCfg::WG1 * GtCfg::WAVE,
               "GT_THREADS must equal WG0 * WG1 * wave size");
 static_assert(GtCfg::MT0 % GtCfg::WG0 == 0 && GtCfg::MT1 % GtCfg::WG1 == 0,
               "waves must split the macro tile evenly");
-static_assert(GtCfg::STAGES >= 1 && GtCfg::STAGES <= (GtCfg::WGMMA ? 16 : 4),
-              "PrefetchGlobalRead is 1..4 (1..16 with wgmma)");
+static_assert(GtCfg::STAGES >= 1 && GtCfg::STAGES <= (GtCfg::WGMMA ? 16 : GtCfg::GEMV ? 8 : 4),
+              "PrefetchGlobalRead is 1..4 (1..16 with wgmma, 1..8 on the GEMV path)");
 static_assert(!GtCfg::PRODUCER_WARP || (GtCfg::WGMMA && (!GtCfg::STREAM_K || GtCfg::PERSISTENT)),
               "ProducerWarp is for the wgmma path, with stream-K only in the persistent kernel");
 // (Four computing warpgroups beside a producer warpgroup, 640 threads, hung in setmaxnreg on

@@ -11,7 +11,8 @@
 //     GRVW); the waves of a workgroup take interleaved runs of PrefetchGlobalRead k's, and
 //     their partial sums are added through LDS at the end.
 // B (K x N, tiny next to A) is read through the caches: K-contiguous columns (transB = N) as
-// vectors, N-contiguous rows element by element. Columns MT1 > N read as zero.
+// vectors, N-contiguous rows as one or two vectors where every row starts aligned, else
+// element by element. Columns MT1 > N read as zero.
 #pragma once
 
 // Adds the partial sums of the WAVES waves of a workgroup that split K between them, through
@@ -71,7 +72,8 @@ template <class Cfg> struct GtGemv {
     static_assert(AB <= 16 && (AB & (AB - 1)) == 0, "A vectors are a power of two up to 16 bytes");
     static_assert(R >= 1 && (K_ROWS ? Cfg::MT0 % WAVES == 0 : Cfg::MT0 % (WAVE * V) == 0),
                   "rows must split evenly: MT0 = WG0 * rows per wave (K-contiguous A) or a multiple of wave * GRVW");
-    static_assert(U >= 1 && U <= 4, "PrefetchGlobalRead (vectors in flight per row) is 1..4");
+    static_assert(U >= 1 && U <= (K_ROWS ? 4 : 8),
+                  "PrefetchGlobalRead (vectors in flight per row) is 1..4, k's of a run 1..8");
 
     // B(k, n) as f32; 0 past N.
     GT_DEVICE static float b_at(const TB* b, const GtGemmArgs& args, gt_i64 k, int n) {
@@ -86,7 +88,8 @@ template <class Cfg> struct GtGemv {
 #pragma unroll
         for (int v = 0; v < ROW_VECS; ++v) {
             float part[PER];
-            gt_unpack<TB>(row[v], part);
+            const VecRow loaded = gt_load_vec<VecRow>(row + v);
+            gt_unpack<TB>(loaded, part);
 #pragma unroll
             for (int n = 0; n < PER; ++n) x[v * PER + n] = part[n];
         }
@@ -173,13 +176,15 @@ template <class Cfg> struct GtGemv {
                 float bx[V];
                 if constexpr (!Cfg::TRANS_B) {
                     if (n < S::n(args)) {
-                        gt_unpack<TB>(*reinterpret_cast<const VecB*>(b + k + n * S::ldb(args)), bx);
+                        const VecB loaded = gt_load_vec<VecB>(b + k + n * S::ldb(args));
+                        gt_unpack<TB>(loaded, bx);
                     } else {
 #pragma unroll
                         for (int e = 0; e < V; ++e) bx[e] = 0.0f;
                     }
                 } else if constexpr (B_RUN) {
-                    gt_unpack<TB>(*reinterpret_cast<const VecB*>(b + k), bx);
+                    const VecB loaded = gt_load_vec<VecB>(b + k);
+                    gt_unpack<TB>(loaded, bx);
                 } else {
 #pragma unroll
                     for (int e = 0; e < V; ++e) bx[e] = b_at(b, args, k + e, n);

@@ -146,6 +146,14 @@ impl Space {
         while grvw > 1 && !aligned(grvw) {
             grvw /= 2;
         }
+        // Where B's rows are read as vectors wider than 16 bytes (eight f32 columns, two
+        // vectors a row), each vector of A costs GlobalReadVectorWidth rows of B: half the
+        // vector measured best. H200, f32 NN along N, ours [cuBLASLt] us: 8x4096x4096 36.6
+        // on vectors of two [44.6], 40.8 of four, 39.7 of one; 8x4096x14336 87.0 [123.7].
+        let mt1 = (p.n.max(1) as u32).next_power_of_two();
+        if p.trans_a.is_t() && p.trans_b.is_t() && mt1 as usize * p.b_type.bytes() > 16 {
+            grvw = (grvw / 2).max(1);
+        }
         let row_blocks = |mt0: i64| (p.m + mt0 - 1) / mt0 * p.batch.max(1);
         let start =
             |mt0: i64, mt1: u32, mi: [u32; 3], waves: u32, pgr: u32, vector: i64| KernelConfig {
@@ -168,7 +176,6 @@ impl Space {
         for (mt0, waves) in [(16, 8), (32, 4)] {
             candidates.push((start(mt0, 8, GEMV_MMA, waves, 4, 8), 4));
         }
-        let mt1 = (p.n.max(1) as u32).next_power_of_two();
         if p.trans_a.is_t() {
             // The same eight vectors in flight per lane (about the same registers) on two,
             // four and eight rows per wave. More rows read each vector of B for more rows of

@@ -25,8 +25,10 @@ const MAX_ROWS_PER_WAVE: u32 = 8;
 const MAX_VECTORS_PER_LANE: u32 = 2;
 /// Registers a thread of FMA code can have (AMD: the architectural VGPRs).
 const MAX_FMA_REGISTERS: u32 = 256;
-/// PrefetchGlobalRead: vectors of A in flight per row.
+/// PrefetchGlobalRead: vectors of A in flight per row (K-contiguous A), or k's of a run
+/// (M-contiguous A, whose lanes hold one or two vectors a k: more runs in flight there).
 const MAX_LOADS_IN_FLIGHT: u32 = 4;
+const MAX_RUN_IN_FLIGHT: u32 = 8;
 
 /// The matrix instruction of the matrix-core GEMV (`kernels/mainloop/gt_gemv_mma.h`).
 pub const GEMV_MMA: [u32; 3] = [16, 8, 16];
@@ -280,12 +282,15 @@ pub(super) fn gemv(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(),
             ),
         );
     }
-    if c.pgr > MAX_LOADS_IN_FLIGHT {
+    let most = if c.mi == GEMV_MMA || p.trans_a.is_t() {
+        MAX_LOADS_IN_FLIGHT
+    } else {
+        MAX_RUN_IN_FLIGHT
+    };
+    if c.pgr > most {
         return fail(
             rule,
-            format!(
-                "GEMV PrefetchGlobalRead (loads in flight per row) is 1..{MAX_LOADS_IN_FLIGHT}"
-            ),
+            format!("GEMV PrefetchGlobalRead (loads in flight per row) is 1..{most} here"),
         );
     }
     let v = c.grvw as i64;
@@ -308,11 +313,18 @@ pub(super) fn gemv(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(),
                 .into(),
         );
     }
-    if c.gsu as i64 > (p.k + 255) / 256 {
+    // M-contiguous A: a workgroup's rows are one wave's vectors, so few rows make few
+    // workgroups, and splits of 128 k's are what fill the GPU.
+    let least = if c.mi != GEMV_MMA && !p.trans_a.is_t() {
+        128
+    } else {
+        256
+    };
+    if c.gsu as i64 > (p.k + least - 1) / least {
         return fail(
             rule,
             format!(
-                "GlobalSplitU {} leaves splits of fewer than 256 of K={}",
+                "GlobalSplitU {} leaves splits of fewer than {least} of K={}",
                 c.gsu, p.k
             ),
         );
