@@ -173,7 +173,6 @@ template <> struct GtVec<16> { struct __align__(16) type { gt_u32 x, y, z, w; };
 // One load of a whole vector, aligned to its size, into registers.
 template <class Vec> GT_DEVICE Vec gt_load_vec(const void* p) { return *reinterpret_cast<const Vec*>(p); }
 
-
 // The V elements of a packed vector, as f32. Given a vector in global memory, the reads below
 // go to it element by element: load it into a local first (gt_load_vec).
 template <class T, int V, class Vec> GT_DEVICE void gt_unpack(const Vec& v, float (&x)[V]) {

@@ -20,7 +20,7 @@
 //! problem D^T = B^T A^T (SwapAB = 1): B is then the streamed matrix, and where B is
 //! K-contiguous (transB = N) it is read as the K-contiguous rows above.
 
-use super::constraints::{GEMV_MAX_N, GEMV_MMA};
+use super::constraints::{GEMV_MAX_N, GEMV_MMA, MIN_SPLIT_K_M_CONTIGUOUS};
 use super::param::pack_mi;
 use super::{GsuAlgo, KernelConfig, ParamId, Space};
 use crate::problem::GemmProblem;
@@ -42,7 +42,7 @@ pub const GEMV_FIXED: [(ParamId, i64); 10] = [
 
 /// K elements each split keeps at least, with K-contiguous and with M-contiguous A.
 const MIN_SPLIT_K_ROWS: i64 = 2048;
-const MIN_SPLIT_M_ROWS: i64 = 128;
+const MIN_SPLIT_M_ROWS: i64 = MIN_SPLIT_K_M_CONTIGUOUS;
 
 impl Space {
     /// This space narrowed to GEMV kernels (`None` where it has none): Gemv = 1, no matrix

@@ -29,6 +29,10 @@ const MAX_FMA_REGISTERS: u32 = 256;
 /// (M-contiguous A, whose lanes hold one or two vectors a k: more runs in flight there).
 const MAX_LOADS_IN_FLIGHT: u32 = 4;
 const MAX_RUN_IN_FLIGHT: u32 = 8;
+/// K elements a split keeps at least: with M-contiguous A a workgroup's rows are one wave's
+/// vectors, so few rows make few workgroups, and splits of 128 k's are what fill the GPU.
+pub const MIN_SPLIT_K: i64 = 256;
+pub const MIN_SPLIT_K_M_CONTIGUOUS: i64 = 128;
 
 /// The matrix instruction of the matrix-core GEMV (`kernels/mainloop/gt_gemv_mma.h`).
 pub const GEMV_MMA: [u32; 3] = [16, 8, 16];
@@ -67,8 +71,9 @@ fn rows(c: &KernelConfig, p: &GemmProblem, wave: u32) -> u32 {
 /// `GT_GEMV_B_VECTORS`, kernels/gt_config.h): 1 its single column as a K-contiguous run of
 /// GlobalReadVectorWidth vectors (ldb = 1: a packed row vector, M = 1 along N), 2 each row's
 /// MacroTile1 columns as one vector of at most 16 bytes or two of 16 (eight f32 columns; ldb
-/// a multiple of MacroTile1), 0 element by element. Batch strides must keep the vectors aligned too. Measured (H200, same
-/// call, cuBLASLt in brackets): 1x4096x4096 NN along N 18.4 us element by element [15.0].
+/// a multiple of MacroTile1), 0 element by element. Batch strides must keep the vectors
+/// aligned too. Measured (H200, same call, cuBLASLt in brackets): 1x4096x4096 NN along N 18.4
+/// us element by element [15.0].
 pub fn gemv_b_vectors(c: &KernelConfig, p: &GemmProblem) -> u32 {
     let p = &*gemv_problem(c, p);
     if !p.trans_b.is_t() {
@@ -313,12 +318,10 @@ pub(super) fn gemv(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(),
                 .into(),
         );
     }
-    // M-contiguous A: a workgroup's rows are one wave's vectors, so few rows make few
-    // workgroups, and splits of 128 k's are what fill the GPU.
     let least = if c.mi != GEMV_MMA && !p.trans_a.is_t() {
-        128
+        MIN_SPLIT_K_M_CONTIGUOUS
     } else {
-        256
+        MIN_SPLIT_K
     };
     if c.gsu as i64 > (p.k + least - 1) / least {
         return fail(

@@ -41,6 +41,7 @@ pub use cluster::CLUSTER_SIZES;
 pub use epilogue::stores_aligned;
 pub use gemv::{
     gemv_b_vectors, gemv_lds_bytes, gemv_problem, gemv_registers, gemv_rows, GEMV_MAX_N, GEMV_MMA,
+    MIN_SPLIT_K_M_CONTIGUOUS,
 };
 pub use lds_layout::{
     lds_bytes, persistent_c_stages, persistent_output_bytes, persistent_output_passes,
