@@ -108,8 +108,8 @@ template <class Cfg> struct GtSharedTile {
 // 168, and adding parts straight from global memory, few loads in flight, ran 3 x 1000^3 in
 // 68 us against 25 on whole tiles (H100).
 //
-//   every other part is in: add them, store the tile (the common case: the part a range
-//      walks last, scheduler/gt_tile_walk.h, is the one that ends its tile's K)
+//   the first or last contributor, every other part in: add them, store the tile (the
+//      common case: a range walks its parts of tiles last, scheduler/gt_tile_walk.h)
 //   else: store it, count it in the tile's flag; the last to arrive adds the others' parts
 //      and stores the tile
 //
@@ -144,18 +144,26 @@ template <int ACC, int THREADS, int AREA_BYTES> struct GtRegisterPartials {
                                  int* last, Sync sync, Reclaim reclaim, unsigned char* area, gt_u32 bars,
                                  gt_u32& phases) {
         // Where the others have all counted themselves, nobody else can: this part is the
-        // last, and need not go through the workspace. (The barrier: everyone has read the
-        // answer word of the previous part.)
-        sync();
-        if (tid == 0) {
-            const gt_u32 arrived = gt_atomic_add_u32(flag, 0u);
-            gt_fence_device();
-            *last = arrived == hi - lo;
-            // Nobody counts in this flag any more: reset for the next launch.
-            if (*last) *flag = 0u;
+        // last, and need not go through the workspace. Only the first and the last
+        // contributor ask: a range walks its part of a tile's first K tiles late, and its
+        // part of a tile's last ones last (scheduler/gt_tile_walk.h); a part between them is
+        // a whole range, walked first. (Asking in every part made ptxas spill 16 bytes at 168
+        // registers on 128x256 tiles. The first barrier: everyone has read the answer word of
+        // the previous part.)
+        bool all_in = false;
+        if (me == lo || me == hi) {
+            sync();
+            if (tid == 0) {
+                const gt_u32 arrived = gt_atomic_add_u32(flag, 0u);
+                gt_fence_device();
+                *last = arrived == hi - lo;
+                // Nobody counts in this flag any more: reset for the next launch.
+                if (*last) *flag = 0u;
+            }
+            sync();
+            all_in = *last;
         }
-        sync();
-        if (!*last) {
+        if (!all_in) {
             float4* const mine = reinterpret_cast<float4*>(slot(me)) + tid;
 #pragma unroll
             for (int j = 0; j < ACC; j += 4)
