@@ -20,7 +20,7 @@
 use super::config::KernelConfig;
 use super::constraints;
 use super::param::ParamId;
-use super::tuning_space::{tile_count, Space};
+use super::tuning_space::{split_in_kernel_tile, tile_count, Space};
 
 /// K steps each split of a start streams at least (a step: one 128-byte row of K per operand
 /// row); below that a split's prologue and the partial sums cost more than its streaming saves.
@@ -153,7 +153,7 @@ impl Space {
         if workgroups * 2 < cus || p.k < split * MIN_STEPS_PER_SPLIT * start.depth_u as i64 {
             return None;
         }
-        Some(one_wave_tile(64, mt1, split).to_vec())
+        Some(one_wave_tile(64, mt1, split))
     }
 
     /// The steps of N tile widths the one-wave starts take: 16, or 32 where B is N-major in
@@ -171,24 +171,14 @@ impl Space {
     }
 }
 
-/// The data-parallel warpgroup tile the one-wave starts run: mt0 x mt1 on one warpgroup per
-/// 64 rows, K split `split` ways and summed in the kernel (GSU<n>K) where split, the producer
-/// warp loading, one stage left in the tensor cores while the next is issued, and the tiles
-/// along N of a row of A side by side (WorkGroupMapping 1).
-fn one_wave_tile(mt0: i64, mt1: i64, split: i64) -> [(ParamId, i64); 11] {
+/// The data-parallel warpgroup tile the one-wave starts run ([`split_in_kernel_tile`]), with
+/// the tiles along N of a row of A side by side (WorkGroupMapping 1).
+fn one_wave_tile(mt0: i64, mt1: i64, split: i64) -> Vec<(ParamId, i64)> {
     [
-        (ParamId::MacroTile0, mt0),
-        (ParamId::MacroTile1, mt1),
-        (ParamId::WavesM, mt0 / 16),
-        (ParamId::WavesN, 1),
-        (ParamId::SwapAB, 0),
-        (ParamId::GlobalSplitU, split),
-        (ParamId::GlobalSplitUAlgorithm, 3),
-        (ParamId::PersistentKernel, 0),
-        (ParamId::ProducerWarp, 1),
-        (ParamId::PrefetchLocalRead, 1),
-        (ParamId::WorkGroupMapping, 1),
+        split_in_kernel_tile(mt0, mt1, split).as_slice(),
+        &[(ParamId::WorkGroupMapping, 1)],
     ]
+    .concat()
 }
 
 #[cfg(test)]

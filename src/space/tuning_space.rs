@@ -578,18 +578,7 @@ impl Space {
         if p.k < split * 32 * depth {
             return None;
         }
-        let space = self.with_deepest_pipeline(&[
-            (ParamId::MacroTile0, 128),
-            (ParamId::MacroTile1, 128),
-            (ParamId::WavesM, 8),
-            (ParamId::WavesN, 1),
-            (ParamId::SwapAB, 0),
-            (ParamId::GlobalSplitU, split),
-            (ParamId::GlobalSplitUAlgorithm, 3),
-            (ParamId::PersistentKernel, 0),
-            (ParamId::PrefetchLocalRead, 1),
-            (ParamId::ProducerWarp, 1),
-        ])?;
+        let space = self.with_deepest_pipeline(&split_in_kernel_tile(128, 128, split))?;
         Some(space.raw_default())
     }
 
@@ -2136,6 +2125,25 @@ fn wgmma_operand_prefs(p: &GemmProblem) -> [(ParamId, i64); 5] {
 /// of two).
 fn tiles_pair_up(extent: i64, tile: i64) -> bool {
     (extent + tile - 1) / tile % 2 == 0
+}
+
+/// A data-parallel warpgroup tile of mt0 x mt1 on one warpgroup per 64 rows, K split `split`
+/// ways and summed in the kernel (GSU<n>K) where split, the producer warp loading, one stage
+/// left in the tensor cores while the next is issued: the preferences of the starts that cut
+/// few tiles into one wave ([`Space::square_split_start`], the one-wave starts).
+pub(super) fn split_in_kernel_tile(mt0: i64, mt1: i64, split: i64) -> [(ParamId, i64); 10] {
+    [
+        (ParamId::MacroTile0, mt0),
+        (ParamId::MacroTile1, mt1),
+        (ParamId::WavesM, mt0 / 16),
+        (ParamId::WavesN, 1),
+        (ParamId::SwapAB, 0),
+        (ParamId::GlobalSplitU, split),
+        (ParamId::GlobalSplitUAlgorithm, 3),
+        (ParamId::PersistentKernel, 0),
+        (ParamId::ProducerWarp, 1),
+        (ParamId::PrefetchLocalRead, 1),
+    ]
 }
 
 pub(super) fn tile_count(p: &GemmProblem, mt0: i64, mt1: i64) -> i64 {

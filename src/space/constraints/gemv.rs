@@ -287,10 +287,12 @@ pub(super) fn gemv(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(),
             ),
         );
     }
-    let most = if c.mi == GEMV_MMA || p.trans_a.is_t() {
-        MAX_LOADS_IN_FLIGHT
-    } else {
+    // M-contiguous A on FMAs: runs of k's, which fewer rows a workgroup leave to split finer.
+    let runs = c.mi != GEMV_MMA && !p.trans_a.is_t();
+    let most = if runs {
         MAX_RUN_IN_FLIGHT
+    } else {
+        MAX_LOADS_IN_FLIGHT
     };
     if c.pgr > most {
         return fail(
@@ -318,7 +320,7 @@ pub(super) fn gemv(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(),
                 .into(),
         );
     }
-    let least = if c.mi != GEMV_MMA && !p.trans_a.is_t() {
+    let least = if runs {
         MIN_SPLIT_K_M_CONTIGUOUS
     } else {
         MIN_SPLIT_K
