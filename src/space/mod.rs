@@ -10,6 +10,7 @@ pub mod constraints;
 mod enumerate;
 mod fma;
 mod gemv;
+mod narrow_n;
 mod one_wave;
 mod param;
 mod tuning_space;

@@ -16,7 +16,7 @@ use crate::problem::GemmProblem;
 /// run (cuBLASLt in brackets), 4096x128x14336 ran 51.8 / 50.6 / 49.6 / 48.7 us at 8 / 10 /
 /// 12 / 14 stages [55.2], 4096x128x4096 19.5 / 19.1 / 18.8 / 19.0 [17.9], 8192x64x8192
 /// 52.0 / 51.8 / 51.7 / 52.0 [51.0]; a 48x64 swapped tile ran the same at 8 to 16 stages.
-const START_STAGES_MAX: i64 = 12;
+pub(super) const START_STAGES_MAX: i64 = 12;
 /// The tiles M up to 64 starts on ([`Space::tiny_m_starts`]): (MacroTile1, GlobalSplitU,
 /// GlobalSplitUAlgorithm): 64 columns unsplit, 128 with K in four summed in the kernel.
 const TINY_M_TILES: [(i64, i64, i64); 2] = [(64, 1, 1), (128, 4, 3)];
@@ -419,6 +419,11 @@ impl Space {
     /// This space with `prefs` as its start and the deepest pipeline that fits in LDS, up to
     /// START_STAGES_MAX stages (at least 3); `None` when no depth makes a valid config.
     pub(super) fn with_deepest_pipeline(&self, prefs: &[(ParamId, i64)]) -> Option<Space> {
+        self.with_pipeline_up_to(prefs, START_STAGES_MAX)
+    }
+
+    /// [`Space::with_deepest_pipeline`] up to `most` stages.
+    pub(super) fn with_pipeline_up_to(&self, prefs: &[(ParamId, i64)], most: i64) -> Option<Space> {
         let mut base = self.clone();
         for &(id, v) in prefs {
             base.domain_mut(id).default = v;
@@ -428,7 +433,7 @@ impl Space {
             .iter()
             .rev()
             .copied()
-            .filter(|pgr| (3..=START_STAGES_MAX).contains(pgr))
+            .filter(|pgr| (3..=most).contains(pgr))
             .find_map(|pgr| {
                 let mut candidate = base.clone();
                 candidate.domain_mut(ParamId::PrefetchGlobalRead).default = pgr;
@@ -868,7 +873,8 @@ impl Space {
     /// waves, 6% of the seventh busy) 103.5 against 106.7 whole [94.4].
     fn stream_k_twin(&self, c: &KernelConfig) -> Option<KernelConfig> {
         let p = &self.problem;
-        if c.pk != 1 || c.gsu_algo == GsuAlgo::StreamK {
+        // One N tile of a narrow N streams A fastest on whole tiles (narrow_n.rs).
+        if c.pk != 1 || c.gsu_algo == GsuAlgo::StreamK || (p.n <= c.mt1 as i64 && c.mt1 <= 64) {
             return None;
         }
         let cluster = (c.cn.max(1) * c.cm.max(1)) as i64;
@@ -1642,8 +1648,9 @@ impl Space {
         // The one-wave cuts first: where they apply the default's tiles leave most compute
         // units idle, and bench's default set takes the first few starts only.
         let starts: Vec<KernelConfig> = full
-            .n_pair_start()
+            .narrow_n_start()
             .into_iter()
+            .chain(full.n_pair_start())
             .chain(full.few_tile_wave_starts())
             .chain(full.split_start())
             .chain(full.long_k_split_start())

@@ -1,0 +1,157 @@
+//! The start for narrow N on the Hopper warpgroup path: decode batches and skinny projections
+//! of 1 to 64 columns (4096x8x4096, 14336x32x4096, 28672x8x4096), where one tile covers all
+//! of N and the kernel's time is how fast it streams A once.
+//!
+//! Such a GEMM reads A once whatever its tiles, so what sets its time is how evenly and how
+//! deeply the compute units stream it. The split-K and stream-K cuts the other starts give it
+//! spread K over more workgroups but pay for it in partial sums and in workgroups that start
+//! mid-tile; the persistent kernel with the producer warp on whole tiles (one workgroup per
+//! compute unit walking its tiles' full K, many stages in flight) streams A faster, which is
+//! also what cuBLASLt runs there (`nvjet_sm90_tst_64x8_64x16_2x1`: 64x8 tiles, 16 stages of
+//! 64 k, 132 persistent workgroups).
+//!
+//! A start beside the default, first among the starts so that `bench`'s default set and the
+//! search's first batch measure it; nothing here changes the default itself.
+
+use super::config::KernelConfig;
+use super::constraints;
+use super::param::ParamId;
+use super::tuning_space::{tile_count, Space, START_STAGES_MAX};
+
+/// Widest N the start covers with its one N tile.
+const NARROW_N_MAX: i64 = 64;
+
+/// Stages of the 64-row tile's 128 k: 8 streamed 4096x8x4096 in 13.3 us and 4096x8x14336 in
+/// 33.1 against 13.7 and 34.4 at 6 (H200, same call); deeper ones hold no more in flight
+/// that pays, and leave the shared memory to the tile's output staging.
+const SHORT_TILE_STAGES: i64 = 8;
+
+impl Space {
+    /// N of at most 64 columns on the warpgroup path, with at least three eighths of a wave
+    /// of 64-row tiles: one N tile of N rounded up to 16, the persistent kernel on whole
+    /// tiles fed by the producer warp. The rows: 128 with 64 k a stage (as deep as fits, up
+    /// to START_STAGES_MAX) where 128-row tiles make at least one wave, else 64 with 128 k a
+    /// stage at `SHORT_TILE_STAGES`: a wave of 64-row tiles and under two of 128-row ones
+    /// streamed alike (14336x8x4096 32.7 and 33.3 us), past that the taller tile's fewer
+    /// B re-reads and tile starts win (28672x8x4096 60.8 against 63.2). A B whose rows are
+    /// 16-byte but not 32-byte aligned (N-major, 8 bf16 columns) is copied K-major first
+    /// (PackUnaligned = 2): read in place, each of its 16-byte rows costs the L2 a request
+    /// (14336x8x4096 NT 45.8 us in place).
+    ///
+    /// H200, the start against bench's default set before it (best of eight), each shape one
+    /// call [cuBLASLt]: 4096x8x4096 NN 13.3 against 15.4 [14.8]; 14336x32x4096 NN 33.6
+    /// against 44.5 [32.5]; 4096x32x4096 TN 13.9 against 15.8 [15.1]; 4096x16x14336 TN 33.3
+    /// against 35.8 [33.9]; 14336x8x4096 NT (B copied) 36.3 against 50.0 [32.2]; 4096x8x4096
+    /// NT 16.3 against 18.9 [16.3]; 14336x1x4096 NN 33.6 against 34.4 [32.8]; e4m3
+    /// 14336x8x4096 19.6 against 20.4 [18.8]. Swapped (M of at most 16 on the instruction's
+    /// N) it lost to the default set on 8x14336x4096 NN (46.6 against 38.0), so M-narrow
+    /// problems keep the other starts.
+    pub fn narrow_n_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let cus = self.hw.compute_units.max(1) as i64;
+        if !constraints::is_wgmma(&self.raw_default())
+            || p.n > NARROW_N_MAX
+            || !self.domain(ParamId::PersistentKernel).contains(1)
+            || !self.domain(ParamId::ProducerWarp).contains(1)
+        {
+            return None;
+        }
+        let mt1 = (p.n + 15) / 16 * 16;
+        if tile_count(p, 64, mt1) * 8 < cus * 3 {
+            return None;
+        }
+        // The 128-row tile's 64 k are 64 bytes of an 8-bit type, less than a swizzled row:
+        // there it takes 128 k.
+        let cuts: &[(i64, i64, i64)] = if tile_count(p, 128, mt1) >= cus {
+            &[(128, 64, START_STAGES_MAX), (128, 128, START_STAGES_MAX)]
+        } else {
+            &[(64, 128, SHORT_TILE_STAGES)]
+        };
+        let plain = cuts.iter().find_map(|&(mt0, depth_u, stages)| {
+            let space = self.with_pipeline_up_to(
+                &[
+                    (ParamId::MacroTile0, mt0),
+                    (ParamId::MacroTile1, mt1),
+                    (ParamId::DepthU, depth_u),
+                    (ParamId::WavesM, 4),
+                    (ParamId::WavesN, 1),
+                    (ParamId::SwapAB, 0),
+                    (ParamId::ProducerWarp, 1),
+                    (ParamId::PersistentKernel, 1),
+                    (ParamId::PrefetchLocalRead, 1),
+                    (ParamId::GlobalSplitU, 1),
+                    (ParamId::GlobalSplitUAlgorithm, 1),
+                ],
+                stages,
+            )?;
+            Some(space.raw_default())
+        })?;
+        let packed = KernelConfig {
+            pu: constraints::PACK_B,
+            ..plain
+        };
+        Some(if self.is_valid(&packed) {
+            packed
+        } else {
+            plain
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::hw::HwSpec;
+    use crate::problem::{DataType, GemmProblem, Trans};
+    use crate::space::{GsuAlgo, KernelConfig, Space};
+
+    /// A problem of this layout and input type with packed leading dimensions, on an H200.
+    fn h200(m: i64, n: i64, k: i64, ta: Trans, tb: Trans, t: DataType) -> Space {
+        let mut p = GemmProblem::new(m, n, k);
+        (p.trans_a, p.trans_b, p.lda, p.ldb) = (ta, tb, 0, 0);
+        (p.a_type, p.b_type) = (t, t);
+        p.fill_defaults();
+        Space::for_problem(&p, &HwSpec::by_name("H200").unwrap())
+    }
+
+    #[test]
+    fn narrow_n_starts_persistent_on_one_n_tile_of_whole_tiles() {
+        use Trans::{N, T};
+        let bf16 = DataType::Bf16;
+        // (shape, layout, type) -> (rows, columns, k a stage, stages, B copied).
+        for ((m, n, k), (ta, tb), t, want) in [
+            ((4096, 8, 4096), (N, N), bf16, (64, 16, 128, 8, 0)),
+            ((14336, 32, 4096), (T, N), bf16, (64, 32, 128, 8, 0)),
+            ((4096, 1, 14336), (N, N), bf16, (64, 16, 128, 8, 0)),
+            ((28672, 8, 4096), (T, N), bf16, (128, 16, 64, 12, 0)),
+            ((14336, 8, 4096), (N, T), bf16, (64, 16, 128, 8, 2)),
+            ((14336, 64, 4096), (T, T), bf16, (64, 64, 128, 6, 0)),
+            ((14336, 8, 4096), (T, N), DataType::F8, (64, 16, 128, 8, 0)),
+            (
+                (28672, 16, 4096),
+                (T, N),
+                DataType::F8,
+                (128, 16, 128, 12, 0),
+            ),
+        ] {
+            let s = h200(m, n, k, ta, tb, t);
+            let c = s.narrow_n_start().unwrap_or_else(|| panic!("{m}x{n}x{k}"));
+            s.check(&c).unwrap();
+            let got = (c.mt0, c.mt1, c.depth_u, c.pgr, c.pu);
+            assert_eq!(got, want, "{m}x{n}x{k} {ta:?}{tb:?} {t:?}");
+            assert_eq!((c.pk, c.pw, c.gsu, c.sab), (1, 1, 1, 0), "{m}x{n}x{k}");
+            // First among the starts, and no stream-K twin after it.
+            let starts = s.extra_starts();
+            assert_eq!(starts.first(), Some(&c), "{m}x{n}x{k}");
+            let twin = KernelConfig {
+                gsu_algo: GsuAlgo::StreamK,
+                ..c
+            };
+            assert!(!starts.contains(&twin), "{m}x{n}x{k}");
+        }
+        // N past 64, too few rows for three eighths of a wave, M-narrow: none.
+        for (m, n, k) in [(14336, 65, 4096), (3072, 8, 4096), (8, 14336, 4096)] {
+            let s = h200(m, n, k, N, N, bf16);
+            assert_eq!(s.narrow_n_start(), None, "{m}x{n}x{k}");
+        }
+    }
+}
