@@ -32,20 +32,19 @@ impl Space {
     /// tiles fed by the producer warp. The rows: 128 with 64 k a stage (as deep as fits, up
     /// to START_STAGES_MAX) where 128-row tiles make at least one wave, else 64 with 128 k a
     /// stage at `SHORT_TILE_STAGES`: a wave of 64-row tiles and under two of 128-row ones
-    /// streamed alike (14336x8x4096 32.7 and 33.3 us), past that the taller tile's fewer
-    /// B re-reads and tile starts win (28672x8x4096 60.8 against 63.2). A B whose rows are
+    /// streamed alike (14336x8x4096 NN 32.7 and 33.3 us), past that the taller tile's fewer
+    /// B re-reads and tile starts win (28672x8x4096 TN 60.8 against 63.2). A B whose rows are
     /// 16-byte but not 32-byte aligned (N-major, 8 bf16 columns) is copied K-major first
     /// (PackUnaligned = 2): read in place, each of its 16-byte rows costs the L2 a request
     /// (14336x8x4096 NT 45.8 us in place).
     ///
-    /// H200, the start against bench's default set before it (best of eight), each shape one
-    /// call [cuBLASLt]: 4096x8x4096 NN 13.3 against 15.4 [14.8]; 14336x32x4096 NN 33.6
-    /// against 44.5 [32.5]; 4096x32x4096 TN 13.9 against 15.8 [15.1]; 4096x16x14336 TN 33.3
-    /// against 35.8 [33.9]; 14336x8x4096 NT (B copied) 36.3 against 50.0 [32.2]; 4096x8x4096
-    /// NT 16.3 against 18.9 [16.3]; 14336x1x4096 NN 33.6 against 34.4 [32.8]; e4m3
-    /// 14336x8x4096 19.6 against 20.4 [18.8]. Swapped (M of at most 16 on the instruction's
-    /// N) it lost to the default set on 8x14336x4096 NN (46.6 against 38.0), so M-narrow
-    /// problems keep the other starts.
+    /// H200, bench's default set before and after the start, one call [cuBLASLt]:
+    /// 4096x8x4096 NN 15.3 -> 13.5 us [14.1]; 14336x32x4096 NN 44.2 -> 33.4 [32.7];
+    /// 4096x32x4096 TN 15.8 -> 14.0 [14.8]; 4096x8x14336 NN 35.0 -> 32.6 [33.0]; 14336x8x4096
+    /// NT (B copied) 50.4 -> 37.5 [32.5]; 4096x8x4096 NT 18.8 -> 16.3 [16.0]; 4096x1x4096 NN
+    /// 15.6 -> 13.5 [15.7]; e4m3 14336x8x4096 20.5 -> 20.1 [18.9]. Swapped (M of at most 16
+    /// on the instruction's N) it lost to the default set on 8x14336x4096 NN (46.6 against
+    /// 38.0 [33.7]), so M-narrow problems keep the other starts.
     pub fn narrow_n_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let cus = self.hw.compute_units.max(1) as i64;
