@@ -14,7 +14,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
 use crate::device::sim::model_time_us;
-use crate::space::{KernelConfig, ParamId, Space, SpaceError, GEMV_FIXED};
+use crate::space::{constraints, KernelConfig, ParamId, Space, SpaceError, GEMV_FIXED};
 
 /// Most points (valid or not) a sweep enumerates: about 45 s of constraint checks. The
 /// whole bf16 space of a Hopper GPU (138 million points per LDS layout, with the pinned
@@ -137,6 +137,18 @@ fn sweep_space(s: &Space, full: &Space, fixes: &[(String, String)]) -> Result<Sp
         .filter(|&v| v <= 256 || Some(v) == covering)
         .collect();
     s.domain_mut(ParamId::MacroTile1).restrict(&keep);
+    // Three warpgroups along M (WavesM 12) would add a quarter to the sweep of N past 128
+    // (184 million points for 4096x300x4096); the start that needs them measures them, and
+    // `--fix WavesM=12` asks for them.
+    let three = i64::from(constraints::THREE_WARPGROUPS);
+    let waves: Vec<i64> = s
+        .domain(ParamId::WavesM)
+        .values
+        .iter()
+        .copied()
+        .filter(|&v| v != three)
+        .collect();
+    s.domain_mut(ParamId::WavesM).restrict(&waves);
     for (name, values) in fixes {
         // A fix may widen a pinned parameter again: start from the full domain. Which path
         // is swept was settled by `sweep_spaces`.
@@ -272,6 +284,16 @@ mod tests {
             let fixed = sweep_spaces(&space, &[("MacroTile1".into(), "320".into())]).unwrap();
             assert_eq!(fixed[0].domain(ParamId::MacroTile1).values, vec![320]);
         }
+        // Three warpgroups along M are offered for N = 300, left out of the preset, and
+        // come back when asked for.
+        let space = Space::for_problem(&GemmProblem::new(4096, 300, 4096), &h200);
+        assert!(space.domain(ParamId::WavesM).contains(12));
+        let preset = sweep_spaces(&space, &[]).unwrap();
+        assert!(preset
+            .iter()
+            .all(|s| !s.domain(ParamId::WavesM).contains(12)));
+        let asked = sweep_spaces(&space, &[("WavesM".into(), "12".into())]).unwrap();
+        assert_eq!(asked[0].domain(ParamId::WavesM).values, vec![12]);
     }
 
     #[test]

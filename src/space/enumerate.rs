@@ -104,6 +104,7 @@ pub(super) fn reads(rule: &str) -> Option<&'static [ParamId]> {
             PrefetchLocalRead,
             LdsSwizzle,
             MatrixInstruction,
+            WavesM,
         ],
         "wave-tile" => &[MacroTile0, MacroTile1, WavesM, WavesN, MatrixInstruction],
         "positive" => &[

@@ -1,7 +1,8 @@
-//! Starts for problems whose default tiles are well under one wave of the compute units and
-//! whose time is therefore set by how many compute units stream operands, not by the tensor
-//! cores: the problem cut into about one wave of workgroups the way cuBLASLt cuts it there
-//! (its kernel names give the tiles, and its grids the cut).
+//! Starts for problems whose default tiles fill the compute units poorly (well under one
+//! wave, or a last wave mostly idle) and whose time is therefore set by how many compute
+//! units work, not by how fast each one does: the problem cut into about one wave of
+//! workgroups the way cuBLASLt cuts it there (its kernel names give the tiles, and its grids
+//! the cut).
 //!
 //! - N just past a tile (129 to 512 columns, a few thousand rows): N in two equal tiles run as
 //!   pairs of workgroups along N that share their A tile by multicast (ClusterN = 2), so A is
@@ -11,16 +12,19 @@
 //!   width whose count fills one wave best, with one and with two 128-byte rows of K a stage,
 //!   and wider ones split in two ([`Space::few_tile_wave_starts`]).
 //!
+//! - N of 129 to 512 with many rows (12288x300x2048): one wave of 192-row tiles on three
+//!   warpgroups along M ([`Space::three_warpgroup_start`]).
+//!
 //! Widths along an N-major B go in steps of 32 (`Space::n_step`); an operand whose rows are
 //! aligned to 16 bytes only is copied into aligned rows first, as the other starts' twins do.
 //!
-//! Both are starts beside the default, which the search measures in its first batch and
+//! All are starts beside the default, which the search measures in its first batch and
 //! `bench` in its default set; nothing here changes the default itself.
 
 use super::config::KernelConfig;
 use super::constraints;
 use super::param::ParamId;
-use super::tuning_space::{split_in_kernel_tile, tile_count, Space};
+use super::tuning_space::{split_in_kernel_tile, tile_count, wave_fill, Space};
 
 /// K steps each split of a start streams at least (a step: one 128-byte row of K per operand
 /// row); below that a split's prologue and the partial sums cost more than its streaming saves.
@@ -75,6 +79,40 @@ impl Space {
             )?;
             Some(space.raw_default())
         })
+    }
+
+    /// N of 129 to 512 columns where 192-row tiles make one wave that is fuller than the
+    /// 128-row tiles' last one: three warpgroups along M (WavesM 12, a 64-row slice each,
+    /// the instruction's N the whole tile width) on all of N, or on each half of it past 256
+    /// (widths in steps of `Space::n_step`), the producer warp, as deep as fits. cuBLASLt cuts
+    /// these the same way (12288x300x2048: `nvjet_sm90_tst_192x160_64x4_1x2`, 128 workgroups).
+    /// Two warpgroups side by side along N on the same tiles each read all of A and issue
+    /// narrower instructions, which the shared memory cannot feed as fast. H200, kernel
+    /// against kernel, same call (cuBLASLt in brackets): 12288x300x2048 on 192x160 28.1 us
+    /// against 35.5 on two warpgroups along N [25.8]; 12288x300x8192 88.8 against 106.1
+    /// [84.9]; 12288x320x4096 NN 46.7 against 57.7 [51.9].
+    pub fn three_warpgroup_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let widest = constraints::MAX_WGMMA_TILE as i64 / 2;
+        let three = i64::from(constraints::THREE_WARPGROUPS);
+        if !constraints::is_wgmma(&self.raw_default())
+            || !self.domain(ParamId::WavesM).contains(three)
+            || p.n <= 128
+            || p.n > 2 * widest
+        {
+            return None;
+        }
+        let step = self.n_step();
+        let halves = if p.n > widest { 2 } else { 1 };
+        let mt1 = ((p.n + halves - 1) / halves + step - 1) / step * step;
+        let tiles = tile_count(p, 192, mt1);
+        if tiles > self.hw.compute_units as i64
+            || wave_fill(tiles, &self.hw) <= wave_fill(tile_count(p, 128, mt1), &self.hw)
+        {
+            return None;
+        }
+        let space = self.with_deepest_pipeline(&one_wave_tile(192, mt1, 1))?;
+        Some(space.raw_default())
     }
 
     /// A few tiles each way (fewer 128x128 tiles than half the compute units, M and N past
@@ -341,5 +379,46 @@ mod tests {
                 "{m}x{n}x{k}"
             );
         }
+    }
+
+    #[test]
+    fn a_wave_of_192_row_tiles_starts_on_three_warpgroups() {
+        // (M, N, K, layout) -> columns: all of N up to 256, each half past it (in steps of 32
+        // where B is N-major in LDS).
+        for ((m, n, k), (ta, tb), want) in [
+            ((12288, 300, 2048), (Trans::T, Trans::N), 160),
+            ((12288, 320, 4096), (Trans::N, Trans::N), 160),
+            ((12288, 300, 2048), (Trans::N, Trans::T), 160),
+            ((25344, 176, 4096), (Trans::T, Trans::N), 176),
+        ] {
+            let s =
+                Space::for_problem(&problem(m, n, k, ta, tb), &HwSpec::by_name("H200").unwrap());
+            let c = s
+                .three_warpgroup_start()
+                .unwrap_or_else(|| panic!("{m}x{n}x{k}"));
+            s.check(&c).unwrap();
+            assert_eq!((c.mt0, c.mt1, c.wg), (192, want, [12, 1]), "{m}x{n}x{k}");
+            assert_eq!((c.pw, c.pk, c.gsu, c.sab), (1, 0, 1, 0), "{m}x{n}x{k}");
+            assert!(s.extra_starts().contains(&c), "{m}x{n}x{k}");
+        }
+        // 192-row tiles filling the wave worse than 128-row ones, more than a wave of them, N
+        // of one 128-column tile or past two 256-column ones, 192x208 tiles (three stages
+        // and the output tile exceed the shared memory): none.
+        for (m, n, k) in [
+            (8192, 300, 2048),
+            (24576, 200, 4096),
+            (16032, 260, 16384),
+            (24576, 128, 4096),
+            (4096, 600, 4096),
+        ] {
+            assert_eq!(h200(m, n, k).three_warpgroup_start(), None, "{m}x{n}x{k}");
+        }
+        // Not on the FMA path (f32), where WavesM 12 is not offered.
+        let mut f32 = GemmProblem::new(12288, 300, 2048);
+        (f32.a_type, f32.b_type, f32.c_type, f32.d_type) =
+            (DataType::F32, DataType::F32, DataType::F32, DataType::F32);
+        let s = Space::for_problem(&f32, &HwSpec::by_name("H200").unwrap());
+        assert_eq!(s.three_warpgroup_start(), None);
+        assert!(!s.domain(ParamId::WavesM).contains(12));
     }
 }

@@ -77,6 +77,15 @@ impl Space {
         let n_tile = ((problem.n.max(16) + 15) / 16 * 16).min(128);
         let nvidia = hw.vendor == Vendor::Nvidia;
         let wgmma = shapes.contains(&constraints::wgmma_mi(problem.a_type));
+        // Powers of two, and on the warpgroup path for N of 129 to 512 three warpgroups along
+        // M (WavesM 12, constraints::THREE_WARPGROUPS: 192-row tiles whose one or two N tiles
+        // are each a whole instruction wide, Space::three_warpgroup_start). Elsewhere
+        // 128-row tiles of two warpgroups make the same instructions, and the space stays as
+        // it was.
+        let mut waves_m = vec![1, 2, 4, 8];
+        if wgmma && (129..=constraints::MAX_WGMMA_TILE as i64).contains(&problem.n) {
+            waves_m.push(constraints::THREE_WARPGROUPS as i64);
+        }
         // N tiles up to 512 where the warpgroup path can cover N past 256 in one workgroup
         // (several warpgroups along N sharing the A tile), so A is read once.
         let wide_tiles: Vec<i64> = if wgmma && problem.n > 256 {
@@ -105,7 +114,7 @@ impl Space {
                 64,
             ),
             Domain::choice(ParamId::MatrixInstruction, mi_values.clone(), mi_values[0]),
-            Domain::pow2(ParamId::WavesM, 1, 8, 2),
+            Domain::choice(ParamId::WavesM, waves_m, 2),
             Domain::pow2(ParamId::WavesN, 1, 4, if problem.n <= 64 { 1 } else { 2 }),
             // Deeper pipelines than 4 stages are for the wgmma path (constraints::MAX_STAGES_WGMMA).
             Domain::range(
@@ -1651,6 +1660,7 @@ impl Space {
             .narrow_n_start()
             .into_iter()
             .chain(full.n_pair_start())
+            .chain(full.three_warpgroup_start())
             .chain(full.few_tile_wave_starts())
             .chain(full.split_start())
             .chain(full.long_k_split_start())
@@ -2159,7 +2169,7 @@ pub(super) fn tile_count(p: &GemmProblem, mt0: i64, mt1: i64) -> i64 {
 
 /// How full the waves of `workgroups` are, in thousandths: the workgroups over the compute
 /// units of the waves they take.
-fn wave_fill(workgroups: i64, hw: &HwSpec) -> i64 {
+pub(super) fn wave_fill(workgroups: i64, hw: &HwSpec) -> i64 {
     let cus = (hw.compute_units as i64).max(1);
     let waves = ((workgroups + cus - 1) / cus).max(1);
     workgroups * 1000 / (waves * cus)

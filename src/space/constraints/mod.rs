@@ -55,7 +55,7 @@ pub use shape::{MAX_STAGES, MAX_STAGES_WGMMA};
 pub use transpose_lds::transposed_operands;
 pub use warpgroup::{
     k_major_box_rows, mn_chunk, packed_operands, tma_readable, tma_rows_unaligned, MAX_BOX_ROWS,
-    MAX_WGMMA_TILE, PACK_A, PACK_B,
+    MAX_WGMMA_TILE, PACK_A, PACK_B, THREE_WARPGROUPS,
 };
 
 /// Why a config is not valid.
@@ -181,6 +181,32 @@ mod tests {
             check(&wgmma_cfg(name), &square, &hw).unwrap_or_else(|v| panic!("{name}: {v}"));
         }
         assert_eq!(warpgroup_tile(&wgmma_cfg(SEED_BEST)), [64, 112]);
+    }
+
+    /// Three warpgroups along M: 192-row tiles of one warpgroup column on the warpgroup path
+    /// only.
+    #[test]
+    fn three_warpgroups_take_192_rows_on_the_warpgroup_path() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let p = GemmProblem::new(12288, 300, 2048);
+        let ok = wgmma_cfg(
+            "MT192x160x64_MI64x8x16_WG12x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1",
+        );
+        assert_eq!(rule(&ok, &p, &hw), "ok");
+        for (c, want) in [
+            (KernelConfig { mt0: 128, ..ok }, "wgmma"),
+            (KernelConfig { wg: [12, 2], ..ok }, "wgmma"),
+            (
+                KernelConfig {
+                    mi: [16, 8, 16],
+                    pw: 0,
+                    ..ok
+                },
+                "range",
+            ),
+        ] {
+            assert_eq!(rule(&c, &p, &hw), want, "{}", c.name());
+        }
     }
 
     /// Clusters sharing A: the warpgroup path with its producer warp, a K-major A whose

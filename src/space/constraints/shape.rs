@@ -57,13 +57,20 @@ pub(super) fn threads(c: &KernelConfig, hw: &HwSpec) -> Result<(), Violation> {
     Ok(())
 }
 
-/// `range`: pipeline depth (deeper on the warpgroup path) and the LDS switches.
+/// `range`: pipeline depth (deeper on the warpgroup path), the LDS switches, and three
+/// warpgroups along M only on the warpgroup path.
 pub(super) fn range(c: &KernelConfig) -> Result<(), Violation> {
     let max_stages = if is_wgmma(c) {
         MAX_STAGES_WGMMA
     } else {
         MAX_STAGES
     };
+    if c.wg[0] == super::warpgroup::THREE_WARPGROUPS && !is_wgmma(c) {
+        return fail(
+            "range",
+            "WavesM 12 is three warpgroups of the warpgroup path (MI64x8x16): the other paths take 1, 2, 4 or 8 waves along M".into(),
+        );
+    }
     if c.pgr > max_stages || c.plr > 1 || c.swizzle > 1 {
         return fail(
             "range",
