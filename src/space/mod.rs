@@ -13,6 +13,7 @@ mod gemv;
 mod narrow_n;
 mod one_wave;
 mod param;
+mod split_starts;
 mod tuning_space;
 
 pub use config::{GsuAlgo, KernelConfig, NameError};

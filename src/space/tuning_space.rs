@@ -501,38 +501,6 @@ impl Space {
         prefs
     }
 
-    /// A second start for problems that start on a small warpgroup tile without a split: the
-    /// 128x64 tile with K split in two and summed in the main kernel (GSU2K), when that is one
-    /// full wave. Its workgroups stream a quarter fewer operand bytes each (96 rows of a
-    /// 128x64 tile per K step against 128 of a 64x64 one), for the price of the partials'
-    /// round trip; which wins depends on K and is measured, not modelled. H200, same run
-    /// (cuBLASLt in brackets): 4096x128x14336 MT128x64 GSU2K 40.1-40.6 us against 42.0-43.2
-    /// on MT64x64 without a split [39.5]; the split loses on shorter K: 4096x128x4096 19.3
-    /// against 16.8-17.3 [16.5], 8192x64x8192 44.0 against 38.8-39.6 [39.5]; on an H100 the
-    /// unsplit tile wins on 4096x128x14336 too (48.9-49.2 against 52.3). The pattern search
-    /// measures both starts in its first batch.
-    pub fn split_start(&self) -> Option<KernelConfig> {
-        let start = self.raw_default();
-        let tiles = tile_count(&self.problem, 128, 64) * 2;
-        let small = constraints::is_wgmma(&start) && start.mt0 <= 64 && start.gsu <= 1;
-        if !small || tiles > self.hw.compute_units as i64 || !fills_wave(tiles, &self.hw) {
-            return None;
-        }
-        let space = self.with_deepest_pipeline(&[
-            (ParamId::MacroTile0, 128),
-            (ParamId::MacroTile1, 64),
-            (ParamId::WavesM, 8),
-            (ParamId::WavesN, 1),
-            (ParamId::SwapAB, 0),
-            (ParamId::GlobalSplitU, 2),
-            (ParamId::GlobalSplitUAlgorithm, 3),
-            (ParamId::WorkGroupMapping, 1),
-            (ParamId::PrefetchLocalRead, 1),
-            (ParamId::ProducerWarp, 1),
-        ])?;
-        Some(space.raw_default())
-    }
-
     /// A start for short K (at most two DepthU steps) where the persistent start does not
     /// apply (D's rows not 16-byte aligned, as with 197-token attention, so no tensor-map
     /// stores; or beta): a data-parallel 64-row tile covering N (up to 256 columns, two
@@ -566,155 +534,6 @@ impl Space {
             (ParamId::ProducerWarp, 0),
             (ParamId::SwapAB, 0),
         ])
-    }
-
-    /// A start for GEMMs whose 128x128 tiles are fewer than the compute units (and more than
-    /// a quarter of them) with K long enough to split: those tiles with K split in two to
-    /// four so that they fill one wave, the splits summed in the kernel (GSU<n>K). The default
-    /// splits 128x256 tiles and sums them in a second kernel; stream-K gives a tile parts from
-    /// several units that one adds in turn. H200, same call (cuBLASLt in brackets):
-    /// 1024x1024x32768 94.0 us on 128x128 GSU2K against 108.7 on the default's 128x256 GSU4R,
-    /// 98.7 on 128x256 GSU4K and 100.1 on persistent stream-K [93.3].
-    pub fn square_split_start(&self) -> Option<KernelConfig> {
-        let p = &self.problem;
-        let start = self.raw_default();
-        let tiles = tile_count(p, 128, 128);
-        let cus = self.hw.compute_units as i64;
-        if !constraints::is_wgmma(&start)
-            || tiles * 4 < cus
-            || fills_wave(tiles, &self.hw)
-            || tiles >= cus
-        {
-            return None;
-        }
-        let depth = start.depth_u.max(1) as i64;
-        let split = (2..=4).find(|&s| fills_wave(tiles * s, &self.hw) && tiles * s <= cus)?;
-        if p.k < split * 32 * depth {
-            return None;
-        }
-        let space = self.with_deepest_pipeline(&split_in_kernel_tile(128, 128, split))?;
-        Some(space.raw_default())
-    }
-
-    /// A start for GEMMs whose output is a few tiles and whose K is long (the weight gradient
-    /// of a narrow layer over many tokens, an adapter's update): 64x64 warpgroup tiles with K
-    /// split so that the tiles times the split fill the compute units, each split streaming
-    /// at least 16 steps of K, two 128-byte rows of K a step; the producer warp loading as
-    /// deep as fits, the partials summed by the reduction kernel (GSU<n>R). The default's
-    /// split stops at 8 and its 128-row tiles are few, so the GPU was mostly idle, and stream-K
-    /// gives each of these tiles dozens of contributors whose partials one workgroup adds in
-    /// turn. H200, same call (cuBLASLt in brackets): 256x256x65536 31.4 us on MT64x64x128 GSU8R
-    /// against 44.4 for the tune's MT128x32x128 GSU8R, 35.3 on MT64x128 GSU16K and 66-161 on
-    /// stream-K [26.0].
-    pub fn long_k_split_start(&self) -> Option<KernelConfig> {
-        let p = &self.problem;
-        let start = self.raw_default();
-        if !constraints::is_wgmma(&start) || p.n <= constraints::GEMV_MAX_N {
-            return None;
-        }
-        let mt1 = ((p.n + 15) / 16 * 16).min(64);
-        let tiles = tile_count(p, 64, mt1);
-        let cus = self.hw.compute_units as i64;
-        if tiles * 2 > cus {
-            return None;
-        }
-        let depth = 256 / p.a_type.bytes() as i64;
-        let split = self
-            .domain(ParamId::GlobalSplitU)
-            .values
-            .iter()
-            .copied()
-            .filter(|&s| tiles * s <= cus && p.k >= s * 16 * depth)
-            .max()?;
-        if split < 2 {
-            return None;
-        }
-        let space = self.with_deepest_pipeline(&[
-            (ParamId::MacroTile0, 64),
-            (ParamId::MacroTile1, mt1),
-            (ParamId::WavesM, 4),
-            (ParamId::WavesN, 1),
-            (ParamId::SwapAB, 0),
-            (ParamId::DepthU, depth),
-            (ParamId::GlobalSplitU, split),
-            (ParamId::GlobalSplitUAlgorithm, 1),
-            (ParamId::PersistentKernel, 0),
-            (ParamId::PrefetchLocalRead, 1),
-            (ParamId::ProducerWarp, 1),
-        ])?;
-        Some(space.raw_default())
-    }
-
-    /// A start for small M with long K whose N fits one warpgroup tile: all of N (up to 256
-    /// columns) on 64 rows, so B is read once per row of tiles and each workgroup streams the
-    /// fewest operand rows per output, with K split in s (2 to 4) so that the tiles times s
-    /// fill 80% or more of the compute units in one wave, the splits summed in the main
-    /// kernel (GSU<s>K), the producer warp loading. H100, same call (cuBLASLt in brackets):
-    /// 4096x200x14336 56.7 us on MT64x208 GSU2K against 60.2 on the N-fit MT64x112 [56.7];
-    /// 3584x109x18944 58.0 on MT64x112 GSU2K [62.0]; 3584x160x18944 62.3 on MT64x160 GSU2K
-    /// against 59.8 on the N-fit MT64x80 [65.2].
-    pub fn full_n_split_start(&self) -> Option<KernelConfig> {
-        let p = &self.problem;
-        let start = self.raw_default();
-        let mt1 = (p.n + 15) / 16 * 16;
-        if !constraints::is_wgmma(&start) || !(32..=256).contains(&mt1) {
-            return None;
-        }
-        let cus = self.hw.compute_units as i64;
-        let tiles = tile_count(p, 64, mt1);
-        let split = (2..=4)
-            .rev()
-            .find(|&s| tiles * s <= cus && tiles * s * 10 >= cus * 8)?;
-        // Each split still streams a long K (the estimate is of streaming).
-        if p.k < split * 16 * start.depth_u as i64 {
-            return None;
-        }
-        let space = self.with_deepest_pipeline(&[
-            (ParamId::MacroTile0, 64),
-            (ParamId::MacroTile1, mt1),
-            (ParamId::WavesM, 4),
-            (ParamId::SwapAB, 0),
-            (ParamId::GlobalSplitU, split),
-            (ParamId::GlobalSplitUAlgorithm, 3),
-            (ParamId::WorkGroupMapping, 1),
-            (ParamId::ProducerWarp, 1),
-        ])?;
-        Some(space.raw_default())
-    }
-
-    /// A start for problems whose unsplit warpgroup tiles leave compute units idle (small M
-    /// with long K): the start's tile covering N (up to 256 columns) on 64 rows, as stream-K
-    /// (GSU1S: one persistent workgroup per compute unit sharing every (tile, K tile)
-    /// iteration), so every compute unit streams the same share of A however few tiles
-    /// there are.
-    pub fn stream_k_start(&self) -> Option<KernelConfig> {
-        let p = &self.problem;
-        let start = self.raw_default();
-        let mt1 = ((p.n + 15) / 16 * 16).min(256);
-        let tiles = tile_count(p, 64, mt1);
-        let iters = (p.k + 63) / 64;
-        if !constraints::is_wgmma(&start)
-            || tiles * 10 >= self.hw.compute_units as i64 * 8
-            || tiles * iters < 4 * self.hw.compute_units as i64
-        {
-            return None;
-        }
-        // One warpgroup, or two along N where one would hold more accumulators than
-        // stream-K keeps live across its tile loop.
-        [1, 2].into_iter().find_map(|wn| {
-            let space = self.with_deepest_pipeline(&[
-                (ParamId::MacroTile0, 64),
-                (ParamId::MacroTile1, mt1),
-                (ParamId::WavesM, 4),
-                (ParamId::WavesN, wn),
-                (ParamId::SwapAB, 0),
-                (ParamId::ProducerWarp, 0),
-                (ParamId::GlobalSplitU, 1),
-                (ParamId::GlobalSplitUAlgorithm, 2),
-                (ParamId::DepthU, 64),
-            ])?;
-            Some(space.raw_default())
-        })
     }
 
     /// Starts for N just past 256 besides the default's single 64-row N tile: 128-row tiles
@@ -2176,7 +1995,7 @@ pub(super) fn wave_fill(workgroups: i64, hw: &HwSpec) -> i64 {
 }
 
 /// Whether `workgroups` are one full wave: within 10% of one per compute unit.
-fn fills_wave(workgroups: i64, hw: &HwSpec) -> bool {
+pub(super) fn fills_wave(workgroups: i64, hw: &HwSpec) -> bool {
     workgroups * 10 >= hw.compute_units as i64 * 9
 }
 
