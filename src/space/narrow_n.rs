@@ -16,10 +16,7 @@
 use super::config::KernelConfig;
 use super::constraints;
 use super::param::ParamId;
-use super::tuning_space::{tile_count, Space, START_STAGES_MAX};
-
-/// Widest N the start covers with its one N tile.
-const NARROW_N_MAX: i64 = 64;
+use super::tuning_space::{tile_count, Space, NARROW_N_MAX, START_STAGES_MAX};
 
 /// Stages of the 64-row tile's 128 k: 8 streamed 4096x8x4096 in 13.3 us and 4096x8x14336 in
 /// 33.1 against 13.7 and 34.4 at 6 (H200, same call); deeper ones hold no more in flight

@@ -94,11 +94,11 @@ impl Space {
     pub fn three_warpgroup_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let widest = constraints::MAX_WGMMA_TILE as i64 / 2;
+        // The space offers three warpgroups on the warpgroup path for N of 129 to 512 only
+        // (Space::for_problem): that domain is this start's N range.
         let three = i64::from(constraints::THREE_WARPGROUPS);
         if !constraints::is_wgmma(&self.raw_default())
             || !self.domain(ParamId::WavesM).contains(three)
-            || p.n <= 128
-            || p.n > 2 * widest
         {
             return None;
         }

@@ -17,6 +17,9 @@ use crate::problem::GemmProblem;
 /// 12 / 14 stages [55.2], 4096x128x4096 19.5 / 19.1 / 18.8 / 19.0 [17.9], 8192x64x8192
 /// 52.0 / 51.8 / 51.7 / 52.0 [51.0]; a 48x64 swapped tile ran the same at 8 to 16 stages.
 pub(super) const START_STAGES_MAX: i64 = 12;
+/// Widest N the narrow-N start covers with one N tile (narrow_n.rs); such tiles stream A
+/// fastest whole, so they get no stream-K twin.
+pub(super) const NARROW_N_MAX: i64 = 64;
 /// The tiles M up to 64 starts on ([`Space::tiny_m_starts`]): (MacroTile1, GlobalSplitU,
 /// GlobalSplitUAlgorithm): 64 columns unsplit, 128 with K in four summed in the kernel.
 const TINY_M_TILES: [(i64, i64, i64); 2] = [(64, 1, 1), (128, 4, 3)];
@@ -702,7 +705,8 @@ impl Space {
     fn stream_k_twin(&self, c: &KernelConfig) -> Option<KernelConfig> {
         let p = &self.problem;
         // One N tile of a narrow N streams A fastest on whole tiles (narrow_n.rs).
-        if c.pk != 1 || c.gsu_algo == GsuAlgo::StreamK || (p.n <= c.mt1 as i64 && c.mt1 <= 64) {
+        let narrow = p.n <= c.mt1 as i64 && c.mt1 as i64 <= NARROW_N_MAX;
+        if c.pk != 1 || c.gsu_algo == GsuAlgo::StreamK || narrow {
             return None;
         }
         let cluster = (c.cn.max(1) * c.cm.max(1)) as i64;
