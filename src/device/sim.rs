@@ -255,9 +255,12 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
         0.0
     };
     // Tensor-map boxes whose rows start on 16-byte but not 32-byte boundaries cost the L2
-    // several requests per row: measured on an H200 (docs/performance.md), such an operand
-    // left in place made the kernels 1.3-1.5x slower (3000^3 NN f16: 122 us against 80.5
-    // with B's rows aligned); a rough 1.3x per operand.
+    // more requests per row. Read with 128-byte L2 promotion (device/cuda/tma.rs), on an
+    // H200 (docs/performance.md): 1.1-1.4x slower for tiles alone (3000^3 TN on the
+    // persistent 128x192 109.7 us against 76.6 for 3072^3), 2-3% for pairs sharing an
+    // operand (192x192 pairs along M 78.3 against 77.2). A rough 1.2x per operand alone,
+    // 1.03x in a cluster.
+    let per_unaligned = if c.cm > 1 || c.cn > 1 { 0.03 } else { 0.2 };
     let unaligned_left = if constraints::is_wgmma(c) {
         let bits = constraints::unaligned_operands(p);
         u32::from(bits & constraints::PACK_A != 0 && !pack_a)
@@ -265,7 +268,7 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     } else {
         0
     };
-    let unaligned = 1.0 + 0.3 * f64::from(unaligned_left);
+    let unaligned = 1.0 + per_unaligned * f64::from(unaligned_left);
     (compute_us.max(memory_us) + 0.15 * compute_us.min(memory_us)) * unaligned
         + 2.5 * launches
         + sum_tail_us
