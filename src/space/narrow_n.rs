@@ -23,6 +23,24 @@ use super::tuning_space::{tile_count, Space, NARROW_N_MAX, START_STAGES_MAX};
 /// that pays, and leave the shared memory to the tile's output staging.
 const SHORT_TILE_STAGES: i64 = 8;
 
+/// 8-bit A with less than a wave of 64-row tiles: 256 k a stage (two swizzled rows, the bytes
+/// of the 16-bit tile's 128 k) as deep as fits up to this, on the persistent kernel. H200,
+/// kernel against kernel, one call [cuBLASLt]: e4m3 4096x8x4096 9.3 us against 10.8 for 128 k
+/// at 8 stages [9.3]; 4096x4x14336 19.3 against 23.3 [20.7].
+const EIGHT_BIT_WAVE_STAGES: i64 = 10;
+
+/// 8-bit A with one to two waves of 64-row tiles: data-parallel tiles of 128 k at this
+/// depth, about 60 KB of shared memory each, so that three share a compute unit and one's
+/// start hides behind the others' streams. H200, kernel against kernel, one call
+/// [cuBLASLt]: e4m3 14336x8x4096 19.1 us against 20.6 for the persistent kernel at 8 stages
+/// [20.1]; 14336x32x4096 19.6 against 20.7 [20.5].
+const EIGHT_BIT_WAVES_STAGES: i64 = 6;
+
+/// 8-bit A with two waves of 64-row tiles or more: the same tiles shallower still, five to a
+/// compute unit. Same call: e4m3 28672x16x4096 (3.4 waves) 32.8 us at 4 stages, over 34.0 at
+/// 6, against 35.6 for the persistent 128-row tile [35.4].
+const EIGHT_BIT_MANY_WAVES_STAGES: i64 = 4;
+
 impl Space {
     /// N of at most 64 columns on the warpgroup path, with at least three eighths of a wave
     /// of 64-row tiles: one N tile of N rounded up to 16, the persistent kernel on whole
@@ -39,7 +57,9 @@ impl Space {
     /// 4096x8x4096 NN 15.3 -> 13.5 us [14.1]; 14336x32x4096 NN 44.2 -> 33.4 [32.7];
     /// 4096x32x4096 TN 15.8 -> 14.0 [14.8]; 4096x8x14336 NN 35.0 -> 32.6 [33.0]; 14336x8x4096
     /// NT (B copied) 50.4 -> 37.5 [32.5]; 4096x8x4096 NT 18.8 -> 16.3 [16.0]; 4096x1x4096 NN
-    /// 15.6 -> 13.5 [15.7]; e4m3 14336x8x4096 20.5 -> 20.1 [18.9]. Swapped (M of at most 16
+    /// 15.6 -> 13.5 [15.7]; e4m3 14336x8x4096 20.5 -> 20.1 [18.9] (8-bit A now takes the cuts
+    /// of `EIGHT_BIT_WAVE_STAGES`, `EIGHT_BIT_WAVES_STAGES` and
+    /// `EIGHT_BIT_MANY_WAVES_STAGES`). Swapped (M of at most 16
     /// on the instruction's N) it lost to the default set on 8x14336x4096 NN (46.6 against
     /// 38.0 [33.7]), so M-narrow problems keep the other starts.
     pub fn narrow_n_start(&self) -> Option<KernelConfig> {
@@ -56,32 +76,46 @@ impl Space {
         if tile_count(p, 64, mt1) * 8 < cus * 3 {
             return None;
         }
-        // The 128-row tile's 64 k are 64 bytes of an 8-bit type, less than a swizzled row:
-        // there it takes 128 k.
-        let cuts: &[(i64, i64, i64)] = if tile_count(p, 128, mt1) >= cus {
-            &[(128, 64, START_STAGES_MAX), (128, 128, START_STAGES_MAX)]
+        // (rows, k a stage, stages, persistent). The 128-row tile's 64 k are 64 bytes of an
+        // 8-bit type, less than a swizzled row: there it takes 128 k.
+        let cuts: &[(i64, i64, i64, i64)] = if p.a_type.bytes() == 1 {
+            let tiles = tile_count(p, 64, mt1);
+            if tiles >= 2 * cus {
+                &[(64, 128, EIGHT_BIT_MANY_WAVES_STAGES, 0)]
+            } else if tiles >= cus {
+                &[(64, 128, EIGHT_BIT_WAVES_STAGES, 0)]
+            } else {
+                &[(64, 256, EIGHT_BIT_WAVE_STAGES, 1)]
+            }
+        } else if tile_count(p, 128, mt1) >= cus {
+            &[
+                (128, 64, START_STAGES_MAX, 1),
+                (128, 128, START_STAGES_MAX, 1),
+            ]
         } else {
-            &[(64, 128, SHORT_TILE_STAGES)]
+            &[(64, 128, SHORT_TILE_STAGES, 1)]
         };
-        let plain = cuts.iter().find_map(|&(mt0, depth_u, stages)| {
-            let space = self.with_pipeline_up_to(
-                &[
-                    (ParamId::MacroTile0, mt0),
-                    (ParamId::MacroTile1, mt1),
-                    (ParamId::DepthU, depth_u),
-                    (ParamId::WavesM, 4),
-                    (ParamId::WavesN, 1),
-                    (ParamId::SwapAB, 0),
-                    (ParamId::ProducerWarp, 1),
-                    (ParamId::PersistentKernel, 1),
-                    (ParamId::PrefetchLocalRead, 1),
-                    (ParamId::GlobalSplitU, 1),
-                    (ParamId::GlobalSplitUAlgorithm, 1),
-                ],
-                stages,
-            )?;
-            Some(space.raw_default())
-        })?;
+        let plain = cuts
+            .iter()
+            .find_map(|&(mt0, depth_u, stages, persistent)| {
+                let space = self.with_pipeline_up_to(
+                    &[
+                        (ParamId::MacroTile0, mt0),
+                        (ParamId::MacroTile1, mt1),
+                        (ParamId::DepthU, depth_u),
+                        (ParamId::WavesM, 4),
+                        (ParamId::WavesN, 1),
+                        (ParamId::SwapAB, 0),
+                        (ParamId::ProducerWarp, 1),
+                        (ParamId::PersistentKernel, persistent),
+                        (ParamId::PrefetchLocalRead, 1),
+                        (ParamId::GlobalSplitU, 1),
+                        (ParamId::GlobalSplitUAlgorithm, 1),
+                    ],
+                    stages,
+                )?;
+                Some(space.raw_default())
+            })?;
         let packed = KernelConfig {
             pu: constraints::PACK_B,
             ..plain
@@ -113,28 +147,28 @@ mod tests {
     fn narrow_n_starts_persistent_on_one_n_tile_of_whole_tiles() {
         use Trans::{N, T};
         let bf16 = DataType::Bf16;
-        // (shape, layout, type) -> (rows, columns, k a stage, stages, B copied).
+        let f8 = DataType::F8;
+        // (shape, layout, type) -> (rows, columns, k a stage, stages, B copied, persistent).
         for ((m, n, k), (ta, tb), t, want) in [
-            ((4096, 8, 4096), (N, N), bf16, (64, 16, 128, 8, 0)),
-            ((14336, 32, 4096), (T, N), bf16, (64, 32, 128, 8, 0)),
-            ((4096, 1, 14336), (N, N), bf16, (64, 16, 128, 8, 0)),
-            ((28672, 8, 4096), (T, N), bf16, (128, 16, 64, 12, 0)),
-            ((14336, 8, 4096), (N, T), bf16, (64, 16, 128, 8, 2)),
-            ((14336, 64, 4096), (T, T), bf16, (64, 64, 128, 6, 0)),
-            ((14336, 8, 4096), (T, N), DataType::F8, (64, 16, 128, 8, 0)),
-            (
-                (28672, 16, 4096),
-                (T, N),
-                DataType::F8,
-                (128, 16, 128, 12, 0),
-            ),
+            ((4096, 8, 4096), (N, N), bf16, (64, 16, 128, 8, 0, 1)),
+            ((14336, 32, 4096), (T, N), bf16, (64, 32, 128, 8, 0, 1)),
+            ((4096, 1, 14336), (N, N), bf16, (64, 16, 128, 8, 0, 1)),
+            ((28672, 8, 4096), (T, N), bf16, (128, 16, 64, 12, 0, 1)),
+            ((14336, 8, 4096), (N, T), bf16, (64, 16, 128, 8, 2, 1)),
+            ((14336, 64, 4096), (T, T), bf16, (64, 64, 128, 6, 0, 1)),
+            // 8-bit: a wave of 64-row tiles or more data-parallel and shallow, less than one
+            // persistent with 256 k a stage.
+            ((14336, 8, 4096), (T, N), f8, (64, 16, 128, 6, 0, 0)),
+            ((28672, 16, 4096), (T, N), f8, (64, 16, 128, 4, 0, 0)),
+            ((4096, 8, 4096), (T, N), f8, (64, 16, 256, 10, 0, 1)),
+            ((4096, 4, 14336), (T, N), f8, (64, 16, 256, 10, 0, 1)),
         ] {
             let s = h200(m, n, k, ta, tb, t);
             let c = s.narrow_n_start().unwrap_or_else(|| panic!("{m}x{n}x{k}"));
             s.check(&c).unwrap();
-            let got = (c.mt0, c.mt1, c.depth_u, c.pgr, c.pu);
+            let got = (c.mt0, c.mt1, c.depth_u, c.pgr, c.pu, c.pk);
             assert_eq!(got, want, "{m}x{n}x{k} {ta:?}{tb:?} {t:?}");
-            assert_eq!((c.pk, c.pw, c.gsu, c.sab), (1, 1, 1, 0), "{m}x{n}x{k}");
+            assert_eq!((c.pw, c.gsu, c.sab), (1, 1, 0), "{m}x{n}x{k}");
             // First among the starts, and no stream-K twin after it.
             let starts = s.extra_starts();
             assert_eq!(starts.first(), Some(&c), "{m}x{n}x{k}");
