@@ -97,17 +97,7 @@ fn encode(
         32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
         other => return Err(format!("no {other}-byte tensor-map swizzle")),
     };
-    // Rows that start on 16-byte but not 32-byte boundaries (a leading dimension of 3000 in
-    // bf16) cross a 256-byte L2 promotion unit at every other row: with 256-byte promotion
-    // each box row then costs the L2 several requests, which bound the kernel. 128-byte
-    // promotion leaves them as cheap as aligned rows. Measured on an H200, same kernel
-    // (192x192 tiles, pairs along M): 3072x3072x3000 TN 85.3 us with 256-byte promotion,
-    // 78.6 with 128-byte (77.2 for K = 3072 either way; cuBLASLt 76.6).
-    let promotion = if (ld as u64 * es).is_multiple_of(32) {
-        sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B
-    } else {
-        sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B
-    };
+    let promotion = l2_promotion(ld as u64 * es);
     let boxes: [u32; 3] = [bx.inner, bx.outer, 1];
     let elem_strides: [u32; 3] = [1, 1, 1];
     let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
@@ -134,4 +124,39 @@ fn encode(
     // SAFETY: initialised by the successful call above.
     let map = unsafe { map.assume_init() };
     Ok(TensorMap(map.opaque))
+}
+
+/// The L2 promotion of a tensor map whose rows are `row_bytes` apart. Rows that start on
+/// 16-byte but not 32-byte boundaries (a leading dimension of 3000 in bf16) cross a 256-byte
+/// promotion unit at every other row: with 256-byte promotion each box row then costs the L2
+/// several requests, which bound the kernel; 128-byte promotion leaves them nearly as cheap as
+/// aligned rows. Measured on an H200, same kernel (192x192 tiles, pairs along M):
+/// 3072x3072x3000 TN 85.3 us with 256-byte promotion, 78.6 with 128-byte (77.2 for K = 3072
+/// either way; cuBLASLt 76.6). Aligned rows ran alike with any promotion and keep 256 bytes.
+fn l2_promotion(row_bytes: u64) -> sys::CUtensorMapL2promotion {
+    if row_bytes.is_multiple_of(32) {
+        sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+    } else {
+        sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sys::CUtensorMapL2promotion::{
+        CU_TENSOR_MAP_L2_PROMOTION_L2_128B as P128, CU_TENSOR_MAP_L2_PROMOTION_L2_256B as P256,
+    };
+
+    #[test]
+    fn rows_off_32_byte_boundaries_promote_128_bytes() {
+        // bf16 rows of 3000 and 1000 elements, e4m3 rows of 4112: 16-byte aligned only.
+        for bytes in [6000, 2000, 4112] {
+            assert_eq!(l2_promotion(bytes), P128, "{bytes}");
+        }
+        // Rows on 32-byte boundaries or better keep 256-byte promotion.
+        for bytes in [6016, 8192, 32, 4096 * 4] {
+            assert_eq!(l2_promotion(bytes), P256, "{bytes}");
+        }
+    }
 }
