@@ -15,6 +15,7 @@ mod one_wave;
 mod param;
 mod split_starts;
 mod tuning_space;
+mod unaligned;
 mod wave_fit;
 
 pub use config::{GsuAlgo, KernelConfig, NameError};
