@@ -22,7 +22,7 @@ pub(super) const START_STAGES_MAX: i64 = 12;
 pub(super) const NARROW_N_MAX: i64 = 64;
 /// The tiles M up to 64 starts on ([`Space::tiny_m_starts`]): (MacroTile1, GlobalSplitU,
 /// GlobalSplitUAlgorithm): 64 columns unsplit, 128 with K in four summed in the kernel.
-const TINY_M_TILES: [(i64, i64, i64); 2] = [(64, 1, 1), (128, 4, 3)];
+pub(super) const TINY_M_TILES: [(i64, i64, i64); 2] = [(64, 1, 1), (128, 4, 3)];
 
 #[derive(Debug, Error)]
 pub enum SpaceError {
@@ -376,7 +376,7 @@ impl Space {
 
     /// The widest store vector up to `most` elements that the store-alignment rule takes
     /// (ldd, and ldc where beta reads C, its multiples).
-    fn widest_store(&self, most: i64) -> i64 {
+    pub(super) fn widest_store(&self, most: i64) -> i64 {
         let mut v = most.max(1);
         while v > 1 && !constraints::stores_aligned(&self.problem, v) {
             v /= 2;
@@ -502,170 +502,6 @@ impl Space {
             prefs.push((ParamId::WorkGroupMapping, 1));
         }
         prefs
-    }
-
-    /// A start for short K (at most two DepthU steps) where the persistent start does not
-    /// apply (D's rows not 16-byte aligned, as with 197-token attention, so no tensor-map
-    /// stores; or beta): a data-parallel 64-row tile covering N (up to 256 columns, two
-    /// warpgroups past 128) with only as many stages as K has steps. Stages beyond those
-    /// only reserve shared memory, and with one or two steps a workgroup's time is its load
-    /// latency and its stores, which several workgroups a compute unit overlap. H200, same
-    /// call (cuBLASLt in brackets): 197x197x64 x192 28.5 us on MT64x208 WG4x2 PGR2 against
-    /// 37.7 for the tune's MT128x112 PGR6 and 31.1-32.4 on 128-row tiles at PGR1-2 [31.6].
-    pub fn short_k_tile_start(&self) -> Option<KernelConfig> {
-        let p = &self.problem;
-        let start = self.raw_default();
-        let steps = (p.k + start.depth_u as i64 - 1) / start.depth_u.max(1) as i64;
-        let mt1 = ((p.n + 15) / 16 * 16).min(256);
-        if !constraints::is_wgmma(&start)
-            || steps > 2
-            || p.n <= constraints::GEMV_MAX_N
-            || tile_count(p, 64, mt1) < 2 * self.hw.compute_units as i64
-            || self.short_k_start().is_some()
-        {
-            return None;
-        }
-        self.valid_start(&[
-            (ParamId::MacroTile0, 64),
-            (ParamId::MacroTile1, mt1),
-            (ParamId::WavesM, 4),
-            (ParamId::WavesN, if mt1 > 128 { 2 } else { 1 }),
-            (ParamId::PrefetchGlobalRead, steps),
-            (ParamId::PrefetchLocalRead, 0),
-            (ParamId::GlobalSplitU, 1),
-            (ParamId::PersistentKernel, 0),
-            (ParamId::ProducerWarp, 0),
-            (ParamId::SwapAB, 0),
-        ])
-    }
-
-    /// Starts for N just past 256 besides the default's single 64-row N tile: 128-row tiles
-    /// (half as many tiles, each reading B from L2 once per 128 rows of A instead of 64) with
-    /// two warpgroups along N, and with four (two along each side, fed by the producer warp:
-    /// on an H100, same call, 16032x260x16384 ran 209.8 us on MT128x272 WG8x2 with it, 302.4
-    /// without, 238.5 on the 64-row tile, cuBLASLt 203.7; where its 68+ accumulators do not
-    /// fit the 544 threads' registers, as for N = 320, the start is left out); and two N tiles of half
-    /// of N on the square shapes' tile (128 rows, two warpgroups of 64 rows each covering the
-    /// tile's N). N past 256 makes these GEMMs compute-bound (16032x384x16384 needs 262 us
-    /// of tensor-core time on an H100, its operands 190 us of copy), where reading A twice
-    /// from L2 costs less than the wide tiles' lower tensor-core rate: on an H100 the single
-    /// 64x384 tile ran 395-421 us and 128x384 tiles 569-575 us against cuBLASLt's 268.
-    pub fn wide_n_starts(&self) -> Vec<KernelConfig> {
-        let start = self.raw_default();
-        if !constraints::is_wgmma(&start) || start.mt1 <= 256 {
-            return Vec::new();
-        }
-        let half = ((self.problem.n + 1) / 2 + 15) / 16 * 16;
-        let shapes = [
-            vec![
-                (ParamId::MacroTile0, 128),
-                (ParamId::WavesM, 4),
-                (ParamId::WavesN, 2),
-            ],
-            vec![
-                (ParamId::MacroTile0, 128),
-                (ParamId::WavesM, 8),
-                (ParamId::WavesN, 2),
-                (ParamId::ProducerWarp, 1),
-                (ParamId::PrefetchLocalRead, 1),
-            ],
-            // The two N tiles of a row of A run next to each other (WorkGroupMapping 1), so
-            // A comes from DRAM once: 16032x320x16384 on an H100, same call, 238.9 us against
-            // 255.1 with WGM8 (cuBLASLt 230.1); 16032x384 276.8 against 279.8.
-            vec![
-                (ParamId::MacroTile0, 128),
-                (ParamId::MacroTile1, half),
-                (ParamId::WavesM, 8),
-                (ParamId::WavesN, 1),
-                (ParamId::PrefetchLocalRead, 1),
-                (ParamId::WorkGroupMapping, 1),
-            ],
-        ];
-        shapes
-            .iter()
-            .filter_map(|prefs| Some(self.with_deepest_pipeline(prefs)?.raw_default()))
-            .collect()
-    }
-
-    /// A start for skinny problems whose N the default's tile cuts with idle columns (N = 160
-    /// in three 64-column tiles: 192 columns), or whose default tiles leave more than half of
-    /// the compute units idle (8192x256 on 128x256 tiles: 64 workgroups on 132 units): N cut
-    /// into c equal tiles (multiples of 16, at most 256 columns), c chosen by a streaming
-    /// estimate (waves of workgroups times the rows and columns each streams along K), side by
-    /// side (WorkGroupMapping 1, so the N tiles of a row of A run together and A comes from
-    /// DRAM once). On an H100 3584x160x18944 ran 62.4-63.0 us on MT64x80 (two N tiles, 112
-    /// workgroups) where the search had kept 71.8-78.3 us kernels (cuBLASLt 65.5-66.0): only a
-    /// lucky step of the pattern search reached it; 8192x256x28672 e4m3 ran 99.5 us on
-    /// MT128x128 with the producer warp (cuBLASLt 94.6) where 30-evaluation tunes from the
-    /// 128x256 default kept 112.0 and 133.7 us.
-    pub fn n_fit_start(&self) -> Option<KernelConfig> {
-        let p = &self.problem;
-        let start = self.raw_default();
-        let mt0 = start.mt0 as i64;
-        let tiles_n = (p.n + start.mt1 as i64 - 1) / start.mt1 as i64;
-        let idle = tiles_n * start.mt1 as i64 - p.n;
-        let cus = self.hw.compute_units.max(1) as i64;
-        let tiles = tile_count(p, mt0, start.mt1 as i64);
-        // The estimate below is of streaming along K: it says nothing of short K, where a
-        // workgroup's few K tiles cost less than its launch.
-        let underfilled = 2 * tiles <= cus && p.n >= 32 && p.k >= 16 * start.depth_u as i64;
-        if !constraints::is_wgmma(&start)
-            || start.sab > 0
-            || (tiles_n < 2 && !underfilled)
-            || (idle < 16 && !underfilled)
-            || tiles >= 2 * cus
-        {
-            return None;
-        }
-        let tiles_m = (p.m + mt0 - 1) / mt0 * p.batch.max(1);
-        let width = |c: i64| ((p.n + c - 1) / c + 15) / 16 * 16;
-        let cost = |c: i64| ((tiles_m * c + cus - 1) / cus) * (mt0 + width(c));
-        let c = (1..=(p.n / 16).max(tiles_n))
-            .filter(|&c| width(c) <= 256)
-            .min_by_key(|&c| (cost(c), c))?;
-        // Whole K per tile (the tiles fill the GPU by themselves), with the producer warp
-        // where it fits: 8192x256x28672 e4m3 ran 99.5 us with it against 105.1 without
-        // (H100); 3584x109x18944 58.8 us on MT64x64 without a split against 64.2 on MT64x112
-        // (the default's MT64x64 splits K in two: 83.6), cuBLASLt 63.6.
-        // One warpgroup along N where the width is 128 or less (the default's two along N are
-        // for a single tile past 256 columns): H200, same call, 1024x512x8192 on MT64x64
-        // 22.3 us with one against 25.3 with two [20.6]; 512x512x4096 on MT64x32 12.9 against
-        // 14.3 [11.7].
-        let waves_n = if width(c) <= 128 {
-            1
-        } else {
-            self.domain(ParamId::WavesN).default
-        };
-        let fit = [
-            (ParamId::MacroTile1, width(c)),
-            (ParamId::WorkGroupMapping, 1),
-            (ParamId::GlobalSplitU, 1),
-            (ParamId::WavesN, waves_n),
-        ];
-        let with_producer = [fit.as_slice(), &[(ParamId::ProducerWarp, 1)]].concat();
-        let space = self
-            .with_deepest_pipeline(&with_producer)
-            .or_else(|| self.with_deepest_pipeline(&fit))?;
-        let fitted = space.raw_default();
-        (fitted.canonical() != start.canonical()).then_some(fitted)
-    }
-
-    /// The N-fit start and the same with the other PrefetchLocalRead: which of the two wins
-    /// flips with the tile and is measured, not modelled. H100, same call (cuBLASLt in
-    /// brackets): 3584x160x18944 on MT64x80 59.3 us with PLR1 against 65.1 with PLR0 [65.8];
-    /// 4096x200x14336 on MT64x112 70.4 against 60.4 [56.6]; 8192x256x28672 e4m3 on
-    /// MT128x128 98.5 against 97.1 [94.2].
-    pub fn n_fit_starts(&self) -> Vec<KernelConfig> {
-        let Some(fitted) = self.n_fit_start() else {
-            return Vec::new();
-        };
-        let other = KernelConfig {
-            plr: 1 - fitted.plr.min(1),
-            ..fitted
-        };
-        std::iter::once(fitted)
-            .chain(self.is_valid(&other).then_some(other))
-            .collect()
     }
 
     /// A start for problems of several waves of tiles: the default's tile as a persistent
@@ -807,143 +643,6 @@ impl Space {
             cluster,
         ])?;
         Some(space.raw_default())
-    }
-
-    /// M of 65 to 128 rows (one row of 128-row tiles) with N of half a wave of 64-column
-    /// tiles or more: 128x64 tiles on two warpgroups in pairs along N sharing A
-    /// (ClusterN=2), the producer warp loading, as deep as fits. Every workgroup reads all
-    /// of A's rows for its K steps, so the small A is read from the L2 once per N tile, more
-    /// than B; pairs halve that. H200, same call: 96x8192x8192 NT 44.7 us on 128x64 pairs
-    /// against 50.1 alone [cuBLASLt 38.0].
-    pub fn one_row_pair_start(&self) -> Option<KernelConfig> {
-        let p = &self.problem;
-        let wgmma = pack_mi(constraints::wgmma_mi(p.a_type));
-        if !(65..=128).contains(&p.m)
-            || !self.domain(ParamId::MatrixInstruction).contains(wgmma)
-            || !self.domain(ParamId::ClusterN).admits(2)
-            || tile_count(p, 128, 64) * 2 < self.hw.compute_units as i64
-        {
-            return None;
-        }
-        let tile = [
-            (ParamId::MacroTile0, 128),
-            (ParamId::MacroTile1, 64),
-            (ParamId::WavesM, 8),
-            (ParamId::WavesN, 1),
-            (ParamId::SwapAB, 0),
-            (ParamId::GlobalSplitU, 1),
-            (ParamId::GlobalSplitUAlgorithm, 1),
-            (ParamId::WorkGroupMapping, 1),
-            (ParamId::ProducerWarp, 1),
-            (ParamId::PersistentKernel, 0),
-            (ParamId::ClusterN, 2),
-        ];
-        let prefs: Vec<(ParamId, i64)> = wgmma_operand_prefs(p).into_iter().chain(tile).collect();
-        Some(self.with_deepest_pipeline(&prefs)?.raw_default())
-    }
-
-    /// Starts for M up to 64 with N past a tile (a row vector or a few rows times a weight,
-    /// `x^T W`): the warpgroup tile transposed (SwapAB), all of M in one tile (M rounded up to
-    /// 16 rows, so B is streamed once) on a warpgroup whose instruction runs along N, N in
-    /// 64-column tiles unsplit, and in 128-column tiles with K split in four and summed in
-    /// the kernel; the producer warp loading, one stage left in the tensor cores, as deep as
-    /// fits. Up to 32 rows no unswapped 64-row tile is valid, and the first is the default.
-    /// Without them the search kept mma.sync tiles with K split in 24 (8x4096x4096 NN 26.3
-    /// us, 4x4096x4096 NN 27.5), and 8-bit problems of 4 to 40 rows had no valid default at
-    /// all. H200, same call (cuBLASLt in brackets): 4x4096x4096 NN 17.9 us on MT16x64 [22.5];
-    /// 8x4096x4096 NN 19.5 on MT16x64, 17.2 on MT16x128 GSU4K [16.9]; 8x4096x4096 TN 14.7 on
-    /// MT16x64 [15.6]. (The GEMV along N wins M = 1 and loses from four columns on: every
-    /// lane reads all of B's columns for its K, 42-274 us here.)
-    pub fn tiny_m_starts(&self) -> Vec<KernelConfig> {
-        TINY_M_TILES
-            .into_iter()
-            .filter_map(|tile| Some(self.tiny_m_space(tile)?.raw_default()))
-            .collect()
-    }
-
-    /// This space started on a [`TINY_M_TILES`] tile (see [`Space::tiny_m_starts`]), with the
-    /// widest store vector ldd allows; `None` where the problem is not M up to 64 with N past
-    /// 64 on the warpgroup path, or no depth makes the tile valid.
-    fn tiny_m_space(&self, (mt1, split, algo): (i64, i64, i64)) -> Option<Space> {
-        let p = &self.problem;
-        // (The default itself may not be a warpgroup config here: its 128-row tiles are
-        // larger than M needs.)
-        let wgmma = pack_mi(constraints::wgmma_mi(p.a_type));
-        // Also M between one and two warpgroup slices, where a 128-row tile would compute a
-        // third or more of padding, when A is K-major: 96x8192x8192 TN ran 40.1 us on MT96x64
-        // against 54.5 on 128x64 [cuBLASLt 39.2]; NT 50.5 against 50.1 (H200, same call).
-        let rows = p.m <= 64 || (p.m < 128 && p.m % 64 != 0 && p.k_contiguous(true));
-        if !self.domain(ParamId::MatrixInstruction).contains(wgmma)
-            || !rows
-            || p.n < 64
-            || !self.domain(ParamId::SwapAB).contains(1)
-        {
-            return None;
-        }
-        let ed = p.d_type.bytes() as i64;
-        let tile = [
-            (ParamId::Gemv, 0),
-            (ParamId::SwapAB, 1),
-            // One M tile: M in steps of 16.
-            (ParamId::MacroTile0, (p.m + 15) / 16 * 16),
-            (ParamId::MacroTile1, mt1),
-            (ParamId::WavesM, 4),
-            (ParamId::WavesN, 1),
-            (ParamId::GlobalSplitU, split),
-            (ParamId::GlobalSplitUAlgorithm, algo),
-            (ParamId::WorkGroupMapping, 1),
-            (ParamId::PrefetchLocalRead, 1),
-            (ParamId::ProducerWarp, 1),
-            (ParamId::PersistentKernel, 0),
-            (
-                ParamId::StoreVectorWidth,
-                self.widest_store((16 / ed).max(1)),
-            ),
-        ];
-        let prefs: Vec<(ParamId, i64)> = wgmma_operand_prefs(p).into_iter().chain(tile).collect();
-        self.with_deepest_pipeline(&prefs)
-    }
-
-    /// A start for short K (at most two DepthU steps per tile: attention scores over a head
-    /// dimension, rank updates), where a tile's time is its output store, not its main loop:
-    /// the persistent kernel on 128x128 tiles, whose producer warp loads the next tiles'
-    /// operands and whose tensor-map stores drain while the consumers multiply the next tile,
-    /// four stages deep (two tiles ahead at two steps per tile). A data-parallel kernel
-    /// stores and then exits, and the next workgroup on that unit starts by waiting for its
-    /// operands. H200, same call (cuBLASLt in brackets): 512x512x64 x40 11.5 us against 19.2
-    /// for the tune's data-parallel 128x256 winner and 15.3-15.9 for the best data-parallel
-    /// tiles [12.8]; 16384x16384x128 185.9-188.1 against 197.2 on the 128x256 persistent
-    /// start [184.5]; 8192^2x256 e4m3 50.2 [50.5]; 1024^2x64 x64 46.9 [46.9]. Two stages ran
-    /// 1.1-1.4x slower (no tile ahead), six 1.0-1.07x (16384^2x128: 196.2), 64-row or 64-column
-    /// tiles 1.25-1.6x (each stores as much per operand byte loaded, but twice the tiles).
-    pub fn short_k_start(&self) -> Option<KernelConfig> {
-        let p = &self.problem;
-        let start = self.raw_default();
-        let steps = (p.k + start.depth_u as i64 - 1) / start.depth_u.max(1) as i64;
-        if !constraints::is_wgmma(&start)
-            || steps > 2
-            || p.m < 128
-            || p.n < 128
-            || !self.domain(ParamId::PersistentKernel).contains(1)
-            || tile_count(p, 128, 128) < 2 * self.hw.compute_units as i64
-        {
-            return None;
-        }
-        [4, 3, 2].into_iter().find_map(|pgr| {
-            self.valid_start(&[
-                (ParamId::MacroTile0, 128),
-                (ParamId::MacroTile1, 128),
-                (ParamId::WavesM, 8),
-                (ParamId::WavesN, 1),
-                (ParamId::PrefetchGlobalRead, pgr),
-                (ParamId::PrefetchLocalRead, 0),
-                (ParamId::GlobalSplitU, 1),
-                (ParamId::GlobalSplitUAlgorithm, 1),
-                (ParamId::ProducerWarp, 1),
-                (ParamId::PersistentKernel, 1),
-                (ParamId::SwapAB, 0),
-            ])
-        })
     }
 
     /// Every start besides the default the first batch of a search should measure (valid in
@@ -1435,7 +1134,7 @@ fn cluster_domain(id: ParamId, wgmma: bool, unaligned: bool) -> Domain {
 
 /// The warpgroup path's operand side, which the starts on it share: its instruction for A's
 /// type reading swizzled, unpadded LDS tiles of one 128-byte swizzle row of K (DepthU).
-fn wgmma_operand_prefs(p: &GemmProblem) -> [(ParamId, i64); 5] {
+pub(super) fn wgmma_operand_prefs(p: &GemmProblem) -> [(ParamId, i64); 5] {
     [
         (
             ParamId::MatrixInstruction,
@@ -1763,85 +1462,6 @@ mod tests {
     }
 
     #[test]
-    fn small_m_starts_on_swapped_rows_and_on_pairs_sharing_a() {
-        let hw = HwSpec::by_name("H200").unwrap();
-        let nt = GemmProblem {
-            trans_a: crate::problem::Trans::N,
-            trans_b: crate::problem::Trans::T,
-            ..GemmProblem::new(96, 8192, 8192)
-        };
-        // TN, 96 rows: the transposed 96-row tile among the starts; NT (an M-major A): not.
-        let tn = Space::for_problem(&GemmProblem::new(96, 8192, 8192), &hw);
-        let swapped = tn.tiny_m_starts();
-        assert!(!swapped.is_empty());
-        assert_eq!(
-            (swapped[0].mt0, swapped[0].mt1, swapped[0].sab),
-            (96, 64, 1)
-        );
-        assert!(Space::for_problem(&nt, &hw).tiny_m_starts().is_empty());
-        // Either way, one row of 128x64 tiles in pairs along N sharing A.
-        for p in [GemmProblem::new(96, 8192, 8192), nt] {
-            let s = Space::for_problem(&p, &hw);
-            let pair = s.one_row_pair_start().expect("one row of tiles");
-            s.check(&pair).unwrap();
-            assert_eq!(
-                (pair.mt0, pair.mt1, pair.cn, pair.pw),
-                (128, 64, 2, 1),
-                "{}",
-                p.label()
-            );
-            assert!(pair.pgr >= 8, "{}", pair.name());
-            assert!(s.extra_starts().contains(&pair));
-        }
-        // Two rows of tiles, or a 128-row multiple: neither.
-        let s = Space::for_problem(&GemmProblem::new(4096, 4096, 4096), &hw);
-        assert_eq!(s.one_row_pair_start(), None);
-        assert!(Space::for_problem(&GemmProblem::new(128, 8192, 8192), &hw)
-            .tiny_m_starts()
-            .is_empty());
-    }
-
-    #[test]
-    fn a_skinny_n_cut_with_idle_columns_starts_on_equal_n_tiles() {
-        let hw = HwSpec::by_name("H100-SXM").unwrap();
-        let s = Space::for_problem(&GemmProblem::new(3584, 160, 18944), &hw);
-        // 56 x 3 tiles of 64x64 (192 columns, two waves): two tiles of 80, one wave.
-        let c = s.n_fit_start().expect("N = 160 on 64-column tiles");
-        s.check(&c).unwrap();
-        assert_eq!(
-            (c.mt0, c.mt1, c.wgm),
-            (s.default_config().unwrap().mt0, 80, 1)
-        );
-        assert!(s.extra_starts().contains(&c));
-        // N a whole number of the default's tiles that fill the GPU, or a problem of many
-        // waves: none.
-        for (m, n, k) in [(16032, 128, 4096), (4096, 4096, 4096), (16032, 109, 16384)] {
-            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
-            assert_eq!(s.n_fit_start(), None, "{m}x{n}x{k}");
-        }
-        // Whole tiles that leave most compute units idle: 64 tiles of 128x256 become 128 of
-        // 128x128.
-        let mut f8 = GemmProblem::new(8192, 256, 28672);
-        (f8.a_type, f8.b_type) = (crate::problem::DataType::F8, crate::problem::DataType::F8);
-        let s = Space::for_problem(&f8, &hw);
-        assert_eq!(s.default_config().unwrap().mt1, 256);
-        let c = s.n_fit_start().expect("64 workgroups on 132 compute units");
-        s.check(&c).unwrap();
-        assert_eq!((c.mt0, c.mt1, c.wgm), (128, 128, 1));
-        // A fitted width of 128 or less runs on one warpgroup along N, whatever the default's.
-        let s512 = Space::for_problem(&GemmProblem::new(1024, 512, 8192), &hw);
-        assert_eq!(s512.default_config().unwrap().wg, [4, 2]);
-        let c512 = s512.n_fit_start().expect("16 tiles of 64x512");
-        s512.check(&c512).unwrap();
-        assert_eq!((c512.mt1, c512.wg), (64, [4, 1]));
-        // Both ways of keeping stages in the tensor cores start.
-        let both = s.n_fit_starts();
-        assert_eq!(both.len(), 2);
-        assert_eq!((both[0], both[1].plr), (c, 1 - c.plr));
-        assert!(both.iter().all(|c| s.extra_starts().contains(c)));
-    }
-
-    #[test]
     fn small_m_with_long_k_starts_on_all_of_n_split_in_the_kernel() {
         let hw = HwSpec::by_name("H100-SXM").unwrap();
         let s = Space::for_problem(&GemmProblem::new(4096, 200, 14336), &hw);
@@ -1946,31 +1566,6 @@ mod tests {
         for (m, n, k) in [(4096, 4096, 4096), (256, 256, 65536), (1024, 1024, 2048)] {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
             assert_eq!(s.square_split_start(), None, "{m}x{n}x{k}");
-        }
-    }
-
-    #[test]
-    fn short_k_with_unaligned_d_starts_on_a_shallow_data_parallel_tile() {
-        let hw = HwSpec::by_name("H200").unwrap();
-        // D's rows of 197 elements: no tensor-map store, so no persistent start; one step of
-        // K, one stage, 64 rows by all 197 columns on two warpgroups.
-        let mut p = GemmProblem::new(197, 197, 64);
-        p.batch = 192;
-        let s = Space::for_problem(&p, &hw);
-        assert_eq!(s.short_k_start(), None);
-        let c = s.short_k_tile_start().expect("768 tiles of one K step");
-        s.check(&c).unwrap();
-        assert_eq!(
-            (c.mt0, c.mt1, c.wg, c.pgr, c.pk, c.gsu),
-            (64, 208, [4, 2], 1, 0, 1)
-        );
-        assert!(s.extra_starts().contains(&c));
-        // Where the persistent start applies, long K, few tiles: none.
-        for (m, n, k, batch) in [(512, 512, 64, 40), (197, 197, 1024, 192), (197, 197, 64, 2)] {
-            let mut p = GemmProblem::new(m, n, k);
-            p.batch = batch;
-            let s = Space::for_problem(&p, &hw);
-            assert_eq!(s.short_k_tile_start(), None, "{m}x{n}x{k}x{batch}");
         }
     }
 
@@ -2116,89 +1711,6 @@ mod tests {
         ] {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
             assert_eq!(s.swapped_wide_wave_start(), None, "{m}x{n}x{k}");
-        }
-    }
-
-    #[test]
-    fn short_k_starts_on_the_persistent_kernel_two_tiles_ahead() {
-        let hw = HwSpec::by_name("H100-SXM").unwrap();
-        let mut p = GemmProblem::new(512, 512, 64);
-        p.batch = 40;
-        let s = Space::for_problem(&p, &hw);
-        let c = s.short_k_start().expect("640 tiles of one K step");
-        s.check(&c).unwrap();
-        assert_eq!(
-            (c.mt0, c.mt1, c.pgr, c.plr, c.pw, c.pk),
-            (128, 128, 4, 0, 1, 1)
-        );
-        assert!(s.extra_starts().contains(&c));
-        // fp8: two steps of 128.
-        let mut p = GemmProblem::new(8192, 8192, 256);
-        p.a_type = DataType::F8;
-        p.b_type = DataType::F8;
-        assert!(Space::for_problem(&p, &hw).short_k_start().is_some());
-        // Long K, fewer than two waves of tiles, a skinny N: none.
-        for (m, n, k, batch) in [
-            (4096, 4096, 256, 1),
-            (128, 128, 64, 64),
-            (16032, 109, 128, 1),
-        ] {
-            let mut p = GemmProblem::new(m, n, k);
-            p.batch = batch;
-            let s = Space::for_problem(&p, &hw);
-            assert_eq!(s.short_k_start(), None, "{m}x{n}x{k}x{batch}");
-        }
-    }
-
-    #[test]
-    fn tiny_m_starts_on_the_transposed_warpgroup_tile() {
-        let hw = HwSpec::by_name("H200").unwrap();
-        for (m, svw) in [(1, 1), (4, 4), (8, 8), (16, 8), (24, 8)] {
-            let mut p = GemmProblem::new(m, 4096, 4096);
-            p.trans_a = crate::problem::Trans::N;
-            p.lda = m;
-            let s = Space::for_problem(&p, &hw);
-            let starts = s.tiny_m_starts();
-            assert_eq!(starts.len(), 2, "M={m}");
-            for c in &starts {
-                s.check(c).unwrap();
-                let mt0 = (m as u32).div_ceil(16) * 16;
-                assert_eq!((c.mt0, c.sab, c.pw, c.plr, c.svw), (mt0, 1, 1, 1, svw));
-                // (The first is the default where no 64-row tile is valid.)
-                let default = s.default_config().ok();
-                assert!(s.extra_starts().contains(c) || default == Some(*c), "M={m}");
-            }
-            assert_eq!((starts[0].mt1, starts[0].gsu), (64, 1));
-            assert_eq!((starts[1].mt1, starts[1].gsu), (128, 4));
-            assert_eq!(starts[1].gsu_algo, GsuAlgo::SingleKernel);
-        }
-        // The default too, in 8-bit types (no other path takes them).
-        let mut p = GemmProblem::new(12, 4096, 4096);
-        (p.a_type, p.b_type) = (DataType::F8, DataType::F8);
-        let c = Space::for_problem(&p, &hw).default_config().unwrap();
-        assert_eq!((c.mt0, c.mt1, c.sab, c.svw), (16, 64, 1, 4));
-        // From 33 rows on, one warpgroup's 64.
-        let mut p = GemmProblem::new(40, 4096, 4096);
-        (p.a_type, p.b_type) = (DataType::F8, DataType::F8);
-        let c = Space::for_problem(&p, &hw).default_config().unwrap();
-        assert_eq!((c.mt0, c.wg, c.sab), (64, [4, 1], 0));
-        assert_eq!(Space::for_problem(&p, &hw).tiny_m_starts()[0].mt0, 48);
-        // 65 rows with a K-major A: the transposed 80-row tile (more than one slice, less than
-        // two); with an M-major A, 128 rows, or N under a tile: none.
-        let s = Space::for_problem(&GemmProblem::new(65, 4096, 4096), &hw);
-        assert_eq!(s.tiny_m_starts()[0].mt0, 80);
-        let nt = GemmProblem {
-            trans_a: crate::problem::Trans::N,
-            trans_b: crate::problem::Trans::T,
-            ..GemmProblem::new(65, 4096, 4096)
-        };
-        for p in [
-            nt,
-            GemmProblem::new(128, 4096, 4096),
-            GemmProblem::new(8, 32, 4096),
-        ] {
-            let s = Space::for_problem(&p, &hw);
-            assert!(s.tiny_m_starts().is_empty(), "{}", p.label());
         }
     }
 
