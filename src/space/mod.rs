@@ -14,6 +14,7 @@ mod n_fit;
 mod narrow_n;
 mod one_wave;
 mod param;
+mod persistent_starts;
 mod short_k;
 mod small_m;
 mod split_starts;

@@ -1,5 +1,8 @@
 //! `Space`: the domains of every parameter for one problem on one GPU, and the operations
-//! on it: the default config, bounded enumeration, random sampling and neighbourhoods.
+//! on it: the default config, bounded enumeration, random sampling and neighbourhoods, and
+//! the order in which the starts beside the default (each kind of GEMM's in a file of its
+//! own: narrow_n, one_wave, split_starts, n_fit, persistent_starts, wave_fit, short_k,
+//! small_m, unaligned, gemv, fma) reach the search's first batch and `bench`'s default set.
 
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
@@ -502,147 +505,6 @@ impl Space {
             prefs.push((ParamId::WorkGroupMapping, 1));
         }
         prefs
-    }
-
-    /// A start for problems of several waves of tiles: the default's tile as a persistent
-    /// kernel (one workgroup per compute unit walking the tiles, its producer warp loading the
-    /// next tile's operands while the warpgroups store the last through a tensor map), as
-    /// deep as its LDS allows beside the output tile.
-    pub fn persistent_start(&self) -> Option<KernelConfig> {
-        let start = self.raw_default();
-        let tiles = tile_count(&self.problem, start.mt0 as i64, start.mt1 as i64);
-        if !self.domain(ParamId::PersistentKernel).contains(1)
-            || start.gsu > 1
-            || tiles < 2 * self.hw.compute_units as i64
-        {
-            return None;
-        }
-        let space = self.with_deepest_pipeline(&[
-            (ParamId::ProducerWarp, 1),
-            (ParamId::PersistentKernel, 1),
-            (ParamId::GlobalSplitUAlgorithm, 1),
-        ])?;
-        Some(space.raw_default())
-    }
-
-    /// The persistent kernel's stream-K (GSU1S) twin of a persistent start (or default), where
-    /// it is valid (beta 0, one workgroup per compute unit) and the start's whole tiles either
-    /// leave more than 10% of their waves' clusters idle or run more than ten waves with a
-    /// partial last one (its shared units are then a small part of the work, and the whole
-    /// waves keep their locality). All waves but the last one or two go whole, and the
-    /// clusters share the rest's (tile, K tile) units evenly (kernels/scheduler/gt_tile_walk.h).
-    /// Measured kernel against kernel on an H100, cuBLASLt in brackets, each line one call:
-    /// 3072^3 on 128x256 in pairs along M 94.2 us, whole tiles 100.7 [75.6]; 3000^3 TN (rows
-    /// aligned to 16 bytes only) 109.0 against the 256x128 pair's 115.4 [79.0]; 5000x1000x5000
-    /// NT 117.5 against 122.5 [70.7]; 8192^3 in pairs along M (15.5 waves) 1457.3 [1515.0],
-    /// where 8 x 2048^3 (7.8 waves) ran 194.6 against 181.6 whole [178.9] and 4096^3 (3.9)
-    /// 201.1 against 174.2 [171.8]; on an H200 5120x5120x1280 (800 tiles of 128x256, 6.06
-    /// waves, 6% of the seventh busy) 103.5 against 106.7 whole [94.4].
-    fn stream_k_twin(&self, c: &KernelConfig) -> Option<KernelConfig> {
-        let p = &self.problem;
-        // One N tile of a narrow N streams A fastest on whole tiles (narrow_n.rs).
-        let narrow = p.n <= c.mt1 as i64 && c.mt1 as i64 <= NARROW_N_MAX;
-        if c.pk != 1 || c.gsu_algo == GsuAlgo::StreamK || narrow {
-            return None;
-        }
-        let cluster = (c.cn.max(1) * c.cm.max(1)) as i64;
-        let clusters = (self.hw.compute_units.max(1) as i64 / cluster).max(1);
-        let groups = tile_count(p, c.mt0 as i64, c.mt1 as i64) / cluster;
-        let rounds = (groups + clusters - 1) / clusters;
-        let short_last_wave = groups * 100 < rounds * clusters * 90;
-        let many_waves = rounds > 10 && groups % clusters != 0;
-        if !short_last_wave && !many_waves {
-            return None;
-        }
-        let twin = KernelConfig {
-            gsu_algo: GsuAlgo::StreamK,
-            ..*c
-        };
-        self.is_valid(&twin).then_some(twin)
-    }
-
-    /// Fewer of the default's tiles than compute units, with a long K (1024x1024x65536: 32
-    /// tiles of 128x256 for 132 compute units, 1024 K tiles each): the default's tile as the
-    /// persistent kernel's stream-K, every compute unit taking an even share of all (tile, K
-    /// tile) units, as deep as fits. H100, same call: 1024x1024x65536 187.1 us [cuBLASLt
-    /// 178.5]; tuned before it, 190.7 [176.8] on an H200.
-    pub fn persistent_stream_k_start(&self) -> Option<KernelConfig> {
-        let p = &self.problem;
-        let start = self.raw_default();
-        let cus = self.hw.compute_units.max(1) as i64;
-        let tiles = tile_count(p, start.mt0 as i64, start.mt1 as i64);
-        let ktiles = (p.k + 63) / 64;
-        if !constraints::is_wgmma(&start)
-            || !self.domain(ParamId::PersistentKernel).contains(1)
-            || p.beta != 0.0
-            || tiles >= cus
-            || tiles * ktiles < 8 * cus
-        {
-            return None;
-        }
-        let space = self.with_deepest_pipeline(&[
-            (ParamId::ProducerWarp, 1),
-            (ParamId::PersistentKernel, 1),
-            (ParamId::GlobalSplitU, 1),
-            (ParamId::GlobalSplitUAlgorithm, 2),
-        ])?;
-        Some(space.raw_default())
-    }
-
-    /// Large GEMMs of 16-bit inputs (at least eight waves of 256x128 tiles): 256x128 tiles on
-    /// two warpgroups stacked along M beside a producer warpgroup (ProducerWarp=2, 232
-    /// registers a thread for 128 accumulator rows each), persistent, in pairs along N sharing
-    /// A where the tiles along N pair up, as deep as fits: a start beside the 128x256 default,
-    /// which wins on some of these shapes and not on others. Kernel against kernel on an
-    /// H100, one call (cuBLASLt in brackets): 8192x28672x8192 5082.8 us against 5211.5 for
-    /// 128x256 beside a producer warp [5177.7]; 6144x8192x8192 NT 1026.8 against 1086.3
-    /// [1117.9]; 8192^3 1394.2 against 1382.3 [1474.0] (on an H200, 1404.2 against 1450.1
-    /// [1582.4]); 16384x8192x4096 NN 1444.3 against 1405.3 [1575.3]. With fewer waves it
-    /// tied or lost (H200: 4096^3 176.5 against 175.3, 8 x 2048^3 183.9 against 181.5).
-    pub fn large_producer_warpgroup_start(&self) -> Option<KernelConfig> {
-        let p = &self.problem;
-        let cus = self.hw.compute_units.max(1) as i64;
-        if p.a_type.bytes() != 2
-            || p.b_type.bytes() != 2
-            || !self.domain(ParamId::ProducerWarp).admits(2)
-            || tile_count(p, 256, 128) < 8 * cus
-        {
-            return None;
-        }
-        let pair = tiles_pair_up(p.n, 128) && self.domain(ParamId::ClusterN).admits(2);
-        self.producer_warpgroup_tile(
-            256,
-            128,
-            [8, 1],
-            0,
-            (ParamId::ClusterN, i64::from(pair) + 1),
-        )
-    }
-
-    /// The persistent kernel on `mt0` x `mt1` tiles, warpgroups placed by `waves` (WavesM,
-    /// WavesN), swapped or not, beside a producer warpgroup (ProducerWarp=2), whole tiles, in
-    /// the cluster `cluster` names, as deep as fits: what the producer-warpgroup starts share.
-    pub(super) fn producer_warpgroup_tile(
-        &self,
-        mt0: i64,
-        mt1: i64,
-        waves: [i64; 2],
-        swap: i64,
-        cluster: (ParamId, i64),
-    ) -> Option<KernelConfig> {
-        let space = self.with_deepest_pipeline(&[
-            (ParamId::MacroTile0, mt0),
-            (ParamId::MacroTile1, mt1),
-            (ParamId::WavesM, waves[0]),
-            (ParamId::WavesN, waves[1]),
-            (ParamId::SwapAB, swap),
-            (ParamId::ProducerWarp, 2),
-            (ParamId::PersistentKernel, 1),
-            (ParamId::GlobalSplitU, 1),
-            (ParamId::GlobalSplitUAlgorithm, 1),
-            cluster,
-        ])?;
-        Some(space.raw_default())
     }
 
     /// Every start besides the default the first batch of a search should measure (valid in
@@ -1281,31 +1143,6 @@ mod tests {
     }
 
     #[test]
-    fn large_gemms_of_16_bit_inputs_start_from_a_producer_warpgroup_too() {
-        let h200 = HwSpec::by_name("H200").unwrap();
-        let big = Space::for_problem(&GemmProblem::new(8192, 28672, 8192), &h200);
-        let c = big.large_producer_warpgroup_start().unwrap();
-        assert_eq!(
-            (c.mt0, c.mt1, c.wg, c.pw, c.pk, c.cn, c.gsu),
-            (256, 128, [8, 1], 2, 1, 2, 1)
-        );
-        big.check(&c).unwrap();
-        assert!(big.extra_starts().contains(&c));
-        // Fewer than eight waves of 256x128 tiles, or 8-bit inputs: none.
-        let square = Space::for_problem(&GemmProblem::new(4096, 4096, 4096), &h200);
-        assert!(square.large_producer_warpgroup_start().is_none());
-        let mut fp8 = GemmProblem::new(8192, 28672, 8192);
-        (fp8.a_type, fp8.b_type) = (DataType::F8, DataType::F8);
-        fp8.fill_defaults();
-        assert!(Space::for_problem(&fp8, &h200)
-            .large_producer_warpgroup_start()
-            .is_none());
-        // Tiles along N that do not pair up: alone.
-        let odd = Space::for_problem(&GemmProblem::new(8192, 8192 + 128, 8192), &h200);
-        assert_eq!(odd.large_producer_warpgroup_start().map(|c| c.cn), Some(1));
-    }
-
-    #[test]
     fn wgmma_start_fills_the_gpu_on_small_skinny_problems() {
         let hw = HwSpec::by_name("H200").unwrap();
         let start = |m, n, k| {
@@ -1402,63 +1239,6 @@ mod tests {
                 s.check(&n).unwrap();
             }
         }
-    }
-
-    #[test]
-    fn persistent_starts_with_idle_last_waves_get_stream_k_twins() {
-        let hw = HwSpec::by_name("H200").unwrap();
-        // 3072^3: 288 tiles of 128x256 are 2.18 waves; the twin follows its start.
-        let s = Space::for_problem(&GemmProblem::new(3072, 3072, 3072), &hw);
-        let starts = s.extra_starts();
-        let at = starts
-            .iter()
-            .position(|c| c.pk == 1 && c.gsu_algo == GsuAlgo::StreamK)
-            .expect("a stream-K twin");
-        let twin = starts[at];
-        s.check(&twin).unwrap();
-        assert!(
-            at > 0
-                && starts[..at].contains(&KernelConfig {
-                    gsu_algo: GsuAlgo::Reduce,
-                    ..twin
-                })
-        );
-        // 5120x5120x1280: 800 tiles are 6.06 waves (87% busy), a twin; 8192^3: 15.5 waves, a
-        // twin; 4096^3: 512 tiles are 3.9 waves (97% busy): none.
-        // With beta: none.
-        for (m, n, k) in [(5120, 5120, 1280), (8192, 8192, 8192)] {
-            let many = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
-            assert!(
-                many.extra_starts()
-                    .iter()
-                    .any(|c| c.pk == 1 && c.gsu_algo == GsuAlgo::StreamK),
-                "{m}x{n}x{k}"
-            );
-        }
-        let full = Space::for_problem(&GemmProblem::new(4096, 4096, 4096), &hw);
-        assert!(!full
-            .extra_starts()
-            .iter()
-            .any(|c| c.gsu_algo == GsuAlgo::StreamK));
-        let beta = GemmProblem {
-            beta: 1.0,
-            ..GemmProblem::new(3072, 3072, 3072)
-        };
-        let s = Space::for_problem(&beta, &hw);
-        assert!(!s
-            .extra_starts()
-            .iter()
-            .any(|c| c.gsu_algo == GsuAlgo::StreamK && c.pk == 1));
-        // Few tiles with a long K: the persistent stream-K start.
-        let long = Space::for_problem(&GemmProblem::new(1024, 1024, 65536), &hw);
-        let c = long
-            .persistent_stream_k_start()
-            .expect("32 tiles, 1024 K tiles each");
-        long.check(&c).unwrap();
-        assert_eq!((c.pk, c.gsu, c.gsu_algo), (1, 1, GsuAlgo::StreamK));
-        assert!(long.extra_starts().contains(&c));
-        let square = Space::for_problem(&GemmProblem::new(4096, 4096, 4096), &hw);
-        assert_eq!(square.persistent_stream_k_start(), None);
     }
 
     #[test]
