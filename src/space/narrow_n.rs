@@ -10,6 +10,10 @@
 //! also what cuBLASLt runs there (`nvjet_sm90_tst_64x8_64x16_2x1`: 64x8 tiles, 16 stages of
 //! 64 k, 132 persistent workgroups).
 //!
+//! 8-bit inputs stream half the bytes per k: below a wave of 64-row tiles they take twice the
+//! k a stage on the same persistent kernel, and from a wave on shallow data-parallel tiles,
+//! several to a compute unit, streamed them faster.
+//!
 //! A start beside the default, first among the starts so that `bench`'s default set and the
 //! search's first batch measure it; nothing here changes the default itself.
 
@@ -27,19 +31,19 @@ const SHORT_TILE_STAGES: i64 = 8;
 /// of the 16-bit tile's 128 k) as deep as fits up to this, on the persistent kernel. H200,
 /// kernel against kernel, one call [cuBLASLt]: e4m3 4096x8x4096 9.3 us against 10.8 for 128 k
 /// at 8 stages [9.3]; 4096x4x14336 19.3 against 23.3 [20.7].
-const EIGHT_BIT_WAVE_STAGES: i64 = 10;
+const EIGHT_BIT_UNDER_A_WAVE_STAGES: i64 = 10;
 
 /// 8-bit A with one to two waves of 64-row tiles: data-parallel tiles of 128 k at this
 /// depth, about 60 KB of shared memory each, so that three share a compute unit and one's
 /// start hides behind the others' streams. H200, kernel against kernel, one call
 /// [cuBLASLt]: e4m3 14336x8x4096 19.1 us against 20.6 for the persistent kernel at 8 stages
 /// [20.1]; 14336x32x4096 19.6 against 20.7 [20.5].
-const EIGHT_BIT_WAVES_STAGES: i64 = 6;
+const EIGHT_BIT_ONE_WAVE_STAGES: i64 = 6;
 
 /// 8-bit A with two waves of 64-row tiles or more: the same tiles shallower still, five to a
 /// compute unit. Same call: e4m3 28672x16x4096 (3.4 waves) 32.8 us at 4 stages, over 34.0 at
 /// 6, against 35.6 for the persistent 128-row tile [35.4].
-const EIGHT_BIT_MANY_WAVES_STAGES: i64 = 4;
+const EIGHT_BIT_TWO_WAVES_STAGES: i64 = 4;
 
 impl Space {
     /// N of at most 64 columns on the warpgroup path, with at least three eighths of a wave
@@ -51,17 +55,18 @@ impl Space {
     /// B re-reads and tile starts win (28672x8x4096 TN 60.8 against 63.2). A B whose rows are
     /// 16-byte but not 32-byte aligned (N-major, 8 bf16 columns) is copied K-major first
     /// (PackUnaligned = 2): read in place, each of its 16-byte rows costs the L2 a request
-    /// (14336x8x4096 NT 45.8 us in place).
+    /// (14336x8x4096 NT 45.8 us in place). An 8-bit A takes its own cuts (the
+    /// `EIGHT_BIT_*_STAGES` constants): 64 rows with 256 k a stage on the persistent kernel
+    /// below a wave of 64-row tiles, data-parallel 64-row tiles of 128 k from a wave on.
     ///
     /// H200, bench's default set before and after the start, one call [cuBLASLt]:
     /// 4096x8x4096 NN 15.3 -> 13.5 us [14.1]; 14336x32x4096 NN 44.2 -> 33.4 [32.7];
     /// 4096x32x4096 TN 15.8 -> 14.0 [14.8]; 4096x8x14336 NN 35.0 -> 32.6 [33.0]; 14336x8x4096
     /// NT (B copied) 50.4 -> 37.5 [32.5]; 4096x8x4096 NT 18.8 -> 16.3 [16.0]; 4096x1x4096 NN
-    /// 15.6 -> 13.5 [15.7]; e4m3 14336x8x4096 20.5 -> 20.1 [18.9] (8-bit A now takes the cuts
-    /// of `EIGHT_BIT_WAVE_STAGES`, `EIGHT_BIT_WAVES_STAGES` and
-    /// `EIGHT_BIT_MANY_WAVES_STAGES`). Swapped (M of at most 16
-    /// on the instruction's N) it lost to the default set on 8x14336x4096 NN (46.6 against
-    /// 38.0 [33.7]), so M-narrow problems keep the other starts.
+    /// 15.6 -> 13.5 [15.7]; e4m3 14336x8x4096 20.5 -> 20.1 [18.9] before the 8-bit cuts (19.1
+    /// [19.3] with them, docs/performance.md). Swapped (M of at most 16 on the instruction's
+    /// N) it lost to the default set on 8x14336x4096 NN (46.6 against 38.0 [33.7]), so
+    /// M-narrow problems keep the other starts.
     pub fn narrow_n_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let cus = self.hw.compute_units.max(1) as i64;
@@ -81,11 +86,11 @@ impl Space {
         let cuts: &[(i64, i64, i64, i64)] = if p.a_type.bytes() == 1 {
             let tiles = tile_count(p, 64, mt1);
             if tiles >= 2 * cus {
-                &[(64, 128, EIGHT_BIT_MANY_WAVES_STAGES, 0)]
+                &[(64, 128, EIGHT_BIT_TWO_WAVES_STAGES, 0)]
             } else if tiles >= cus {
-                &[(64, 128, EIGHT_BIT_WAVES_STAGES, 0)]
+                &[(64, 128, EIGHT_BIT_ONE_WAVE_STAGES, 0)]
             } else {
-                &[(64, 256, EIGHT_BIT_WAVE_STAGES, 1)]
+                &[(64, 256, EIGHT_BIT_UNDER_A_WAVE_STAGES, 1)]
             }
         } else if tile_count(p, 128, mt1) >= cus {
             &[
@@ -144,7 +149,7 @@ mod tests {
     }
 
     #[test]
-    fn narrow_n_starts_persistent_on_one_n_tile_of_whole_tiles() {
+    fn narrow_n_starts_on_one_n_tile_of_whole_tiles() {
         use Trans::{N, T};
         let bf16 = DataType::Bf16;
         let f8 = DataType::F8;

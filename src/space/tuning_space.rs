@@ -550,6 +550,9 @@ impl Space {
             .chain(full.short_k_tile_start())
             .chain(full.tiny_m_starts())
             .chain(full.gemv_starts())
+            // Rows aligned to 16 bytes only (unaligned.rs): large tiles and pairs sharing an
+            // operand first, copies into aligned rows after them (docs/performance.md, "128-byte
+            // L2 promotion").
             .chain(full.producer_warpgroup_starts())
             .chain(full.paired_twins())
             .chain(full.unaligned_a_starts())
