@@ -192,3 +192,85 @@ impl Space {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::hw::HwSpec;
+    use crate::problem::{GemmProblem, Trans};
+    use crate::space::{GsuAlgo, Space};
+
+    #[test]
+    fn small_m_with_long_k_starts_on_all_of_n_split_in_the_kernel() {
+        let hw = HwSpec::by_name("H100-SXM").unwrap();
+        let s = Space::for_problem(&GemmProblem::new(4096, 200, 14336), &hw);
+        let c = s
+            .full_n_split_start()
+            .expect("64 tiles of 64x208, two splits");
+        s.check(&c).unwrap();
+        assert_eq!((c.mt0, c.mt1, c.wgm, c.pw), (64, 208, 1, 1));
+        assert_eq!((c.gsu, c.gsu_algo), (2, GsuAlgo::SingleKernel));
+        assert!(s.extra_starts().contains(&c));
+        // Tiles that fill the GPU by themselves, N past one tile, or short K: none.
+        for (m, n, k) in [(16032, 109, 16384), (4096, 4096, 4096), (3584, 160, 1024)] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            assert_eq!(s.full_n_split_start(), None, "{m}x{n}x{k}");
+        }
+    }
+
+    #[test]
+    fn few_tiles_with_long_k_start_on_64x64_tiles_split_to_fill_the_gpu() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // 16 tiles of 64x64, K split in 8 (128 workgroups of 132), 256 bytes of K a step.
+        let s = Space::for_problem(&GemmProblem::new(256, 256, 65536), &hw);
+        let c = s.long_k_split_start().expect("16 tiles, 1024 steps of K");
+        s.check(&c).unwrap();
+        assert_eq!((c.mt0, c.mt1, c.depth_u, c.pw), (64, 64, 128, 1));
+        assert_eq!((c.gsu, c.gsu_algo, c.pk), (8, GsuAlgo::Reduce, 0));
+        assert!(s.extra_starts().contains(&c));
+        // NT, 2 x 8 tiles: the same split.
+        let mut p = GemmProblem::new(128, 512, 32768);
+        (p.trans_a, p.trans_b) = (Trans::N, Trans::T);
+        let c = Space::for_problem(&p, &hw).long_k_split_start().unwrap();
+        assert_eq!((c.mt0, c.mt1, c.gsu), (64, 64, 8));
+        // Many tiles, a GEMV's columns, K too short to split: none.
+        for (m, n, k) in [(4096, 4096, 4096), (4096, 1, 65536), (256, 256, 2048)] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            assert_eq!(s.long_k_split_start(), None, "{m}x{n}x{k}");
+        }
+    }
+
+    #[test]
+    fn under_a_wave_of_128x128_tiles_starts_split_to_one_wave() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // 64 tiles of 128x128, K in two: 128 workgroups, summed in the kernel.
+        let s = Space::for_problem(&GemmProblem::new(1024, 1024, 32768), &hw);
+        let c = s.square_split_start().expect("64 tiles, long K");
+        s.check(&c).unwrap();
+        assert_eq!((c.mt0, c.mt1, c.wg, c.pw), (128, 128, [8, 1], 1));
+        assert_eq!((c.gsu, c.gsu_algo), (2, GsuAlgo::SingleKernel));
+        assert!(s.extra_starts().contains(&c));
+        // A full wave, a handful of tiles, K too short for two splits: none.
+        for (m, n, k) in [(4096, 4096, 4096), (256, 256, 65536), (1024, 1024, 2048)] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            assert_eq!(s.square_split_start(), None, "{m}x{n}x{k}");
+        }
+    }
+
+    #[test]
+    fn small_tile_starts_come_with_a_split_start_that_fills_one_wave() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let s = Space::for_problem(&GemmProblem::new(4096, 128, 14336), &hw);
+        let c = s
+            .split_start()
+            .expect("64 tiles of 128x64, two splits each");
+        s.check(&c).unwrap();
+        assert_eq!((c.mt0, c.mt1, c.wg, c.wgm, c.pw), (128, 64, [8, 1], 1, 1));
+        assert_eq!((c.gsu, c.gsu_algo), (2, GsuAlgo::SingleKernel));
+        assert!(c.pgr >= 3, "{}", c.name());
+        // Large tiles start without one; so do problems whose split grid is not one wave.
+        for (m, n, k) in [(16032, 109, 16384), (4096, 4096, 4096), (10240, 128, 8192)] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            assert_eq!(s.split_start(), None, "{m}x{n}x{k}");
+        }
+    }
+}

@@ -227,3 +227,155 @@ impl Space {
         Some(space.raw_default())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::hw::HwSpec;
+    use crate::problem::{DataType, GemmProblem, Trans};
+    use crate::space::{KernelConfig, Space};
+
+    #[test]
+    fn four_byte_operands_also_start_on_one_wave_of_256_row_tiles() {
+        use crate::problem::{ComputeType, DataType};
+        let hw = HwSpec::by_name("H200").unwrap();
+        let tf32 = |m, n, k| {
+            let mut p = GemmProblem::new(m, n, k);
+            (p.a_type, p.b_type, p.c_type, p.d_type) =
+                (DataType::F32, DataType::F32, DataType::F32, DataType::F32);
+            p.compute_type = ComputeType::Xf32;
+            p
+        };
+        // 1152x4096: 5 x 26 tiles of 256x160 = 130, one nearly full wave of 132 (144 columns
+        // would make 145 tiles, two waves); data-parallel, two warpgroups, as deep as fits.
+        let s = Space::for_problem(&tf32(1152, 4096, 1152), &hw);
+        let c = s.tall_wave_start().expect("a mid-size tf32 problem");
+        s.check(&c).unwrap();
+        assert_eq!((c.mt0, c.mt1, c.wg, c.pk, c.gsu), (256, 160, [8, 1], 0, 1));
+        assert!(c.pgr >= 3, "{}", c.name());
+        assert!(s.extra_starts().contains(&c));
+        // The wave-fit start stays, ahead of it.
+        let starts = s.extra_starts();
+        let fit = s.wave_fit_start().unwrap();
+        let at = |x: &KernelConfig| starts.iter().position(|y| y == x);
+        assert!(at(&fit) < at(&c), "{starts:?}");
+        // Two-byte operands of the same shape, and many waves of tf32 tiles: none.
+        let bf16 = Space::for_problem(&GemmProblem::new(1152, 4096, 1152), &hw);
+        assert_eq!(bf16.tall_wave_start(), None);
+        let big = Space::for_problem(&tf32(8192, 8192, 8192), &hw);
+        assert_eq!(big.tall_wave_start(), None);
+    }
+
+    #[test]
+    fn mid_size_problems_start_on_the_persistent_tile_that_fills_its_waves() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // (problem, batch) -> the tile width: 1152x4096: 128x144 makes 261 tiles (1.98 waves
+        // of 132) where 128x128 makes 288 (2.18); 3072x1024: 128x208 makes 120 (one wave).
+        for (m, n, k, batch, width) in [
+            (1152, 4096, 1152, 1, 144),
+            (3072, 1024, 3072, 1, 208),
+            (1000, 1000, 1000, 3, 208),
+            (2048, 2048, 2048, 1, 256),
+        ] {
+            let mut p = GemmProblem::new(m, n, k);
+            p.batch = batch;
+            let s = Space::for_problem(&p, &hw);
+            let c = s.wave_fit_start().expect("a mid-size problem");
+            s.check(&c).unwrap();
+            assert_eq!(
+                (c.mt0, c.mt1, c.pk, c.pw, c.gsu),
+                (128, width, 1, 1, 1),
+                "{m}x{n}x{k}x{batch}"
+            );
+            // One warpgroup on four stages where it holds the tile; 128x256 needs two.
+            let one = (c.wg[0], c.pgr) == (4, 4);
+            assert_eq!(one, width < 256, "{m}x{n}x{k}x{batch}: {}", c.name());
+            assert!(s.extra_starts().contains(&c));
+        }
+        // Many waves, or skinny: none.
+        for (m, n, k) in [(8192, 8192, 8192), (16032, 109, 16384), (5120, 77, 5120)] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            assert_eq!(s.wave_fit_start(), None, "{m}x{n}x{k}");
+        }
+    }
+
+    #[test]
+    fn prefill_problems_also_start_on_swapped_tiles_whose_height_fills_the_waves() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let e4m3 = |m, n, k| {
+            let mut p = GemmProblem::new(m, n, k);
+            (p.a_type, p.b_type) = (DataType::F8, DataType::F8);
+            p
+        };
+        // 28672x512: 128x256 tiles make 448 (3.39 waves of 132), 176x128 make 652 (4.94);
+        // 3584x512: 128x128 make 112, 112x128 make 128 (one wave).
+        for (p, height) in [
+            (GemmProblem::new(28672, 512, 8192), 176),
+            (e4m3(14336, 1024, 4096), 176),
+            (GemmProblem::new(3584, 512, 18944), 112),
+        ] {
+            let s = Space::for_problem(&p, &hw);
+            let c = s.swapped_wave_start().expect("a prefill problem");
+            s.check(&c).unwrap();
+            assert_eq!(
+                (c.mt0, c.mt1, c.sab, c.pk, c.pw, c.gsu),
+                (height, 128, 1, 1, 1, 1),
+                "{}",
+                c.name()
+            );
+            assert!(c.pgr >= 4, "{}", c.name());
+            assert!(s.extra_starts().contains(&c));
+        }
+        // An M-contiguous A (NN): none.
+        let mut nn = GemmProblem::new(28672, 512, 8192);
+        (nn.trans_a, nn.trans_b, nn.lda, nn.ldb) = (Trans::N, Trans::N, 0, 0);
+        nn.fill_defaults();
+        assert!(!nn.k_contiguous(true));
+        assert_eq!(Space::for_problem(&nn, &hw).swapped_wave_start(), None);
+        // A 128-row width fills the waves as well (4096^3: 128x256, 3.88 waves; the mid-size
+        // problems of the wave-fit start: 1152x4096 on 128x144, 2 waves, as 144x128 would),
+        // skinny problems: none.
+        for (m, n, k) in [
+            (4096, 4096, 4096),
+            (1152, 4096, 1152),
+            (3072, 1024, 3072),
+            (2048, 2048, 2048),
+            (8192, 1024, 4096),
+            (8192, 256, 28672),
+            (16032, 109, 16384),
+        ] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            assert_eq!(s.swapped_wave_start(), None, "{m}x{n}x{k}");
+        }
+    }
+
+    #[test]
+    fn one_wave_of_swapped_256_column_tiles_starts_where_it_fills_the_gpu_best() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let mut e4m3 = GemmProblem::new(7168, 512, 2048);
+        (e4m3.a_type, e4m3.b_type) = (DataType::F8, DataType::F8);
+        // Both make 112 tiles of 128x256 on 132 compute units, 128 of 112x256.
+        for p in [e4m3, GemmProblem::new(896, 4096, 4864)] {
+            let s = Space::for_problem(&p, &hw);
+            let c = s.swapped_wide_wave_start().expect("one fuller wave");
+            s.check(&c).unwrap();
+            assert_eq!(
+                (c.mt0, c.mt1, c.sab, c.pk, c.pw, c.gsu),
+                (112, 256, 1, 1, 1, 1),
+                "{}",
+                c.name()
+            );
+            assert!(c.pgr >= 4, "{}", c.name());
+            assert!(s.extra_starts().contains(&c));
+        }
+        // Where 128-row widths or 128-column heights fill the waves as well: none.
+        for (m, n, k) in [
+            (4096, 4096, 4096),
+            (1152, 4096, 1152),
+            (3584, 512, 18944),
+            (16032, 109, 16384),
+        ] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            assert_eq!(s.swapped_wide_wave_start(), None, "{m}x{n}x{k}");
+        }
+    }
+}
