@@ -78,16 +78,16 @@ impl Space {
             return None;
         }
         let mt1 = (p.n + 15) / 16 * 16;
-        if tile_count(p, 64, mt1) * 8 < cus * 3 {
+        let short_tiles = tile_count(p, 64, mt1);
+        if short_tiles * 8 < cus * 3 {
             return None;
         }
         // (rows, k a stage, stages, persistent). The 128-row tile's 64 k are 64 bytes of an
         // 8-bit type, less than a swizzled row: there it takes 128 k.
         let cuts: &[(i64, i64, i64, i64)] = if p.a_type.bytes() == 1 {
-            let tiles = tile_count(p, 64, mt1);
-            if tiles >= 2 * cus {
+            if short_tiles >= 2 * cus {
                 &[(64, 128, EIGHT_BIT_TWO_WAVES_STAGES, 0)]
-            } else if tiles >= cus {
+            } else if short_tiles >= cus {
                 &[(64, 128, EIGHT_BIT_ONE_WAVE_STAGES, 0)]
             } else {
                 &[(64, 256, EIGHT_BIT_UNDER_A_WAVE_STAGES, 1)]

@@ -10,6 +10,7 @@ use cudarc::driver::sys;
 use crate::compile::TmaBox;
 use crate::device::args::TensorMap;
 use crate::problem::{DataType, GemmProblem};
+use crate::space::constraints;
 
 /// The tensor map of A (`is_a`) or B at device address `base` for boxes `bx`.
 pub fn operand_map(
@@ -133,11 +134,12 @@ fn encode(
 /// aligned rows. Measured on an H200, same kernel (192x192 tiles, pairs along M):
 /// 3072x3072x3000 TN 85.3 us with 256-byte promotion, 78.6 with 128-byte (77.2 for K = 3072
 /// either way; cuBLASLt 76.6). Aligned rows ran alike with any promotion and keep 256 bytes.
+/// The rule is the space's own definition of such rows (`constraints::rows_off_32_bytes`).
 fn l2_promotion(row_bytes: u64) -> sys::CUtensorMapL2promotion {
-    if row_bytes.is_multiple_of(32) {
-        sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B
-    } else {
+    if constraints::rows_off_32_bytes(row_bytes as i64) {
         sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+    } else {
+        sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B
     }
 }
 

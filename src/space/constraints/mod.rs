@@ -54,8 +54,8 @@ pub use scheduler::{MAX_STREAM_K_ACCUMULATORS, MAX_STREAM_K_PER_CU, MAX_STREAM_K
 pub use shape::{MAX_STAGES, MAX_STAGES_WGMMA};
 pub use transpose_lds::transposed_operands;
 pub use warpgroup::{
-    k_major_box_rows, mn_chunk, packed_operands, tma_readable, tma_rows_unaligned, MAX_BOX_ROWS,
-    MAX_WGMMA_TILE, PACK_A, PACK_B, THREE_WARPGROUPS,
+    k_major_box_rows, mn_chunk, packed_operands, rows_off_32_bytes, tma_readable,
+    tma_rows_unaligned, MAX_BOX_ROWS, MAX_WGMMA_TILE, PACK_A, PACK_B, THREE_WARPGROUPS,
 };
 
 /// Why a config is not valid.

@@ -75,10 +75,18 @@ fn stored(p: &GemmProblem, is_a: bool) -> (DataType, i64, i64) {
 /// Whether an operand the tensor memory accelerator reads in place has rows that start on
 /// 16-byte but not 32-byte boundaries (K = 3000 in bf16). Each box row then costs the L2
 /// several requests: on an H200, 8192x1000x3000 on the same kernel read 10.9 M L2 requests
-/// and ran 107.7 us, against 3.2 M and 72.3 us with lda = ldb = 3008 (Nsight Compute).
+/// and ran 107.7 us, against 3.2 M and 72.3 us with lda = ldb = 3008 (Nsight Compute), with
+/// 256-byte L2 promotion (the tensor maps of such rows now ask for 128 bytes).
 pub fn tma_rows_unaligned(p: &GemmProblem, is_a: bool) -> bool {
     let (t, ld, _) = stored(p, is_a);
-    tma_readable(p, is_a) && (ld * t.bytes() as i64) % 32 != 0
+    tma_readable(p, is_a) && rows_off_32_bytes(ld * t.bytes() as i64)
+}
+
+/// Whether rows `row_bytes` apart leave 32-byte boundaries: what makes an operand unaligned
+/// for [`tma_rows_unaligned`], and what sets a tensor map's L2 promotion
+/// (device/cuda/tma.rs), so that the starts for such operands and the promotion agree.
+pub fn rows_off_32_bytes(row_bytes: i64) -> bool {
+    row_bytes % 32 != 0
 }
 
 /// PackUnaligned's bit of A (copied into aligned rows first); B's is 2.
