@@ -555,6 +555,29 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
             false,
             false,
         ),
+        // `--d_type f32_r` alone leaves C bf16: with beta 0 C is never read, so the tile of
+        // D's layout that would hold it is no reason to refuse the pair (the swapped tile
+        // too, and stream-K).
+        (
+            GemmProblem {
+                c_type: Bf16,
+                ..problem(7168, 256, 2048, "TN", F8, F32, 0.0, 1)
+            },
+            "MT112x128x128_MI64x8x32_WG4x2_PGR6_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW16_SVW4_SU0_PW1_SAB1_PK1",
+            "",
+            false,
+            false,
+        ),
+        (
+            GemmProblem {
+                c_type: Bf16,
+                ..problem(7168, 256, 2048, "TN", F8, F32, 0.0, 1)
+            },
+            "MT128x128x128_MI64x8x32_WG4x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW16_SVW4_SU0_PW1_PK1",
+            "",
+            false,
+            false,
+        ),
         (
             xf32(problem(4096, 4096, 4096, "TN", F32, F32, 0.0, 1)),
             "MT128x256x32_MI64x8x8_WG8x1_PGR3_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW4_SVW4_SU0_PW1_PK1",

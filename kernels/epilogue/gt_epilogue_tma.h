@@ -48,7 +48,8 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     static constexpr int GROUP_BYTES = Cfg::PRODUCER_KIND == 2 ? 128 : 256;
     static constexpr int PASSES = gt_out_passes(Cfg::MT1, int(sizeof(TD)), GROUP_BYTES), OUT_N = Cfg::MT1 / PASSES;
     static constexpr int ACC = Mainloop::ACC;
-    static_assert(sizeof(typename Cfg::TC) == sizeof(TD), "C is read into a tile of D's layout: C and D share a type");
+    static_assert(Cfg::BETA_ZERO || sizeof(typename Cfg::TC) == sizeof(TD),
+                  "C is read into a tile of D's layout: C and D share a type");
     static constexpr bool READS_C = !Cfg::BETA_ZERO;
     // When the warpgroups stack along M (unswapped, N not split) and each one's rows are whole
     // store boxes along M, every warpgroup stages and stores its own rows: it synchronises

@@ -84,8 +84,12 @@ impl Space {
     /// N of 129 to 512 columns where 192-row tiles make one wave that is fuller than the
     /// 128-row tiles' last one: three warpgroups along M (WavesM 12, a 64-row slice each,
     /// the instruction's N the whole tile width) on all of N, or on each half of it past 256
-    /// (widths in steps of `Space::n_step`), the producer warp, as deep as fits. cuBLASLt cuts
-    /// these the same way (12288x300x2048: `nvjet_sm90_tst_192x160_64x4_1x2`, 128 workgroups).
+    /// or where all of it makes too few tiles (widths in steps of `Space::n_step`), the
+    /// producer warp, as deep as fits. cuBLASLt cuts these the same way (12288x300x2048:
+    /// `nvjet_sm90_tst_192x160_64x4_1x2`, 128 workgroups; 12288x224x4096:
+    /// `nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB`, 128). On 12288x224x4096 the halves
+    /// (192x112, 128 tiles) ran 37.2 us against 42.6 for the 128x224 the starts ran before
+    /// (96 tiles) [37.3].
     /// Two warpgroups side by side along N on the same tiles each read all of A and issue
     /// narrower instructions, which the shared memory cannot feed as fast. H200, kernel
     /// against kernel, same call (cuBLASLt in brackets): 12288x300x2048 on 192x160 28.1 us
@@ -103,16 +107,21 @@ impl Space {
             return None;
         }
         let step = self.n_step();
-        let halves = if p.n > widest { 2 } else { 1 };
-        let mt1 = ((p.n + halves - 1) / halves + step - 1) / step * step;
-        let tiles = tile_count(p, 192, mt1);
-        if tiles > self.hw.compute_units as i64
-            || wave_fill(tiles, &self.hw) <= wave_fill(tile_count(p, 128, mt1), &self.hw)
-        {
-            return None;
-        }
-        let space = self.with_deepest_pipeline(&one_wave_tile(192, mt1, 1))?;
-        Some(space.raw_default())
+        let width = |parts: i64| ((p.n + parts - 1) / parts + step - 1) / step * step;
+        // All of N where 192-row tiles on it fill the wave, else each half of it.
+        let parts: &[i64] = if p.n > widest { &[2] } else { &[1, 2] };
+        let whole = width(parts[0]);
+        parts.iter().find_map(|&parts| {
+            let mt1 = width(parts);
+            let tiles = tile_count(p, 192, mt1);
+            let rows_128 = wave_fill(tile_count(p, 128, mt1), &self.hw)
+                .max(wave_fill(tile_count(p, 128, whole), &self.hw));
+            if tiles > self.hw.compute_units as i64 || wave_fill(tiles, &self.hw) <= rows_128 {
+                return None;
+            }
+            let space = self.with_deepest_pipeline(&one_wave_tile(192, mt1, 1))?;
+            Some(space.raw_default())
+        })
     }
 
     /// A few tiles each way (fewer 128x128 tiles than half the compute units, M and N past
@@ -383,13 +392,16 @@ mod tests {
 
     #[test]
     fn a_wave_of_192_row_tiles_starts_on_three_warpgroups() {
-        // (M, N, K, layout) -> columns: all of N up to 256, each half past it (in steps of 32
-        // where B is N-major in LDS).
+        // (M, N, K, layout) -> columns: all of N up to 256, each half past it or where all of
+        // N makes too few tiles (in steps of 32 where B is N-major in LDS).
         for ((m, n, k), (ta, tb), want) in [
             ((12288, 300, 2048), (Trans::T, Trans::N), 160),
             ((12288, 320, 4096), (Trans::N, Trans::N), 160),
             ((12288, 300, 2048), (Trans::N, Trans::T), 160),
             ((25344, 176, 4096), (Trans::T, Trans::N), 176),
+            // All of N makes 64 tiles, its halves 128.
+            ((12288, 224, 4096), (Trans::T, Trans::N), 112),
+            ((12288, 224, 4096), (Trans::N, Trans::T), 128),
         ] {
             let s =
                 Space::for_problem(&problem(m, n, k, ta, tb), &HwSpec::by_name("H200").unwrap());

@@ -1,9 +1,9 @@
 //! Starts for mid-size problems whose time is set by how the last wave of tiles fills the
-//! compute units (half a wave to a few waves of the default's tiles, M and N of 256 or more):
-//! the persistent kernel on the tile, plain or swapped, whose count wastes the least of its
-//! waves, scored as waves x (tile extent + 64); for tf32, one nearly full wave of 256-row
-//! tiles. Each is a start beside the default that the search measures in its first batch and
-//! `bench` in its default set.
+//! compute units (half a wave to a few waves of the default's tiles, M and N of 256 or more;
+//! swapped tiles of 128 columns from N of 192): the persistent kernel on the tile, plain or
+//! swapped, whose count wastes the least of its waves, scored as waves x (tile extent + 64);
+//! for tf32, one nearly full wave of 256-row tiles. Each is a start beside the default that
+//! the search measures in its first batch and `bench` in its default set.
 
 use super::config::KernelConfig;
 use super::constraints;
@@ -15,12 +15,17 @@ impl Space {
     /// warpgroup path, the persistent kernel is in the space, and M and N are at least 256
     /// (skinny problems have starts of their own).
     fn wide_persistent_default_tiles(&self) -> Option<i64> {
+        self.persistent_default_tiles(256, 256)
+    }
+
+    /// The same with M and N of at least `min_m` and `min_n`.
+    fn persistent_default_tiles(&self, min_m: i64, min_n: i64) -> Option<i64> {
         let p = &self.problem;
         let start = self.raw_default();
         (constraints::is_wgmma(&start)
             && self.domain(ParamId::PersistentKernel).contains(1)
-            && p.m >= 256
-            && p.n >= 256)
+            && p.m >= min_m
+            && p.n >= min_n)
             .then(|| tile_count(p, start.mt0 as i64, start.mt1 as i64))
     }
 
@@ -44,33 +49,41 @@ impl Space {
 
     /// A start for mid-size problems (from half a wave to four waves of the default's tiles),
     /// whose time is set by how the last wave of tiles fills the compute units: the persistent
-    /// kernel on 128-row tiles of the width whose tile count wastes the least of its waves,
-    /// scored as waves x (width + 64): a tile costs about its width in tensor-core time plus
-    /// a fixed share (prologue, epilogue) worth about 64 columns. H200, kernel against kernel
+    /// kernel on 128-row tiles (64-row ones for batches of 64 rows or fewer) of the width
+    /// whose tile count wastes the least of its waves, scored as waves x (width + 64): a tile
+    /// costs about its width in tensor-core time plus a fixed share (prologue, epilogue) worth
+    /// about 64 columns. H200, kernel against kernel
     /// (cuBLASLt in brackets): 1152x4096x1152 on 128x144 tiles (261 tiles, 1.98 waves) 21.6 us,
     /// 128x160 22.2, 128x128 (288 tiles, 2.18 waves) 25.3 [19.9].
     pub fn wave_fit_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let cus = self.hw.compute_units.max(1) as i64;
-        if self.wide_persistent_default_tiles()? > 4 * cus {
+        // Batched products of fewer rows or columns each fill the waves with their batch
+        // (32 x 128x512x512 NN: 128 tiles of 128x128), those of 64 rows or fewer on 64-row
+        // tiles (40 x 64x512x512 NN: 12.0 us on 64x256 tiles against 15.8 for the best start
+        // before them [cuBLASLt 12.0]; 192 x 64x197x197 NN 22.1 on 64x128 [32.7]).
+        let (least_m, least_n) = if p.batch > 1 { (32, 128) } else { (256, 256) };
+        if self.persistent_default_tiles(least_m, least_n)? > 4 * cus {
             return None;
         }
-        let score = |n: i64| self.wave_score(tile_count(p, 128, n), n);
+        let rows = if p.m <= 64 { 64 } else { 128 };
+        let score = |n: i64| self.wave_score(tile_count(p, rows, n), n);
         let mut widths: Vec<i64> = self
             .wave_fit_widths()
-            .filter(|&n| tile_count(p, 128, n) * 2 >= cus)
+            .filter(|&n| tile_count(p, rows, n) * 2 >= cus)
             .collect();
         // The best score first; the wider tile of a tie (fewer tiles, fewer epilogues).
         widths.sort_by_key(|&n| (score(n), -n));
-        // One warpgroup on all 128 rows, four stages: on the recorded mid-size sweeps
+        // One warpgroup on all rows, four stages: on the recorded mid-size sweeps
         // (datasets/mid_*, nn_3072x1024x3072) it beat two warpgroups and deeper rings by 1-5%
         // (1152x4096x1152: 21.2 us against 21.8 for two warpgroups, 21.9 for six stages).
-        // Two warpgroups, as deep as fits, where one cannot hold the tile.
+        // Two warpgroups, as deep as fits, where one cannot hold the tile: along M on 128
+        // rows, along N on 64.
+        let two_warpgroups = if rows == 64 { [4, 2] } else { [8, 1] };
         widths.into_iter().find_map(|n| {
             let tile = [
-                (ParamId::MacroTile0, 128),
+                (ParamId::MacroTile0, rows),
                 (ParamId::MacroTile1, n),
-                (ParamId::WavesN, 1),
                 (ParamId::GlobalSplitU, 1),
                 (ParamId::GlobalSplitUAlgorithm, 1),
                 (ParamId::ProducerWarp, 1),
@@ -78,23 +91,31 @@ impl Space {
                 (ParamId::SwapAB, 0),
             ];
             let one = self
-                .preferring(
-                    tile.iter()
-                        .chain(&[(ParamId::WavesM, 4), (ParamId::PrefetchGlobalRead, 4)]),
-                )
+                .preferring(tile.iter().chain(&[
+                    (ParamId::WavesM, 4),
+                    (ParamId::WavesN, 1),
+                    (ParamId::PrefetchGlobalRead, 4),
+                ]))
                 .raw_default();
             if self.is_valid(&one) {
                 return Some(one);
             }
             // The deepest pipeline's default is valid (with_deepest_pipeline checks it).
-            let two =
-                self.with_deepest_pipeline(&[tile.as_slice(), &[(ParamId::WavesM, 8)]].concat())?;
+            let [wm, wn] = two_warpgroups;
+            let two = self.with_deepest_pipeline(
+                &[
+                    tile.as_slice(),
+                    &[(ParamId::WavesM, wm), (ParamId::WavesN, wn)],
+                ]
+                .concat(),
+            )?;
             Some(two.raw_default())
         })
     }
 
-    /// Problems of a third of a wave to six waves of the default's tiles, M and N at least
-    /// 256 (prefill: 28672x512x8192, 14336x1024x4096, 3584x512x18944), whose 128-row tiles
+    /// Problems of a third of a wave to six waves of the default's tiles, M at least 256 and
+    /// N at least 192 (prefill: 28672x512x8192, 14336x1024x4096, 3584x512x18944; 10240x200
+    /// projections at 200 tokens), whose 128-row tiles
     /// leave the last wave partly idle: also start on the persistent kernel with swapped
     /// tiles of 128 columns and a height between 64 and 256 that is no multiple of 64 (only
     /// the instruction's N runs along M in such steps), scored as [`Space::wave_fit_start`]
@@ -146,7 +167,14 @@ impl Space {
     fn swapped_wave_tile(&self, width: i64) -> Option<KernelConfig> {
         let p = &self.problem;
         let cus = self.hw.compute_units.max(1) as i64;
-        if !(cus / 3..=6 * cus).contains(&self.wide_persistent_default_tiles()?)
+        // Tiles of 128 columns also take N of 192 to 255, whose second column tile is at
+        // least half full: on an H200 10240x200x2560 ran 16.1 us on 160x128 (128 tiles, one
+        // wave) in e4m3 against 17.3 for the 128x208 the starts ran before (80 tiles) and 16.6
+        // for 256x80 (120) [cuBLASLt 15.8], and 24.5 against 27.6 in bf16 [23.4]; with a
+        // last column tile under half full they lost (12288x160x4096: 52.2 on 208x128
+        // against 35.5 for 128x160 [34.3]).
+        let min_n = if width == 128 { 192 } else { 256 };
+        if !(cus / 3..=6 * cus).contains(&self.persistent_default_tiles(256, min_n)?)
             || !self.domain(ParamId::SwapAB).contains(1)
             || !self.domain(ParamId::MacroTile1).contains(width)
             // An M-contiguous A under these heights ran 1.8x slower (NN 28672x512x8192 on an
@@ -268,13 +296,19 @@ mod tests {
     #[test]
     fn mid_size_problems_start_on_the_persistent_tile_that_fills_its_waves() {
         let hw = HwSpec::by_name("H200").unwrap();
-        // (problem, batch) -> the tile width: 1152x4096: 128x144 makes 261 tiles (1.98 waves
-        // of 132) where 128x128 makes 288 (2.18); 3072x1024: 128x208 makes 120 (one wave).
-        for (m, n, k, batch, width) in [
-            (1152, 4096, 1152, 1, 144),
-            (3072, 1024, 3072, 1, 208),
-            (1000, 1000, 1000, 3, 208),
-            (2048, 2048, 2048, 1, 256),
+        // (problem, batch) -> the tile: 1152x4096: 128x144 makes 261 tiles (1.98 waves of
+        // 132) where 128x128 makes 288 (2.18); 3072x1024: 128x208 makes 120 (one wave).
+        for (m, n, k, batch, rows, width) in [
+            (1152, 4096, 1152, 1, 128, 144),
+            (3072, 1024, 3072, 1, 128, 208),
+            (1000, 1000, 1000, 3, 128, 208),
+            (2048, 2048, 2048, 1, 128, 256),
+            // Batched: 32 x 128x512 makes 128 tiles of 128x128, one wave; 40 x 64x512 120
+            // of 64x176; 192 x 64x197 384 of 64x112 (three waves, as 64x128 would).
+            (128, 512, 512, 32, 128, 128),
+            (64, 512, 512, 40, 64, 176),
+            (64, 197, 197, 192, 64, 112),
+            (64, 1024, 1024, 32, 64, 256),
         ] {
             let mut p = GemmProblem::new(m, n, k);
             p.batch = batch;
@@ -283,16 +317,27 @@ mod tests {
             s.check(&c).unwrap();
             assert_eq!(
                 (c.mt0, c.mt1, c.pk, c.pw, c.gsu),
-                (128, width, 1, 1, 1),
+                (rows, width, 1, 1, 1),
                 "{m}x{n}x{k}x{batch}"
             );
             // One warpgroup on four stages where it holds the tile; 128x256 needs two.
-            let one = (c.wg[0], c.pgr) == (4, 4);
-            assert_eq!(one, width < 256, "{m}x{n}x{k}x{batch}: {}", c.name());
+            let one = (c.wg, c.pgr) == ([4, 1], 4);
+            assert_eq!(
+                one,
+                rows == 64 || width < 256,
+                "{m}x{n}x{k}x{batch}: {}",
+                c.name()
+            );
             assert!(s.extra_starts().contains(&c));
         }
-        // Many waves, or skinny: none.
-        for (m, n, k) in [(8192, 8192, 8192), (16032, 109, 16384), (5120, 77, 5120)] {
+        // Many waves, skinny, or 64 or 128 rows without a batch: none.
+        for (m, n, k) in [
+            (8192, 8192, 8192),
+            (16032, 109, 16384),
+            (5120, 77, 5120),
+            (128, 4096, 512),
+            (64, 8192, 512),
+        ] {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
             assert_eq!(s.wave_fit_start(), None, "{m}x{n}x{k}");
         }
@@ -308,10 +353,14 @@ mod tests {
         };
         // 28672x512: 128x256 tiles make 448 (3.39 waves of 132), 176x128 make 652 (4.94);
         // 3584x512: 128x128 make 112, 112x128 make 128 (one wave).
+        // 10240x200: 128x208 make 80 tiles, 160x128 make 128 (one wave), N's second column
+        // tile 72 columns wide.
         for (p, height) in [
             (GemmProblem::new(28672, 512, 8192), 176),
             (e4m3(14336, 1024, 4096), 176),
             (GemmProblem::new(3584, 512, 18944), 112),
+            (GemmProblem::new(10240, 200, 2560), 160),
+            (e4m3(10240, 200, 2560), 160),
         ] {
             let s = Space::for_problem(&p, &hw);
             let c = s.swapped_wave_start().expect("a prefill problem");
@@ -342,6 +391,8 @@ mod tests {
             (8192, 1024, 4096),
             (8192, 256, 28672),
             (16032, 109, 16384),
+            // N's second 128-column tile under half full.
+            (12288, 160, 4096),
         ] {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
             assert_eq!(s.swapped_wave_start(), None, "{m}x{n}x{k}");
