@@ -525,6 +525,12 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
     ];
     // Persistent kernels: the 128x256 tile with four stages beside its output staging, a
     // swapped one, a wide N tile with a packed B, 8-bit inputs, and beta.
+    // `--d_type f32_r` alone leaves C bf16: with beta 0 C is never read, so the tile of D's
+    // layout that would hold it is no reason to refuse the pair.
+    let c_apart = GemmProblem {
+        c_type: Bf16,
+        ..problem(7168, 256, 2048, "TN", F8, F32, 0.0, 1)
+    };
     let persistent: Vec<Case> = vec![
         (
             problem(4096, 4096, 4096, "TN", Bf16, Bf16, 0.0, 2),
@@ -555,24 +561,16 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
             false,
             false,
         ),
-        // `--d_type f32_r` alone leaves C bf16: with beta 0 C is never read, so the tile of
-        // D's layout that would hold it is no reason to refuse the pair (the swapped tile
-        // too, and stream-K).
+        // C of another type than D, never read with beta 0 (the swapped tile, stream-K).
         (
-            GemmProblem {
-                c_type: Bf16,
-                ..problem(7168, 256, 2048, "TN", F8, F32, 0.0, 1)
-            },
+            c_apart.clone(),
             "MT112x128x128_MI64x8x32_WG4x2_PGR6_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW16_SVW4_SU0_PW1_SAB1_PK1",
             "",
             false,
             false,
         ),
         (
-            GemmProblem {
-                c_type: Bf16,
-                ..problem(7168, 256, 2048, "TN", F8, F32, 0.0, 1)
-            },
+            c_apart,
             "MT128x128x128_MI64x8x32_WG4x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW16_SVW4_SU0_PW1_PK1",
             "",
             false,

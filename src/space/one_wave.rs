@@ -208,7 +208,7 @@ impl Space {
     /// columns dividing the width, and 16-column chunks (32-byte rows) stream far slower.
     /// H200, same call (cuBLASLt in brackets): 768x768x4096 NT on 64x80 32.1 us, on 64x96
     /// 18.3 [13.3]; TT 32.0 and 18.7 [13.1]; TN 18.4 on 64x80.
-    fn n_step(&self) -> i64 {
+    pub(super) fn n_step(&self) -> i64 {
         let copied = self.twin_copies() & constraints::PACK_B != 0;
         if self.problem.k_contiguous(false) || copied {
             16
@@ -220,7 +220,7 @@ impl Space {
 
 /// The data-parallel warpgroup tile the one-wave starts run ([`split_in_kernel_tile`]), with
 /// the tiles along N of a row of A side by side (WorkGroupMapping 1).
-fn one_wave_tile(mt0: i64, mt1: i64, split: i64) -> Vec<(ParamId, i64)> {
+pub(super) fn one_wave_tile(mt0: i64, mt1: i64, split: i64) -> Vec<(ParamId, i64)> {
     [
         split_in_kernel_tile(mt0, mt1, split).as_slice(),
         &[(ParamId::WorkGroupMapping, 1)],

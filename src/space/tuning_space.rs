@@ -532,6 +532,7 @@ impl Space {
             .into_iter()
             .chain(full.n_pair_start())
             .chain(full.three_warpgroup_start())
+            .chain(full.three_warpgroup_waves_start())
             .chain(full.few_tile_wave_starts())
             .chain(full.split_start())
             .chain(full.long_k_split_start())

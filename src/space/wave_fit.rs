@@ -7,18 +7,15 @@
 
 use super::config::KernelConfig;
 use super::constraints;
+use super::one_wave::one_wave_tile;
 use super::param::ParamId;
 use super::tuning_space::{fills_wave, tile_count, Space};
 
 impl Space {
     /// The default's tile count where the wave-fitting starts apply: the default runs the
-    /// warpgroup path, the persistent kernel is in the space, and M and N are at least 256
-    /// (skinny problems have starts of their own).
-    fn wide_persistent_default_tiles(&self) -> Option<i64> {
-        self.persistent_default_tiles(256, 256)
-    }
-
-    /// The same with M and N of at least `min_m` and `min_n`.
+    /// warpgroup path, the persistent kernel is in the space, and M and N are at least
+    /// `min_m` and `min_n` (256 each but where a start says otherwise: skinny problems have
+    /// starts of their own).
     fn persistent_default_tiles(&self, min_m: i64, min_n: i64) -> Option<i64> {
         let p = &self.problem;
         let start = self.raw_default();
@@ -110,6 +107,46 @@ impl Space {
                 .concat(),
             )?;
             Some(two.raw_default())
+        })
+    }
+
+    /// More than a wave of tiles with N of 129 to 512 (where the space offers three
+    /// warpgroups along M): 192-row tiles on all of N, or on each half of it past 256, where
+    /// their waves take less time than the 128-row tiles' on the same width, a 192-row tile
+    /// doing 1.5 times the work (as [`Space::three_warpgroup_start`] runs them under a wave:
+    /// data-parallel, the producer warp where it fits, as deep as fits). 37888x512x3584 (Qwen2-7B's gate
+    /// and up projections at 512 tokens) makes 396 tiles of 192x256, three waves of 132,
+    /// against 592 of 128x256, 4.48 waves: on an H200 the search found 184.0 us on 192x256
+    /// against 221.2 for the best of bench's default set, on 128x256 [cuBLASLt 186.3].
+    pub fn three_warpgroup_waves_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let three = i64::from(constraints::THREE_WARPGROUPS);
+        if !constraints::is_wgmma(&self.raw_default())
+            || !self.domain(ParamId::WavesM).contains(three)
+        {
+            return None;
+        }
+        let cus = self.hw.compute_units.max(1) as i64;
+        let parts = if p.n > constraints::MAX_WGMMA_TILE as i64 / 2 {
+            2
+        } else {
+            1
+        };
+        let step = self.n_step();
+        let mt1 = ((p.n + parts - 1) / parts + step - 1) / step * step;
+        let waves = |rows: i64| (tile_count(p, rows, mt1) + cus - 1) / cus;
+        if tile_count(p, 192, mt1) <= cus || waves(192) * 3 >= waves(128) * 2 {
+            return None;
+        }
+        // Without the producer warp where its registers do not fit beside three warpgroups
+        // (192x256: 416 threads would get 128 registers each).
+        [1, 0].into_iter().find_map(|pw| {
+            let prefs = [
+                one_wave_tile(192, mt1, 1).as_slice(),
+                &[(ParamId::ProducerWarp, pw)],
+            ]
+            .concat();
+            Some(self.with_deepest_pipeline(&prefs)?.raw_default())
         })
     }
 
@@ -340,6 +377,32 @@ mod tests {
         ] {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
             assert_eq!(s.wave_fit_start(), None, "{m}x{n}x{k}");
+        }
+    }
+
+    #[test]
+    fn many_waves_start_on_192_row_tiles_where_their_waves_take_less_time() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // 37888x512: 396 tiles of 192x256 (three waves) against 592 of 128x256 (five).
+        let s = Space::for_problem(&GemmProblem::new(37888, 512, 3584), &hw);
+        let c = s.three_warpgroup_waves_start().expect("three full waves");
+        s.check(&c).unwrap();
+        assert_eq!((c.mt0, c.mt1, c.wg, c.pk, c.pw), (192, 256, [12, 1], 0, 0));
+        assert!(c.pgr >= 4, "{}", c.name());
+        assert!(s.extra_starts().contains(&c));
+        // 128-row tiles' waves as short (28672x512: three waves of 192-row tiles against
+        // four of 128-row ones, 14336x512 two against two, 18944x512 two against three), one
+        // wave or less (12288x300), N outside 129 to 512: none.
+        for (m, n, k) in [
+            (28672, 512, 8192),
+            (14336, 512, 4096),
+            (18944, 512, 3584),
+            (12288, 300, 2048),
+            (37888, 1024, 3584),
+            (37888, 128, 3584),
+        ] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            assert_eq!(s.three_warpgroup_waves_start(), None, "{m}x{n}x{k}");
         }
     }
 
