@@ -11,8 +11,8 @@
 //! - A few tiles each way with a moderate K (640x640x5120, 768x768x3072): 64-row tiles of the
 //!   width whose count fills one wave best, with one and with two 128-byte rows of K a stage,
 //!   and wider ones split in two ([`Space::few_tile_wave_starts`]).
-//! - N of 129 to 512 with many rows (12288x300x2048): one wave of 192-row tiles on three
-//!   warpgroups along M, each instruction as wide as the tile
+//! - N of 129 to 512 with many rows (12288x300x2048; 12288x224x4096 on each half of N): one
+//!   wave of 192-row tiles on three warpgroups along M, each instruction as wide as the tile
 //!   ([`Space::three_warpgroup_start`]).
 //!
 //! Widths along an N-major B go in steps of 32 (`Space::n_step`); an operand whose rows are

@@ -2,8 +2,9 @@
 //! compute units (half a wave to a few waves of the default's tiles, M and N of 256 or more;
 //! swapped tiles of 128 columns from N of 192): the persistent kernel on the tile, plain or
 //! swapped, whose count wastes the least of its waves, scored as waves x (tile extent + 64);
-//! for tf32, one nearly full wave of 256-row tiles. Each is a start beside the default that
-//! the search measures in its first batch and `bench` in its default set.
+//! for tf32, one nearly full wave of 256-row tiles; over several waves, 192-row tiles where
+//! their whole waves take less time than the 128-row tiles'. Each is a start beside the
+//! default that the search measures in its first batch and `bench` in its default set.
 
 use super::config::KernelConfig;
 use super::constraints;
@@ -49,9 +50,9 @@ impl Space {
     /// kernel on 128-row tiles (64-row ones for batches of 64 rows or fewer) of the width
     /// whose tile count wastes the least of its waves, scored as waves x (width + 64): a tile
     /// costs about its width in tensor-core time plus a fixed share (prologue, epilogue) worth
-    /// about 64 columns. H200, kernel against kernel
-    /// (cuBLASLt in brackets): 1152x4096x1152 on 128x144 tiles (261 tiles, 1.98 waves) 21.6 us,
-    /// 128x160 22.2, 128x128 (288 tiles, 2.18 waves) 25.3 [19.9].
+    /// about 64 columns. H200, kernel against kernel (cuBLASLt in brackets): 1152x4096x1152 on
+    /// 128x144 tiles (261 tiles, 1.98 waves) 21.6 us, 128x160 22.2, 128x128 (288 tiles, 2.18
+    /// waves) 25.3 [19.9].
     pub fn wave_fit_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let cus = self.hw.compute_units.max(1) as i64;
@@ -114,10 +115,11 @@ impl Space {
     /// warpgroups along M): 192-row tiles on all of N, or on each half of it past 256, where
     /// their waves take less time than the 128-row tiles' on the same width, a 192-row tile
     /// doing 1.5 times the work (as [`Space::three_warpgroup_start`] runs them under a wave:
-    /// data-parallel, the producer warp where it fits, as deep as fits). 37888x512x3584 (Qwen2-7B's gate
-    /// and up projections at 512 tokens) makes 396 tiles of 192x256, three waves of 132,
-    /// against 592 of 128x256, 4.48 waves: on an H200 the search found 184.0 us on 192x256
-    /// against 221.2 for the best of bench's default set, on 128x256 [cuBLASLt 186.3].
+    /// data-parallel, the producer warp where it fits, as deep as fits). 37888x512x3584
+    /// (Qwen2-7B's gate and up projections at 512 tokens) makes 396 tiles of 192x256, three
+    /// waves of 132, against 592 of 128x256, 4.48 waves: on an H200 the search found 184.0 us
+    /// on 192x256 against 221.2 for the best of bench's default set, on 128x256 [cuBLASLt
+    /// 186.3]; with the start, bench's default set ran 182.7 [185.3].
     pub fn three_warpgroup_waves_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let three = i64::from(constraints::THREE_WARPGROUPS);
@@ -152,12 +154,11 @@ impl Space {
 
     /// Problems of a third of a wave to six waves of the default's tiles, M at least 256 and
     /// N at least 192 (prefill: 28672x512x8192, 14336x1024x4096, 3584x512x18944; 10240x200
-    /// projections at 200 tokens), whose 128-row tiles
-    /// leave the last wave partly idle: also start on the persistent kernel with swapped
-    /// tiles of 128 columns and a height between 64 and 256 that is no multiple of 64 (only
-    /// the instruction's N runs along M in such steps), scored as [`Space::wave_fit_start`]
-    /// scores widths: waves x (height + 64). Taken only where it beats every 128-row width,
-    /// and only with four stages or more. Measured kernel against kernel (cuBLASLt, which
+    /// projections at 200 tokens), whose 128-row tiles leave the last wave partly idle: also
+    /// start on the persistent kernel with swapped tiles of 128 columns and a height between
+    /// 64 and 256 that is no multiple of 64 (only the instruction's N runs along M in such
+    /// steps), scored as [`Space::wave_fit_start`] scores widths: waves x (height + 64).
+    /// Taken only where it beats every 128-row width, and only with four stages or more. Measured kernel against kernel (cuBLASLt, which
     /// runs such tiles there too, in brackets): on an H200 28672x512x8192 on 176x128 (652
     /// tiles, 4.94 waves) 319.6 us against 348.8 for 128x256 (448 tiles, 3.39 waves) [307.7],
     /// 14336x1024x4096 e4m3 86.9 against 94.4 [80.2], 224 rows with three stages 331.6 and
