@@ -12,6 +12,10 @@ use super::one_wave::one_wave_tile;
 use super::param::ParamId;
 use super::tuning_space::{fills_wave, tile_count, Space};
 
+/// K steps (of the default's DepthU) from which the wave-fitting start's one warpgroup runs as
+/// deep a ring as fits instead of four stages.
+const LONG_K_STEPS: i64 = 64;
+
 impl Space {
     /// The default's tile count where the wave-fitting starts apply: the default runs the
     /// warpgroup path, the persistent kernel is in the space, and M and N are at least
@@ -75,8 +79,13 @@ impl Space {
         // One warpgroup on all rows, four stages: on the recorded mid-size sweeps
         // (datasets/mid_*, nn_3072x1024x3072) it beat two warpgroups and deeper rings by 1-5%
         // (1152x4096x1152: 21.2 us against 21.8 for two warpgroups, 21.9 for six stages).
-        // Two warpgroups, as deep as fits, where one cannot hold the tile: along M on 128
-        // rows, along N on 64.
+        // As deep as fits where each tile takes LONG_K_STEPS steps of K or more: H200, same
+        // call, 5120x384x5120 (80 steps) on 128x128 31.6 us at 6 stages against 35.0 at 4
+        // [31.0], 4096x512x14336 82.2 against 86.6 [79.4], 1024x1024x32768 on 128x64 141.9 at
+        // 8 against 164.5; no worse on any of the 13 suite shapes it changes (8192x384x8192
+        // 70.9 at 5 against 70.6); at 48 steps (3072x1024x3072) 5 stages and 4 were within 1%. Two warpgroups, as deep as fits, where one cannot
+        // hold the tile: along M on 128 rows, along N on 64.
+        let long_k = p.k >= LONG_K_STEPS * self.raw_default().depth_u as i64;
         let two_warpgroups = if rows == 64 { [4, 2] } else { [8, 1] };
         widths.into_iter().find_map(|n| {
             let tile = [
@@ -88,14 +97,23 @@ impl Space {
                 (ParamId::PersistentKernel, 1),
                 (ParamId::SwapAB, 0),
             ];
-            let one = self
-                .preferring(tile.iter().chain(&[
-                    (ParamId::WavesM, 4),
-                    (ParamId::WavesN, 1),
-                    (ParamId::PrefetchGlobalRead, 4),
-                ]))
-                .raw_default();
-            if self.is_valid(&one) {
+            let one_warpgroup = [
+                tile.as_slice(),
+                &[(ParamId::WavesM, 4), (ParamId::WavesN, 1)],
+            ]
+            .concat();
+            let one = if long_k {
+                self.with_deepest_pipeline(&one_warpgroup)
+                    .map(|s| s.raw_default())
+            } else {
+                let four = [
+                    one_warpgroup.as_slice(),
+                    &[(ParamId::PrefetchGlobalRead, 4)],
+                ]
+                .concat();
+                self.valid_start(&four)
+            };
+            if let Some(one) = one {
                 return Some(one);
             }
             // The deepest pipeline's default is valid (with_deepest_pipeline checks it).
@@ -368,6 +386,12 @@ mod tests {
             );
             assert!(s.extra_starts().contains(&c));
         }
+        // K of 64 steps or more: one warpgroup as deep as fits (5120x384x5120: 120 tiles of
+        // 128x128, 80 steps of 64).
+        let s = Space::for_problem(&GemmProblem::new(5120, 384, 5120), &hw);
+        let c = s.wave_fit_start().expect("one wave of 128x128");
+        assert_eq!((c.mt0, c.mt1, c.wg, c.pk), (128, 128, [4, 1], 1));
+        assert!(c.pgr > 4, "{}", c.name());
         // Many waves, skinny, or 64 or 128 rows without a batch: none.
         for (m, n, k) in [
             (8192, 8192, 8192),
