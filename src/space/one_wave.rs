@@ -52,8 +52,7 @@ impl Space {
         if !constraints::is_wgmma(&start) || p.n <= 128 || p.n > 2 * widest {
             return None;
         }
-        let step = self.n_step();
-        let mt1 = ((p.n + 1) / 2 + step - 1) / step * step;
+        let mt1 = self.n_part_width(2);
         let cus = self.hw.compute_units.max(1) as i64;
         let (split, mt0) = [1, 2, 4]
             .into_iter()
@@ -106,13 +105,11 @@ impl Space {
         {
             return None;
         }
-        let step = self.n_step();
-        let width = |parts: i64| ((p.n + parts - 1) / parts + step - 1) / step * step;
         // All of N where 192-row tiles on it fill the wave, else each half of it.
         let parts: &[i64] = if p.n > widest { &[2] } else { &[1, 2] };
-        let whole = width(parts[0]);
+        let whole = self.n_part_width(parts[0]);
         parts.iter().find_map(|&parts| {
-            let mt1 = width(parts);
+            let mt1 = self.n_part_width(parts);
             let tiles = tile_count(p, 192, mt1);
             let rows_128 = wave_fill(tile_count(p, 128, mt1), &self.hw)
                 .max(wave_fill(tile_count(p, 128, whole), &self.hw));
@@ -208,13 +205,20 @@ impl Space {
     /// columns dividing the width, and 16-column chunks (32-byte rows) stream far slower.
     /// H200, same call (cuBLASLt in brackets): 768x768x4096 NT on 64x80 32.1 us, on 64x96
     /// 18.3 [13.3]; TT 32.0 and 18.7 [13.1]; TN 18.4 on 64x80.
-    pub(super) fn n_step(&self) -> i64 {
+    fn n_step(&self) -> i64 {
         let copied = self.twin_copies() & constraints::PACK_B != 0;
         if self.problem.k_contiguous(false) || copied {
             16
         } else {
             32
         }
+    }
+
+    /// The tile width that cuts N into `parts` equal parts, rounded up to a step of
+    /// [`Space::n_step`].
+    pub(super) fn n_part_width(&self, parts: i64) -> i64 {
+        let step = self.n_step();
+        ((self.problem.n + parts - 1) / parts + step - 1) / step * step
     }
 }
 

@@ -152,8 +152,7 @@ impl Space {
         } else {
             1
         };
-        let step = self.n_step();
-        let mt1 = ((p.n + parts - 1) / parts + step - 1) / step * step;
+        let mt1 = self.n_part_width(parts);
         let waves = |rows: i64| (tile_count(p, rows, mt1) + cus - 1) / cus;
         if tile_count(p, 192, mt1) <= cus || waves(192) * 3 >= waves(128) * 2 {
             return None;
