@@ -96,18 +96,10 @@ impl Space {
     /// [84.9]; 12288x320x4096 NN 46.7 against 57.7 [51.9].
     pub fn three_warpgroup_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
-        let widest = constraints::MAX_WGMMA_TILE as i64 / 2;
-        // The space offers three warpgroups on the warpgroup path for N of 129 to 512 only
-        // (Space::for_problem): that domain is this start's N range.
-        let three = i64::from(constraints::THREE_WARPGROUPS);
-        if !constraints::is_wgmma(&self.raw_default())
-            || !self.domain(ParamId::WavesM).contains(three)
-        {
-            return None;
-        }
+        let fewest = self.three_warpgroup_parts()?;
         // All of N where 192-row tiles on it fill the wave, else each half of it.
-        let parts: &[i64] = if p.n > widest { &[2] } else { &[1, 2] };
-        let whole = self.n_part_width(parts[0]);
+        let parts: &[i64] = if fewest == 2 { &[2] } else { &[1, 2] };
+        let whole = self.n_part_width(fewest);
         parts.iter().find_map(|&parts| {
             let mt1 = self.n_part_width(parts);
             let tiles = tile_count(p, 192, mt1);
@@ -212,6 +204,22 @@ impl Space {
         } else {
             32
         }
+    }
+
+    /// The fewest equal parts of N that tiles on three warpgroups along M take: all of N up
+    /// to the widest warpgroup tile, each half past it. `None` where the space offers no
+    /// three warpgroups (Space::for_problem: the warpgroup path with N of 129 to 512 only),
+    /// which bounds the 192-row starts ([`Space::three_warpgroup_start`],
+    /// [`Space::three_warpgroup_waves_start`]) to that N range.
+    pub(super) fn three_warpgroup_parts(&self) -> Option<i64> {
+        let three = i64::from(constraints::THREE_WARPGROUPS);
+        if !constraints::is_wgmma(&self.raw_default())
+            || !self.domain(ParamId::WavesM).contains(three)
+        {
+            return None;
+        }
+        let widest = constraints::MAX_WGMMA_TILE as i64 / 2;
+        Some(if self.problem.n > widest { 2 } else { 1 })
     }
 
     /// The tile width that cuts N into `parts` equal parts, rounded up to a step of

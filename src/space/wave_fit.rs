@@ -140,19 +140,8 @@ impl Space {
     /// 186.3]; with the start, bench's default set ran 182.7 [185.3].
     pub fn three_warpgroup_waves_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
-        let three = i64::from(constraints::THREE_WARPGROUPS);
-        if !constraints::is_wgmma(&self.raw_default())
-            || !self.domain(ParamId::WavesM).contains(three)
-        {
-            return None;
-        }
+        let mt1 = self.n_part_width(self.three_warpgroup_parts()?);
         let cus = self.hw.compute_units.max(1) as i64;
-        let parts = if p.n > constraints::MAX_WGMMA_TILE as i64 / 2 {
-            2
-        } else {
-            1
-        };
-        let mt1 = self.n_part_width(parts);
         let waves = |rows: i64| (tile_count(p, rows, mt1) + cus - 1) / cus;
         if tile_count(p, 192, mt1) <= cus || waves(192) * 3 >= waves(128) * 2 {
             return None;
