@@ -53,6 +53,13 @@ impl WaveTile {
     }
 }
 
+/// The tile of the FMA path's few-tile splits ([`Space::fma_small_tile_split_starts`]): 64
+/// rows by 128 columns, the fastest of 64x64, 128x64, 64x128 and 128x128 (each split its best
+/// way) on five of six small f32 GEMMs and 6% behind 128x64 on the sixth (512^3; H200).
+const SMALL_SPLIT_TILE: (i64, i64) = (64, 128);
+/// The least K a split of those starts keeps: eight stages of 16.
+const SMALL_SPLIT_MIN_K: i64 = 128;
+
 /// Starts on the default's other tiles whose score is within this many percent of its.
 const WAVE_START_MARGIN: i64 = 15;
 
@@ -336,6 +343,68 @@ impl Space {
         starts
     }
 
+    /// Starts for the FMA path where even [`SMALL_SPLIT_TILE`]s are fewer than the compute
+    /// units (small f32 GEMMs: 512^3, 768^3, 1024x1024x512): that tile on four waves of 64x32,
+    /// 16 k a stage on three stages, K split over a few workgroups a tile and summed by the
+    /// reduction kernel. The splits: the first of the domain whose workgroups reach one a
+    /// compute unit, the one before it and the two after, each keeping at least
+    /// [`SMALL_SPLIT_MIN_K`] of K a split; where none reaches a compute unit, the largest that
+    /// keeps it (and the one before). Where the best split falls differs by shape (below), so
+    /// the search measures the few around the first full wave.
+    /// H200, kernel against kernel, same call (us; cuBLASLt, which ran a 128x128 tile of four
+    /// warps split 7 ways at 768^3, in brackets): 512^3 TN 18.4 on GSU4R (64x128 tiles; 17.5
+    /// on 128x64 of eight waves) [17.3], against 24.1 for the stream-K default; 768^3 37.0 on
+    /// GSU3R, 39.9 on 4, 41.7 on 6 [36.1] (the stream-K default 41.0); 1024x1024x512 NN 37.5 on
+    /// GSU3R (37.1 summed in the kernel, GSU3K), 42.6 on 4 [32.7]; 1536x512x2048 85.7 on 4, 108.9 on
+    /// 3, 99.1 on 6 [84.8]; 384x384x4096 NT 45.9 on 6, 62.4 on 4 [51.6]; 256x1024x1024 26.1
+    /// on 4 [25.2]. The default's 128x128 tile on four waves (the split start below) split as
+    /// far: 39.2 at 768^3 (GSU6R), 40.2 at 1024x1024x512.
+    pub fn fma_small_tile_split_starts(&self) -> Vec<KernelConfig> {
+        let p = &self.problem;
+        let (mt0, mt1) = SMALL_SPLIT_TILE;
+        let cus = self.hw.compute_units as i64;
+        let tiles = tile_count(p, mt0, mt1);
+        if self.hw.vendor != Vendor::Nvidia
+            || !self.raw_default().on_fma_path()
+            || self.fma_waves_apply()
+            || p.m < mt0
+            || p.n < mt1
+            || tiles >= cus
+        {
+            return Vec::new();
+        }
+        let splits: Vec<i64> = self
+            .domain(ParamId::GlobalSplitU)
+            .values
+            .iter()
+            .copied()
+            .filter(|&s| s > 1 && p.k >= s * SMALL_SPLIT_MIN_K)
+            .collect();
+        let Some(last) = splits.len().checked_sub(1) else {
+            return Vec::new();
+        };
+        let first_wave = splits
+            .iter()
+            .position(|&s| tiles * s >= cus)
+            .unwrap_or(last);
+        let picked = &splits[first_wave.saturating_sub(1)..(first_wave + 3).min(splits.len())];
+        picked
+            .iter()
+            .filter_map(|&split| {
+                self.valid_start(&[
+                    (ParamId::MacroTile0, mt0),
+                    (ParamId::MacroTile1, mt1),
+                    (ParamId::WavesM, 1),
+                    (ParamId::WavesN, 4),
+                    (ParamId::DepthU, 16),
+                    (ParamId::PrefetchGlobalRead, 3),
+                    (ParamId::GlobalSplitU, split),
+                    (ParamId::GlobalSplitUAlgorithm, 1),
+                ])
+            })
+            .collect()
+    }
+
     /// A start for the FMA path (f32 without matrix instructions) where the default's tiles
     /// are fewer than two a compute unit: the default's tile on four waves of 128 (or 64)
     /// accumulators a lane, 16 k a stage on three stages, K split so that there are at least
@@ -437,6 +506,38 @@ mod tests {
         assert_eq!(short.fma_split_start(), None);
         let bf16 = Space::for_problem(&GemmProblem::new(4096, 64, 4096), &hw);
         assert_eq!(bf16.fma_split_start(), None);
+    }
+
+    #[test]
+    fn fma_small_tiles_split_around_the_first_full_wave() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let splits = |m, n, k, layout| {
+            let s = Space::for_problem(&f32_problem(m, n, k, layout), &hw);
+            let starts = s.fma_small_tile_split_starts();
+            let extra = s.extra_starts();
+            for c in &starts {
+                s.check(c).unwrap();
+                assert!(extra.contains(c), "{m}x{n}x{k}: {}", c.name());
+                assert_eq!((c.mi, c.mt0, c.mt1, c.wg), ([1, 1, 1], 64, 128, [1, 4]));
+                assert_eq!((c.depth_u, c.pgr, c.gsu_algo), (16, 3, GsuAlgo::Reduce));
+            }
+            starts.iter().map(|c| c.gsu).collect::<Vec<_>>()
+        };
+        // 32 tiles: no split keeping 128 of K reaches a wave; the largest that does and the
+        // one before.
+        assert_eq!(splits(512, 512, 512, "TN"), [3, 4]);
+        // 72 tiles: 2 reaches a wave (none before it), then 3 and 4.
+        assert_eq!(splits(768, 768, 768, "TN"), [2, 3, 4]);
+        // 18 tiles: 8 reaches a wave; 6 before it, 12 and 16 after.
+        assert_eq!(splits(384, 384, 4096, "NT"), [6, 8, 12, 16]);
+        assert_eq!(splits(1024, 1024, 512, "NN"), [2, 3, 4]);
+        // N under the tile (the split start takes these), a wave of tiles already, K too
+        // short to split, and the matrix-core path: none.
+        assert!(splits(4096, 64, 4096, "TN").is_empty());
+        assert!(splits(640, 2048, 640, "TT").is_empty());
+        assert!(splits(1024, 512, 128, "TN").is_empty());
+        let bf16 = Space::for_problem(&GemmProblem::new(512, 512, 512), &hw);
+        assert!(bf16.fma_small_tile_split_starts().is_empty());
     }
 
     #[test]

@@ -537,6 +537,7 @@ impl Space {
             .chain(full.split_start())
             .chain(full.long_k_split_start())
             .chain(full.square_split_start())
+            .chain(full.fma_small_tile_split_starts())
             .chain(full.fma_split_start())
             .chain(full.fma_wave_starts())
             .chain(full.stream_k_start())
