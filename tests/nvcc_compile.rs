@@ -514,6 +514,15 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
             false,
             false,
         ),
+        // A tile of an odd multiple of 8 columns: the instruction's N of 120, its last 8
+        // output columns stored alone.
+        (
+            problem(1280, 1500, 1280, "NN", Bf16, Bf16, 1.0, 1),
+            "MT128x120x64_MI64x8x16_WG8x1_PGR5_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1",
+            "1, 0",
+            false,
+            false,
+        ),
         // tf32 has no transpose bits: both M- and N-major operands are packed K-major.
         (
             xf32(problem(1000, 333, 776, "NT", F32, F32, 1.0, 3)),
@@ -558,6 +567,21 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
             problem(8192, 8192, 8192, "TN", F8, Bf16, 0.0, 1),
             "MT128x256x128_MI64x8x32_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW16_SVW8_SU0_PW1_PK1",
             "",
+            false,
+            false,
+        ),
+        // 72 and 120 columns: 8-bit inputs with f32 D, 16-bit D read back with beta.
+        (
+            problem(10240, 200, 2560, "TN", F8, F32, 0.0, 1),
+            "MT256x72x128_MI64x8x32_WG8x1_PGR3_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW16_SVW4_SU0_PW1_PK1",
+            "",
+            false,
+            false,
+        ),
+        (
+            problem(1280, 1500, 1280, "TN", Bf16, Bf16, 1.0, 1),
+            "MT128x120x64_MI64x8x16_WG8x1_PGR5_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1",
+            "0, 0",
             false,
             false,
         ),

@@ -127,14 +127,20 @@ fn sweep_space(s: &Space, full: &Space, fixes: &[(String, String)]) -> Result<Sp
     // Tiles wider than 256 columns are for N past 256, where one of them covers N with
     // warpgroups side by side sharing A: the preset keeps the narrowest that does. All of
     // them would double the sweep (276 million points for 4096^3 on an H200, past
-    // SWEEP_POINTS_MAX); `--fix MacroTile1=...` asks for others.
+    // SWEEP_POINTS_MAX); so would the warpgroup path's widths of an odd multiple of 8 (the
+    // one-wave starts measure those): the preset keeps steps of 16, the GEMV's 1-8 columns
+    // and, of the wide ones, the one that covers N. `--fix MacroTile1=...` asks for others.
     let n = s.problem.n;
     let widths = &s.domain(ParamId::MacroTile1).values;
-    let covering = widths.iter().copied().filter(|&v| v > 256 && v >= n).min();
+    let covering = widths
+        .iter()
+        .copied()
+        .filter(|&v| v > 256 && v >= n && v % 16 == 0)
+        .min();
     let keep: Vec<i64> = widths
         .iter()
         .copied()
-        .filter(|&v| v <= 256 || Some(v) == covering)
+        .filter(|&v| v <= 8 || (v <= 256 && v % 16 == 0) || Some(v) == covering)
         .collect();
     s.domain_mut(ParamId::MacroTile1).restrict(&keep);
     // Three warpgroups along M (WavesM 12) would add a quarter to the sweep of N past 128

@@ -192,15 +192,19 @@ impl Space {
         Some(one_wave_tile(64, mt1, split))
     }
 
-    /// The steps of N tile widths the one-wave starts take: 16, or 32 where B is N-major in
-    /// LDS (read in place), whose tiles are loaded in chunks of the largest of 64, 32 or 16
-    /// columns dividing the width, and 16-column chunks (32-byte rows) stream far slower.
-    /// H200, same call (cuBLASLt in brackets): 768x768x4096 NT on 64x80 32.1 us, on 64x96
-    /// 18.3 [13.3]; TT 32.0 and 18.7 [13.1]; TN 18.4 on 64x80.
+    /// The steps of N tile widths the one-wave starts take: the instruction's 8 where B is
+    /// K-major in LDS, or 32 where it is N-major (read in place), whose tiles are loaded in
+    /// chunks of the largest of 64, 32 or 16 columns dividing the width, and 16-column chunks
+    /// (32-byte rows) stream far slower. H200, same call (cuBLASLt in brackets): 768x768x4096
+    /// NT on 64x80 32.1 us, on 64x96 18.3 [13.3]; TT 32.0 and 18.7 [13.1]; TN 18.4 on 64x80.
+    /// K-major, N in equal parts rounded to 8 rather than 16 (bench's default set, each start
+    /// the only change): 10240x200x2560 on 192x104 23.6 against 25.2 on 192x112 [23.4], e4m3
+    /// 15.6 against 16.3 [14.8]; 4096x200x14336 45.7 against 46.0 [44.3]; 8192x136x8192 TT
+    /// (B copied K-major) on 128x72 46.5 against 47.5 on 128x80 [52.0].
     fn n_step(&self) -> i64 {
         let copied = self.twin_copies() & constraints::PACK_B != 0;
         if self.problem.k_contiguous(false) || copied {
-            16
+            8
         } else {
             32
         }
@@ -266,10 +270,10 @@ mod tests {
     fn n_just_past_a_tile_starts_on_two_halves_in_pairs_sharing_a() {
         // (M, N, K) -> (rows, columns, split): the smallest split first, then the taller tile.
         for ((m, n, k), want) in [
-            ((8192, 136, 8192), (128, 80, 1)),
-            ((4096, 129, 4096), (64, 80, 1)),
+            ((8192, 136, 8192), (128, 72, 1)),
+            ((4096, 129, 4096), (64, 72, 1)),
             ((2048, 160, 8192), (64, 80, 2)),
-            ((4096, 257, 4096), (64, 144, 1)),
+            ((4096, 257, 4096), (64, 136, 1)),
             ((1024, 500, 16384), (64, 256, 4)),
         ] {
             let s = h200(m, n, k);
@@ -301,10 +305,10 @@ mod tests {
     #[test]
     fn n_pairs_share_a_in_every_layout_and_type_the_warpgroup_path_runs() {
         let hw = HwSpec::by_name("H200").unwrap();
-        // 144 columns in two halves of 72: 80 where B is K-major, 96 (two 32-column chunks,
+        // 144 columns in two halves of 72: 72 where B is K-major, 96 (two 32-column chunks,
         // Space::n_step) where it is N-major.
         for (ta, tb, mt1) in [
-            (Trans::N, Trans::N, 80),
+            (Trans::N, Trans::N, 72),
             (Trans::N, Trans::T, 96),
             (Trans::T, Trans::T, 96),
         ] {
@@ -318,7 +322,7 @@ mod tests {
         let s = Space::for_problem(&p, &hw);
         let c = s.n_pair_start().expect("e4m3 pairs");
         s.check(&c).unwrap();
-        assert_eq!((c.mt0, c.mt1, c.cn), (64, 160, 2));
+        assert_eq!((c.mt0, c.mt1, c.cn), (64, 152, 2));
     }
 
     #[test]
@@ -328,7 +332,7 @@ mod tests {
         let s = Space::for_problem(&problem(8192, 136, 8192, Trans::T, Trans::T), &hw);
         let c = s.n_pair_start().expect("pairs");
         s.check(&c).unwrap();
-        assert_eq!((c.mt0, c.mt1, c.pu), (128, 80, constraints::PACK_B));
+        assert_eq!((c.mt0, c.mt1, c.pu), (128, 72, constraints::PACK_B));
         // The N-fit start gets its twin with B copied too.
         let fit = s.n_fit_start().expect("N fit");
         assert!(s.packed_twins().contains(&KernelConfig {
@@ -348,10 +352,10 @@ mod tests {
         }
         let s = Space::for_problem(&problem(4096, 320, 4096, Trans::N, Trans::T), &hw);
         assert_eq!(s.n_pair_start().expect("pairs").mt1, 160);
-        // ldb = 264 (528-byte rows): B is copied, K-major, and the halves round to 16.
+        // ldb = 264 (528-byte rows): B is copied, K-major, and the halves round to 8.
         let s = Space::for_problem(&problem(4096, 264, 4096, Trans::N, Trans::T), &hw);
         let c = s.n_pair_start().expect("pairs");
-        assert_eq!((c.mt1, c.pu), (144, constraints::PACK_B));
+        assert_eq!((c.mt1, c.pu), (136, constraints::PACK_B));
     }
 
     #[test]
@@ -407,10 +411,12 @@ mod tests {
         // (M, N, K, layout) -> columns: all of N up to 256, each half past it or where all of
         // N makes too few tiles (in steps of 32 where B is N-major in LDS).
         for ((m, n, k), (ta, tb), want) in [
-            ((12288, 300, 2048), (Trans::T, Trans::N), 160),
+            ((12288, 300, 2048), (Trans::T, Trans::N), 152),
             ((12288, 320, 4096), (Trans::N, Trans::N), 160),
             ((12288, 300, 2048), (Trans::N, Trans::T), 160),
             ((25344, 176, 4096), (Trans::T, Trans::N), 176),
+            // All of N in steps of 8: 192x200 fits where 192x208 does not.
+            ((24576, 200, 4096), (Trans::T, Trans::N), 200),
             // All of N makes 64 tiles, its halves 128.
             ((12288, 224, 4096), (Trans::T, Trans::N), 112),
             ((12288, 224, 4096), (Trans::N, Trans::T), 128),
@@ -430,7 +436,7 @@ mod tests {
         // and the output tile exceed the shared memory): none.
         for (m, n, k) in [
             (8192, 300, 2048),
-            (24576, 200, 4096),
+            (24576, 208, 4096),
             (16032, 260, 16384),
             (24576, 128, 4096),
             (4096, 600, 4096),

@@ -145,7 +145,7 @@ impl ParamId {
     pub fn description(self) -> &'static str {
         match self {
             ParamId::MacroTile0 => "rows of C (along M) computed by one workgroup",
-            ParamId::MacroTile1 => "columns of C (along N) computed by one workgroup",
+            ParamId::MacroTile1 => "columns of C (along N) computed by one workgroup: a multiple of 16, or of 8 on the Hopper wgmma path without SwapAB (the instruction's N step)",
             ParamId::DepthU => "K elements staged in LDS per main-loop iteration (unroll depth)",
             ParamId::MatrixInstruction => "matrix-core instruction shape MxNxK (MFMA on AMD, mma.sync on NVIDIA); 1x1x1 = FMA path",
             ParamId::WavesM => "waves (warps) of a workgroup along M; wave tile M = MacroTile0 / WavesM",

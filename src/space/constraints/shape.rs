@@ -80,12 +80,16 @@ pub(super) fn range(c: &KernelConfig) -> Result<(), Violation> {
     Ok(())
 }
 
-/// `tile-granularity`: the tile steps every loader, layout and atom assumes.
+/// `tile-granularity`: the tile steps every loader, layout and atom assumes. Unswapped on the
+/// warpgroup path MacroTile1 is the instruction's N, whose step is 8, and so is every part's
+/// there (8-row tensor-map box groups, 8-column output fragments): tiles such as 72 or 120
+/// columns cut N into one wave of tiles where steps of 16 leave a part idle or add a wave.
 pub(super) fn tile_granularity(c: &KernelConfig) -> Result<(), Violation> {
-    if !c.mt0.is_multiple_of(16) || !c.mt1.is_multiple_of(16) || !c.depth_u.is_multiple_of(8) {
+    let n_step = if is_wgmma(c) && c.sab == 0 { 8 } else { 16 };
+    if !c.mt0.is_multiple_of(16) || !c.mt1.is_multiple_of(n_step) || !c.depth_u.is_multiple_of(8) {
         return fail(
             "tile-granularity",
-            "MacroTile0/1 must be multiples of 16 and DepthU a multiple of 8".into(),
+            "MacroTile0/1 must be multiples of 16 (MacroTile1 of 8 on the unswapped warpgroup path) and DepthU a multiple of 8".into(),
         );
     }
     Ok(())
