@@ -59,14 +59,21 @@ impl Space {
     /// A start for skinny problems whose N the default's tile cuts with idle columns (N = 160
     /// in three 64-column tiles: 192 columns), or whose default tiles leave more than half of
     /// the compute units idle (8192x256 on 128x256 tiles: 64 workgroups on 132 units): N cut
-    /// into c equal tiles (multiples of 16, at most 256 columns), c chosen by a streaming
-    /// estimate (waves of workgroups times the rows and columns each streams along K), side by
-    /// side (WorkGroupMapping 1, so the N tiles of a row of A run together and A comes from
-    /// DRAM once). On an H100 3584x160x18944 ran 62.4-63.0 us on MT64x80 (two N tiles, 112
-    /// workgroups) where the search had kept 71.8-78.3 us kernels (cuBLASLt 65.5-66.0): only a
-    /// lucky step of the pattern search reached it; 8192x256x28672 e4m3 ran 99.5 us on
-    /// MT128x128 with the producer warp (cuBLASLt 94.6) where 30-evaluation tunes from the
-    /// 128x256 default kept 112.0 and 133.7 us.
+    /// into c equal tiles (multiples of 8 where B is K-major in LDS, else of 16; at most 256
+    /// columns), c chosen by a streaming estimate (waves of workgroups times the rows and
+    /// columns each streams along K), side by side (WorkGroupMapping 1, so the N tiles of a
+    /// row of A run together and A comes from DRAM once). On an H100 3584x160x18944 ran
+    /// 62.4-63.0 us on MT64x80 (two N tiles, 112 workgroups) where the search had kept
+    /// 71.8-78.3 us kernels (cuBLASLt 65.5-66.0): only a lucky step of the pattern search
+    /// reached it; 8192x256x28672 e4m3 ran 99.5 us on MT128x128 with the producer warp
+    /// (cuBLASLt 94.6) where 30-evaluation tunes from the 128x256 default kept 112.0 and
+    /// 133.7 us.
+    /// Where N is 256 or less and the default cuts it in two, at any number of waves: N of
+    /// 193-255 at 16k-49k rows, whose default is 128x128 (A read twice) and whose whole N on
+    /// the persistent kernel keeps three stages beside its output tile. H200, kernel against
+    /// kernel (cuBLASLt, which runs 128x232 and 128x240 tiles of four stages there, in
+    /// brackets): 16384x232x4096 on 128x232 (five stages) 47.4 us against 57.8 on 128x128 and
+    /// 57.3 persistent [46.0]; 32768x240x4096 96.5 against 112.4 [92.7].
     pub fn n_fit_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let start = self.raw_default();
@@ -78,16 +85,21 @@ impl Space {
         // The estimate below is of streaming along K: it says nothing of short K, where a
         // workgroup's few K tiles cost less than its launch.
         let underfilled = 2 * tiles <= cus && p.n >= 32 && p.k >= 16 * start.depth_u as i64;
+        // N of one instruction's width at most, cut in two or more by the default: whole N
+        // on one tile reads A once, at any number of waves (below).
+        let whole_n = p.n <= constraints::MAX_WGMMA_TILE as i64 / 2 && tiles_n >= 2;
         if !constraints::is_wgmma(&start)
             || start.sab > 0
             || (tiles_n < 2 && !underfilled)
             || (idle < 16 && !underfilled)
-            || tiles >= 2 * cus
+            || (tiles >= 2 * cus && !whole_n)
         {
             return None;
         }
         let tiles_m = (p.m + mt0 - 1) / mt0 * p.batch.max(1);
-        let width = |c: i64| ((p.n + c - 1) / c + 15) / 16 * 16;
+        // Widths in the instruction's steps of 8 where B is K-major in LDS, else of 16.
+        let step = self.n_step().min(16);
+        let width = |c: i64| ((p.n + c - 1) / c + step - 1) / step * step;
         let cost = |c: i64| ((tiles_m * c + cus - 1) / cus) * (mt0 + width(c));
         let c = (1..=(p.n / 16).max(tiles_n))
             .filter(|&c| width(c) <= 256)
@@ -171,6 +183,16 @@ mod tests {
         let c = s.n_fit_start().expect("64 workgroups on 132 compute units");
         s.check(&c).unwrap();
         assert_eq!((c.mt0, c.mt1, c.wgm), (128, 128, 1));
+        // N of 193-255 cut in two by the default, at any number of waves: whole N on one
+        // data-parallel tile of a multiple of 8 columns, the producer warp, as deep as fits.
+        let h200 = HwSpec::by_name("H200").unwrap();
+        for (m, n) in [(16384, 232), (32768, 240)] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, 4096), &h200);
+            let c = s.n_fit_start().unwrap_or_else(|| panic!("{m}x{n}"));
+            s.check(&c).unwrap();
+            assert_eq!((c.mt0, c.mt1, c.wgm, c.pw, c.pk), (128, n as u32, 1, 1, 0));
+            assert!(c.pgr >= 4, "{}", c.name());
+        }
         // A fitted width of 128 or less runs on one warpgroup along N, whatever the default's.
         let s512 = Space::for_problem(&GemmProblem::new(1024, 512, 8192), &hw);
         assert_eq!(s512.default_config().unwrap().wg, [4, 2]);

@@ -84,7 +84,10 @@ impl Space {
     /// 128-row tiles' last one: three warpgroups along M (WavesM 12, a 64-row slice each,
     /// the instruction's N the whole tile width) on all of N, or on each half of it past 256
     /// or where all of it makes too few tiles (widths in steps of `Space::n_step`), the
-    /// producer warp, as deep as fits. cuBLASLt cuts these the same way (12288x300x2048:
+    /// producer warp where it fits ([`Space::three_warpgroup_tile`]), as deep as fits.
+    /// 24576x208x4096 on 192x208 without the producer warp (four stages) 67.2 us against
+    /// 102.2 for the best start before it (128x128, persistent) [62.0; cuBLASLt runs 192x208
+    /// tiles there]. cuBLASLt cuts these the same way (12288x300x2048:
     /// `nvjet_sm90_tst_192x160_64x4_1x2`, 128 workgroups; 12288x224x4096:
     /// `nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB`, 128). On 12288x224x4096 the halves
     /// (192x112, 128 tiles) ran 37.2 us against 42.6 for the 128x224 the starts ran before
@@ -108,8 +111,21 @@ impl Space {
             if tiles > self.hw.compute_units as i64 || wave_fill(tiles, &self.hw) <= rows_128 {
                 return None;
             }
-            let space = self.with_deepest_pipeline(&one_wave_tile(192, mt1, 1))?;
-            Some(space.raw_default())
+            self.three_warpgroup_tile(mt1)
+        })
+    }
+
+    /// The 192-row tile of `mt1` columns on three warpgroups the 192-row starts run:
+    /// data-parallel, the producer warp where its registers fit beside them (not on 192x208
+    /// and wider: 416 threads would get 128 registers each), as deep as fits.
+    pub(super) fn three_warpgroup_tile(&self, mt1: i64) -> Option<KernelConfig> {
+        [1, 0].into_iter().find_map(|pw| {
+            let prefs = [
+                one_wave_tile(192, mt1, 1).as_slice(),
+                &[(ParamId::ProducerWarp, pw)],
+            ]
+            .concat();
+            Some(self.with_deepest_pipeline(&prefs)?.raw_default())
         })
     }
 
@@ -201,7 +217,7 @@ impl Space {
     /// the only change): 10240x200x2560 on 192x104 23.6 against 25.2 on 192x112 [23.4], e4m3
     /// 15.6 against 16.3 [14.8]; 4096x200x14336 45.7 against 46.0 [44.3]; 8192x136x8192 TT
     /// (B copied K-major) on 128x72 46.5 against 47.5 on 128x80 [52.0].
-    fn n_step(&self) -> i64 {
+    pub(super) fn n_step(&self) -> i64 {
         let copied = self.twin_copies() & constraints::PACK_B != 0;
         if self.problem.k_contiguous(false) || copied {
             8
@@ -431,12 +447,17 @@ mod tests {
             assert_eq!((c.pw, c.pk, c.gsu, c.sab), (1, 0, 1, 0), "{m}x{n}x{k}");
             assert!(s.extra_starts().contains(&c), "{m}x{n}x{k}");
         }
+        // 192x208 and wider: without the producer warp, whose registers do not fit beside
+        // three warpgroups there.
+        let s = h200(24576, 208, 4096);
+        let c = s.three_warpgroup_start().expect("one wave of 192x208");
+        s.check(&c).unwrap();
+        assert_eq!((c.mt0, c.mt1, c.pw, c.pk), (192, 208, 0, 0));
+        assert!(c.pgr >= 4, "{}", c.name());
         // 192-row tiles filling the wave worse than 128-row ones, more than a wave of them, N
-        // of one 128-column tile or past two 256-column ones, 192x208 tiles (three stages
-        // and the output tile exceed the shared memory): none.
+        // of one 128-column tile or past two 256-column ones: none.
         for (m, n, k) in [
             (8192, 300, 2048),
-            (24576, 208, 4096),
             (16032, 260, 16384),
             (24576, 128, 4096),
             (4096, 600, 4096),

@@ -8,7 +8,6 @@
 
 use super::config::KernelConfig;
 use super::constraints;
-use super::one_wave::one_wave_tile;
 use super::param::ParamId;
 use super::tuning_space::{fills_wave, tile_count, Space};
 
@@ -131,7 +130,7 @@ impl Space {
 
     /// More than a wave of tiles with N of 129 to 512 (where the space offers three
     /// warpgroups along M): 192-row tiles on all of N, or on each half of it past 256, where
-    /// their waves take less time than the 128-row tiles' on the same width, a 192-row tile
+    /// their waves take no more time than the 128-row tiles' on the same width, a 192-row tile
     /// doing 1.5 times the work (as [`Space::three_warpgroup_start`] runs them under a wave:
     /// data-parallel, the producer warp where it fits, as deep as fits). 37888x512x3584
     /// (Qwen2-7B's gate and up projections at 512 tokens) makes 396 tiles of 192x256, three
@@ -140,22 +139,19 @@ impl Space {
     /// 186.3]; with the start, bench's default set ran 182.7 [185.3].
     pub fn three_warpgroup_waves_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
-        let mt1 = self.n_part_width(self.three_warpgroup_parts()?);
+        let parts = self.three_warpgroup_parts()?;
+        let mt1 = self.n_part_width(parts);
         let cus = self.hw.compute_units.max(1) as i64;
         let waves = |rows: i64| (tile_count(p, rows, mt1) + cus - 1) / cus;
-        if tile_count(p, 192, mt1) <= cus || waves(192) * 3 >= waves(128) * 2 {
+        // On a tie the 192-row tiles where they take all of N: 49152x248x4096 makes two waves
+        // of them against three of 128-row ones, 143.6 us on 192x248 against 147.2 on
+        // 128x248 (H200, same call, cuBLASLt 139.6). Ties on halves of N past 256 are not
+        // measured (18944x512x3584) and keep the 128-row tiles.
+        let (w192, w128) = (waves(192) * 3, waves(128) * 2);
+        if tile_count(p, 192, mt1) <= cus || w192 > w128 || (w192 == w128 && parts > 1) {
             return None;
         }
-        // Without the producer warp where its registers do not fit beside three warpgroups
-        // (192x256: 416 threads would get 128 registers each).
-        [1, 0].into_iter().find_map(|pw| {
-            let prefs = [
-                one_wave_tile(192, mt1, 1).as_slice(),
-                &[(ParamId::ProducerWarp, pw)],
-            ]
-            .concat();
-            Some(self.with_deepest_pipeline(&prefs)?.raw_default())
-        })
+        self.three_warpgroup_tile(mt1)
     }
 
     /// Problems of a third of a wave to six waves of the default's tiles, M at least 256 and
@@ -403,9 +399,14 @@ mod tests {
         assert_eq!((c.mt0, c.mt1, c.wg, c.pk, c.pw), (192, 256, [12, 1], 0, 0));
         assert!(c.pgr >= 4, "{}", c.name());
         assert!(s.extra_starts().contains(&c));
+        // A tie on all of N: two waves of 192x248 against three of 128-row tiles, without
+        // the producer warp (its registers do not fit beside three warpgroups of 248).
+        let s = Space::for_problem(&GemmProblem::new(49152, 248, 4096), &hw);
+        let c = s.three_warpgroup_waves_start().expect("a tie on all of N");
+        assert_eq!((c.mt0, c.mt1, c.pw, c.pk), (192, 248, 0, 0));
         // 128-row tiles' waves as short (28672x512: three waves of 192-row tiles against
-        // four of 128-row ones, 14336x512 two against two, 18944x512 two against three), one
-        // wave or less (12288x300), N outside 129 to 512: none.
+        // four of 128-row ones, 14336x512 two against two, 18944x512 two against three on
+        // halves of N), one wave or less (12288x300), N outside 129 to 512: none.
         for (m, n, k) in [
             (28672, 512, 8192),
             (14336, 512, 4096),
