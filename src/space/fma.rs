@@ -354,11 +354,11 @@ impl Space {
     /// H200, kernel against kernel, same call (us; cuBLASLt, which ran a 128x128 tile of four
     /// warps split 7 ways at 768^3, in brackets): 512^3 TN 18.4 on GSU4R (64x128 tiles; 17.5
     /// on 128x64 of eight waves) [17.3], against 24.1 for the stream-K default; 768^3 37.0 on
-    /// GSU3R, 39.9 on 4, 41.7 on 6 [36.1] (the stream-K default 41.0); 1024x1024x512 NN 37.5 on
-    /// GSU3R (37.1 summed in the kernel, GSU3K), 42.6 on 4 [32.7]; 1536x512x2048 85.7 on 4, 108.9 on
-    /// 3, 99.1 on 6 [84.8]; 384x384x4096 NT 45.9 on 6, 62.4 on 4 [51.6]; 256x1024x1024 26.1
-    /// on 4 [25.2]. The default's 128x128 tile on four waves (the split start below) split as
-    /// far: 39.2 at 768^3 (GSU6R), 40.2 at 1024x1024x512.
+    /// GSU3R, 39.9 on 4, 41.7 on 6 [36.1] (the stream-K default 41.0); 1024x1024x512 NN 37.5
+    /// on GSU3R (37.1 summed in the kernel, GSU3K), 42.6 on 4 [32.7]; 1536x512x2048 85.7 on
+    /// 4, 108.9 on 3, 99.1 on 6 [84.8]; 384x384x4096 NT 45.9 on 6, 62.4 on 4 [51.6];
+    /// 256x1024x1024 26.1 on 4 [25.2]. The default's 128x128 tile on four waves (the split
+    /// start below) split as far: 39.2 at 768^3 (GSU6R), 40.2 at 1024x1024x512.
     pub fn fma_small_tile_split_starts(&self) -> Vec<KernelConfig> {
         let p = &self.problem;
         let (mt0, mt1) = SMALL_SPLIT_TILE;

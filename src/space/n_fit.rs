@@ -69,7 +69,7 @@ impl Space {
     /// (cuBLASLt 94.6) where 30-evaluation tunes from the 128x256 default kept 112.0 and
     /// 133.7 us.
     /// Where N is 256 or less and the default cuts it in two, at any number of waves: N of
-    /// 193-255 at 16k-49k rows, whose default is 128x128 (A read twice) and whose whole N on
+    /// 193-255 at 16k-32k rows, whose default is 128x128 (A read twice) and whose whole N on
     /// the persistent kernel keeps three stages beside its output tile. H200, kernel against
     /// kernel (cuBLASLt, which runs 128x232 and 128x240 tiles of four stages there, in
     /// brackets): 16384x232x4096 on 128x232 (five stages) 47.4 us against 57.8 on 128x128 and
