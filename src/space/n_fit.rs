@@ -87,7 +87,7 @@ impl Space {
         let underfilled = 2 * tiles <= cus && p.n >= 32 && p.k >= 16 * start.depth_u as i64;
         // N of one instruction's width at most, cut in two or more by the default: whole N
         // on one tile reads A once, at any number of waves (below).
-        let whole_n = p.n <= constraints::MAX_WGMMA_TILE as i64 / 2 && tiles_n >= 2;
+        let whole_n = p.n <= i64::from(constraints::MAX_WGMMA_N) && tiles_n >= 2;
         if !constraints::is_wgmma(&start)
             || start.sab > 0
             || (tiles_n < 2 && !underfilled)

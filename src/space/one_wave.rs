@@ -48,7 +48,7 @@ impl Space {
     pub fn n_pair_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let start = self.raw_default();
-        let widest = constraints::MAX_WGMMA_TILE as i64 / 2;
+        let widest = i64::from(constraints::MAX_WGMMA_N);
         if !constraints::is_wgmma(&start) || p.n <= 128 || p.n > 2 * widest {
             return None;
         }
@@ -101,9 +101,9 @@ impl Space {
         let p = &self.problem;
         let fewest = self.three_warpgroup_parts()?;
         // All of N where 192-row tiles on it fill the wave, else each half of it.
-        let parts: &[i64] = if fewest == 2 { &[2] } else { &[1, 2] };
+        let cuts: &[i64] = if fewest == 2 { &[2] } else { &[1, 2] };
         let whole = self.n_part_width(fewest);
-        parts.iter().find_map(|&parts| {
+        cuts.iter().find_map(|&parts| {
             let mt1 = self.n_part_width(parts);
             let tiles = tile_count(p, 192, mt1);
             let rows_128 = wave_fill(tile_count(p, 128, mt1), &self.hw)
@@ -238,7 +238,7 @@ impl Space {
         {
             return None;
         }
-        let widest = constraints::MAX_WGMMA_TILE as i64 / 2;
+        let widest = i64::from(constraints::MAX_WGMMA_N);
         Some(if self.problem.n > widest { 2 } else { 1 })
     }
 

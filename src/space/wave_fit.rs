@@ -82,8 +82,9 @@ impl Space {
         // call, 5120x384x5120 (80 steps) on 128x128 31.6 us at 6 stages against 35.0 at 4
         // [31.0], 4096x512x14336 82.2 against 86.6 [79.4], 1024x1024x32768 on 128x64 141.9 at
         // 8 against 164.5; no worse on any of the 13 suite shapes it changes (8192x384x8192
-        // 70.9 at 5 against 70.6); at 48 steps (3072x1024x3072) 5 stages and 4 were within 1%. Two warpgroups, as deep as fits, where one cannot
-        // hold the tile: along M on 128 rows, along N on 64.
+        // 70.9 at 5 against 70.6); at 48 steps (3072x1024x3072) 5 stages and 4 were within 1%.
+        // Two warpgroups, as deep as fits, where one cannot hold the tile: along M on 128
+        // rows, along N on 64.
         let long_k = p.k >= LONG_K_STEPS * self.raw_default().depth_u as i64;
         let two_warpgroups = if rows == 64 { [4, 2] } else { [8, 1] };
         widths.into_iter().find_map(|n| {
@@ -160,12 +161,13 @@ impl Space {
     /// start on the persistent kernel with swapped tiles of 128 columns and a height between
     /// 64 and 256 that is no multiple of 64 (only the instruction's N runs along M in such
     /// steps), scored as [`Space::wave_fit_start`] scores widths: waves x (height + 64).
-    /// Taken only where it beats every 128-row width, and only with four stages or more. Measured kernel against kernel (cuBLASLt, which
-    /// runs such tiles there too, in brackets): on an H200 28672x512x8192 on 176x128 (652
-    /// tiles, 4.94 waves) 319.6 us against 348.8 for 128x256 (448 tiles, 3.39 waves) [307.7],
-    /// 14336x1024x4096 e4m3 86.9 against 94.4 [80.2], 224 rows with three stages 331.6 and
-    /// 88.7; on an H100 3584x512x18944 on 112x128 (128 tiles) 94.5 against 99.9 for 128x128
-    /// (112 tiles) [91.1].
+    /// Taken only where it beats every 128-row width, and only with four stages or more.
+    /// Measured kernel against kernel (cuBLASLt, which runs such tiles there too, in
+    /// brackets): on an H200 28672x512x8192 on 176x128 (652 tiles, 4.94 waves) 319.6 us
+    /// against 348.8 for 128x256 (448 tiles, 3.39 waves) [307.7], 14336x1024x4096 e4m3 86.9
+    /// against 94.4 [80.2], 224 rows with three stages 331.6 and 88.7; on an H100
+    /// 3584x512x18944 on 112x128 (128 tiles) 94.5 against 99.9 for 128x128 (112 tiles)
+    /// [91.1].
     pub fn swapped_wave_start(&self) -> Option<KernelConfig> {
         self.swapped_wave_tile(128)
     }

@@ -46,6 +46,8 @@ pub const MAX_BOX_ROWS: u32 = 256;
 /// Most rows of a warpgroup tile (MacroTile): two boxes of 256 rows, so that one workgroup
 /// covers N up to 512 (several warpgroups along N share the A tile).
 pub const MAX_WGMMA_TILE: u32 = 512;
+/// The widest N of one warpgroup instruction (and so of one warpgroup's tile along it).
+pub const MAX_WGMMA_N: u32 = 256;
 
 /// Rows of each tensor-map box filling a K-major tile of `rows` rows: the tile in the fewest
 /// equal boxes of at most 256 rows, each whole 8-row groups (kernels/layout/gt_wgmma_tile.h);
@@ -343,7 +345,7 @@ pub(super) fn wgmma(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<()
     let [rows, cols] = warpgroup_tile(c);
     if c.sab != 0 {
         // Swapped, the instruction's 64-row slices run along N and its N along M.
-        if !cols.is_multiple_of(64) || !rows.is_multiple_of(8) || rows > 256 {
+        if !cols.is_multiple_of(64) || !rows.is_multiple_of(8) || rows > MAX_WGMMA_N {
             return fail(
                 rule,
                 format!(
@@ -351,7 +353,7 @@ pub(super) fn wgmma(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<()
                 ),
             );
         }
-    } else if !rows.is_multiple_of(64) || !cols.is_multiple_of(8) || cols > 256 {
+    } else if !rows.is_multiple_of(64) || !cols.is_multiple_of(8) || cols > MAX_WGMMA_N {
         return fail(
             rule,
             format!(
