@@ -20,6 +20,7 @@ mod small_m;
 mod split_starts;
 mod tuning_space;
 mod unaligned;
+mod unswapped_twin;
 mod wave_fit;
 
 pub use config::{GsuAlgo, KernelConfig, NameError};

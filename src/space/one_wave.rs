@@ -168,6 +168,43 @@ impl Space {
             .collect()
     }
 
+    /// Where the few-tile starts apply, the swapped tile of 96 rows of M by 64 columns of N
+    /// (the instruction's 64 rows along N), two 128-byte rows of K a stage, K split in two
+    /// where the tiles are at most half the compute units, as deep as fits. It follows the
+    /// N-fit starts in [`Space::extra_starts`], so that bench's default set keeps those
+    /// (4096x200x14336 lost its best kernel, 64x104, when this start came before them).
+    /// cuBLASLt runs this tile there
+    /// (`nvjet_sm90_tst_96x64_64x10_2x4`, split in two on 576x512x7168), and it outran the
+    /// unswapped tile of the same count. H200, kernel against kernel, one call (cuBLASLt in
+    /// brackets): 768x768x3072 on 96x64 12.7 us against 13.5 on 64x96 [11.8]; 576x512x7168
+    /// (DeepSeek-V3's KV down-projection at 512 tokens) on 96x64 split in two 16.2 against
+    /// 17.1 for the best unswapped start, 64x48 [15.1].
+    pub fn few_tile_swapped_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let cus = self.hw.compute_units.max(1) as i64;
+        let steps = p.k / self.raw_default().depth_u.max(1) as i64;
+        if self.few_tile_wave_tile(None).is_none() || !self.domain(ParamId::SwapAB).contains(1) {
+            return None;
+        }
+        let tiles = tile_count(p, 96, 64);
+        let split = if tiles * 2 <= cus && steps >= 2 * MIN_STEPS_PER_SPLIT {
+            2
+        } else {
+            1
+        };
+        let depth = 256 / p.a_type.bytes() as i64;
+        let prefs = [
+            one_wave_tile(96, 64, split).as_slice(),
+            &[
+                (ParamId::SwapAB, 1),
+                (ParamId::WavesM, 4),
+                (ParamId::DepthU, depth),
+            ],
+        ]
+        .concat();
+        Some(self.with_deepest_pipeline(&prefs)?.raw_default())
+    }
+
     /// The preferences of the few-tile start ([`Space::few_tile_wave_start`]) where it
     /// applies; with `split`, those of the 64-row tiles that fill one wave best with K split
     /// that many ways.
@@ -377,11 +414,11 @@ mod tests {
     #[test]
     fn few_tiles_each_way_start_on_64_row_tiles_that_fill_one_wave() {
         for ((m, n, k), want) in [
-            ((640, 640, 5120), (64, 1, 112)),
-            ((768, 768, 3072), (80, 1, 160)),
-            ((512, 512, 4096), (32, 1, 64)),
-            ((512, 1024, 8192), (64, 1, 128)),
-            ((384, 384, 8192), (48, 2, 0)),
+            ((640, 640, 5120), (64, 1, 112, 1)),
+            ((768, 768, 3072), (80, 1, 160, 1)),
+            ((512, 512, 4096), (32, 1, 64, 2)),
+            ((512, 1024, 8192), (64, 1, 128, 1)),
+            ((384, 384, 8192), (48, 2, 0, 2)),
         ] {
             let s = h200(m, n, k);
             let c = s
@@ -401,7 +438,16 @@ mod tests {
             if let Some(split) = all.get(2) {
                 assert_eq!((split.mt0, split.gsu, split.mt1 as i64), (64, 2, want.2));
             }
-            for c in &all {
+            // The swapped 96x64 tile, split in two where its tiles are at most half the
+            // compute units.
+            let swapped = s.few_tile_swapped_start().expect("swapped");
+            assert_eq!(
+                (swapped.sab, swapped.mt0, swapped.mt1, swapped.depth_u),
+                (1, 96, 64, 128),
+                "{m}x{n}x{k}"
+            );
+            assert_eq!(swapped.gsu as i64, want.3, "{m}x{n}x{k}");
+            for c in all.iter().chain([&swapped]) {
                 s.check(c).unwrap();
                 assert!(s.extra_starts().contains(c), "{m}x{n}x{k}");
             }
@@ -415,6 +461,7 @@ mod tests {
             (256, 256, 4096),
         ] {
             assert_eq!(h200(m, n, k).few_tile_wave_start(), None, "{m}x{n}x{k}");
+            assert_eq!(h200(m, n, k).few_tile_swapped_start(), None, "{m}x{n}x{k}");
             assert!(
                 h200(m, n, k).few_tile_wave_starts().is_empty(),
                 "{m}x{n}x{k}"

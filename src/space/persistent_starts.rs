@@ -30,6 +30,47 @@ impl Space {
         Some(space.raw_default())
     }
 
+    /// Batched products whose default is the single N tile of 64 rows (N of 257-512: the
+    /// tile that reads A once for one long-K GEMM): the persistent kernel on 128x128 and
+    /// 128x256 tiles, two warpgroups along M fed by the producer warp, as deep as fits. A
+    /// batch's A is small and read once either way; what sets the time is how the tiles'
+    /// short mainloops overlap their stores, which the persistent kernel does and the
+    /// single-tile default, whose persistent form does not fit at N = 512, does not. H200,
+    /// kernel against kernel, one call (cuBLASLt in brackets): 96 x 384^3 on 128x128 28.3 us
+    /// against 33.9 on the default's tile persistent [28.7]; 128 x 512^3 on 128x256 65.0,
+    /// 128x128 66.4, against 93.4 for the best of bench's default set [63.7]; 64 x 512^3 NN
+    /// 35.3 and 35.5 [34.6]; 128 x 512^3 e4m3 41.7 and 42.5 against 69.7 [43.6].
+    pub fn batched_persistent_starts(&self) -> Vec<KernelConfig> {
+        let p = &self.problem;
+        let start = self.raw_default();
+        if p.batch <= 1
+            || !constraints::is_wgmma(&start)
+            || start.mt0 != 64
+            || start.mt1 <= 256
+            || !self.domain(ParamId::PersistentKernel).contains(1)
+        {
+            return Vec::new();
+        }
+        [128, 256]
+            .into_iter()
+            .filter_map(|mt1| {
+                let space = self.with_deepest_pipeline(&[
+                    (ParamId::MacroTile0, 128),
+                    (ParamId::MacroTile1, mt1),
+                    (ParamId::WavesM, 8),
+                    (ParamId::WavesN, 1),
+                    (ParamId::SwapAB, 0),
+                    (ParamId::ProducerWarp, 1),
+                    (ParamId::PersistentKernel, 1),
+                    (ParamId::PrefetchLocalRead, 1),
+                    (ParamId::GlobalSplitU, 1),
+                    (ParamId::GlobalSplitUAlgorithm, 1),
+                ])?;
+                Some(space.raw_default())
+            })
+            .collect()
+    }
+
     /// The persistent kernel's stream-K (GSU1S) twin of a persistent start (or default), where
     /// it is valid (beta 0, one workgroup per compute unit) and the start's whole tiles either
     /// leave more than 10% of their waves' clusters idle or run more than ten waves with a
@@ -237,5 +278,38 @@ mod tests {
         // Tiles along N that do not pair up: alone.
         let odd = Space::for_problem(&GemmProblem::new(8192, 8192 + 128, 8192), &h200);
         assert_eq!(odd.large_producer_warpgroup_start().map(|c| c.cn), Some(1));
+    }
+
+    #[test]
+    fn batches_on_a_single_n_tile_start_persistent_on_128_row_tiles_too() {
+        let h200 = HwSpec::by_name("H200").unwrap();
+        for (n, t) in [
+            (512, DataType::Bf16),
+            (384, DataType::Bf16),
+            (512, DataType::F8),
+        ] {
+            let mut p = GemmProblem::new(n, n, n);
+            (p.a_type, p.b_type, p.batch) = (t, t, 96);
+            p.fill_defaults();
+            let s = Space::for_problem(&p, &h200);
+            assert_eq!((s.raw_default().mt0, s.raw_default().mt1), (64, n as u32));
+            let starts = s.batched_persistent_starts();
+            let tiles: Vec<(u32, u32, u32, u32)> =
+                starts.iter().map(|c| (c.mt0, c.mt1, c.pk, c.pw)).collect();
+            assert_eq!(tiles, [(128, 128, 1, 1), (128, 256, 1, 1)], "{n} {t:?}");
+            for c in &starts {
+                s.check(c).unwrap();
+                assert!(s.extra_starts().contains(c), "{}", c.name());
+            }
+        }
+        // One GEMM of the same shape, or a batch whose default is not the single N tile: none.
+        let one = Space::for_problem(&GemmProblem::new(512, 512, 512), &h200);
+        assert!(one.batched_persistent_starts().is_empty());
+        let mut small = GemmProblem::new(256, 256, 256);
+        small.batch = 64;
+        small.fill_defaults();
+        assert!(Space::for_problem(&small, &h200)
+            .batched_persistent_starts()
+            .is_empty());
     }
 }

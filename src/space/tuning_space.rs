@@ -540,6 +540,7 @@ impl Space {
         let starts: Vec<KernelConfig> = full
             .narrow_n_start()
             .into_iter()
+            .chain(full.unswapped_twin_start())
             .chain(full.n_pair_start())
             .chain(full.three_warpgroup_start())
             .chain(full.three_warpgroup_waves_start())
@@ -553,8 +554,10 @@ impl Space {
             .chain(full.stream_k_start())
             .chain(full.wide_n_starts())
             .chain(full.n_fit_starts())
+            .chain(full.few_tile_swapped_start())
             .chain(full.full_n_split_start())
             .chain(full.persistent_start())
+            .chain(full.batched_persistent_starts())
             .chain(full.wave_fit_start())
             .chain(full.swapped_wave_start())
             .chain(full.tall_wave_start())

@@ -1,10 +1,11 @@
 //! Starts for mid-size problems whose time is set by how the last wave of tiles fills the
-//! compute units (half a wave to a few waves of the default's tiles, M and N of 256 or more;
-//! swapped tiles of 128 columns from N of 192): the persistent kernel on the tile, plain or
-//! swapped, whose count wastes the least of its waves, scored as waves x (tile extent + 64);
-//! for tf32, one nearly full wave of 256-row tiles; over several waves, 192-row tiles where
-//! their whole waves take less time than the 128-row tiles'. Each is a start beside the
-//! default that the search measures in its first batch and `bench` in its default set.
+//! compute units (half a wave to a few waves of the default's tiles, M of 128 or more and N
+//! of 256 or more; swapped tiles of 128 columns from N of 192): the persistent kernel on the
+//! tile, plain or swapped, whose count wastes the least of its waves, scored as waves x (tile
+//! extent + 64); for tf32, one nearly full wave of 256-row tiles; over several waves, 192-row
+//! tiles where their whole waves take less time than the 128-row tiles'. Each is a start
+//! beside the default that the search measures in its first batch and `bench` in its default
+//! set.
 
 use super::config::KernelConfig;
 use super::constraints;
@@ -62,8 +63,12 @@ impl Space {
         // Batched products of fewer rows or columns each fill the waves with their batch
         // (32 x 128x512x512 NN: 128 tiles of 128x128), those of 64 rows or fewer on 64-row
         // tiles (40 x 64x512x512 NN: 12.0 us on 64x256 tiles against 15.8 for the best start
-        // before them [cuBLASLt 12.0]; 192 x 64x197x197 NN 22.1 on 64x128 [32.7]).
-        let (least_m, least_n) = if p.batch > 1 { (32, 128) } else { (256, 256) };
+        // before them [cuBLASLt 12.0]; 192 x 64x197x197 NN 22.1 on 64x128 [32.7]). One GEMM
+        // of 128 to 255 rows takes the widths as one row of 128-row tiles: 128x25088x1152 NN
+        // (a 3x3 convolution's GEMM) on 128x192 (131 tiles) 23.0 us against 26.0 for the
+        // default's 128x256 (98) [cuBLASLt, on 128x192 too, 23.2], H200, kernel against
+        // kernel, one call.
+        let (least_m, least_n) = if p.batch > 1 { (32, 128) } else { (128, 256) };
         if self.persistent_default_tiles(least_m, least_n)? > 4 * cus {
             return None;
         }
