@@ -14,8 +14,7 @@
 //! [133.2]), so which runs faster is measured: a start beside the default.
 
 use super::config::KernelConfig;
-use super::param::ParamId;
-use super::tuning_space::{tile_count, Space, NARROW_N_MAX};
+use super::tuning_space::{split_in_kernel_tile, tile_count, Space, NARROW_N_MAX};
 
 /// Stages of the twin's 64 k: the depth the figures above ran at.
 const TWIN_STAGES: i64 = 6;
@@ -38,21 +37,7 @@ impl Space {
         if tile_count(p, 128, mt1) * 2 < cus {
             return None;
         }
-        let space = self.with_pipeline_up_to(
-            &[
-                (ParamId::SwapAB, 0),
-                (ParamId::MacroTile0, 128),
-                (ParamId::MacroTile1, mt1),
-                (ParamId::WavesM, 8),
-                (ParamId::WavesN, 1),
-                (ParamId::ProducerWarp, 1),
-                (ParamId::PersistentKernel, 0),
-                (ParamId::PrefetchLocalRead, 1),
-                (ParamId::GlobalSplitU, 1),
-                (ParamId::GlobalSplitUAlgorithm, 1),
-            ],
-            TWIN_STAGES,
-        )?;
+        let space = self.with_pipeline_up_to(&split_in_kernel_tile(128, mt1, 1), TWIN_STAGES)?;
         Some(space.raw_default())
     }
 }
