@@ -173,9 +173,9 @@ impl Space {
     /// where the tiles are at most half the compute units, as deep as fits. It follows the
     /// N-fit starts in [`Space::extra_starts`], so that bench's default set keeps those
     /// (4096x200x14336 lost its best kernel, 64x104, when this start came before them).
-    /// cuBLASLt runs this tile there
-    /// (`nvjet_sm90_tst_96x64_64x10_2x4`, split in two on 576x512x7168), and it outran the
-    /// unswapped tile of the same count. H200, kernel against kernel, one call (cuBLASLt in
+    /// cuBLASLt runs this tile there (`nvjet_sm90_tst_96x64_64x10_2x4`, split in two on
+    /// 576x512x7168), and it outran the unswapped tile of the same count. H200, kernel
+    /// against kernel, one call (cuBLASLt in
     /// brackets): 768x768x3072 on 96x64 12.7 us against 13.5 on 64x96 [11.8]; 576x512x7168
     /// (DeepSeek-V3's KV down-projection at 512 tokens) on 96x64 split in two 16.2 against
     /// 17.1 for the best unswapped start, 64x48 [15.1].

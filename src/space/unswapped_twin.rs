@@ -5,9 +5,10 @@
 //! The swapped default (tuning_space.rs, `swapped_start`) is chosen by the operand rows each
 //! compute unit streams, which favours a wave of swapped tiles over fewer unswapped ones.
 //! Where N is not a multiple of 64 the swapped tile's 64-row slices along N run past it, and
-//! on an H200, whose memory outpaces what its L2 hands the compute units, the swapped
-//! tiles' larger total of rows cost more than the idle units: H200, kernel against kernel,
-//! one call (cuBLASLt in brackets): 10240x96x8192 on 128x96 48.5 us against 59.1 on the
+//! the swapped wave streams more operand rows in all (10240x96: 128 tiles of 80 + 96 rows a
+//! k against 80 of 128 + 96, 1.26 times as many); on an H200 the time followed that total
+//! (1.22 times as long), not the idle compute units. Kernel against kernel, one call
+//! (cuBLASLt in brackets): 10240x96x8192 on 128x96 48.5 us against 59.1 on the
 //! swapped 80x128 default [56.0]; 12288x80x4096 on 128x80 31.7 against 45.6 [31.6];
 //! 10240x112x8192 on 128x112 49.3 against 51.4 [51.3]. Where N is a whole number of slices
 //! the swapped default stays ahead (29568x128x8192: 224x128 swapped 126.1, 128x128 130.5

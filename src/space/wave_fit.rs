@@ -64,7 +64,7 @@ impl Space {
         // (32 x 128x512x512 NN: 128 tiles of 128x128), those of 64 rows or fewer on 64-row
         // tiles (40 x 64x512x512 NN: 12.0 us on 64x256 tiles against 15.8 for the best start
         // before them [cuBLASLt 12.0]; 192 x 64x197x197 NN 22.1 on 64x128 [32.7]). One GEMM
-        // of 128 to 255 rows takes the widths as one row of 128-row tiles: 128x25088x1152 NN
+        // of 128 to 255 rows takes the widths on 128-row tiles too: 128x25088x1152 NN
         // (a 3x3 convolution's GEMM) on 128x192 (131 tiles) 23.0 us against 26.0 for the
         // default's 128x256 (98) [cuBLASLt, on 128x192 too, 23.2], H200, kernel against
         // kernel, one call.
@@ -350,6 +350,8 @@ mod tests {
             (3072, 1024, 3072, 1, 128, 208),
             (1000, 1000, 1000, 3, 128, 208),
             (2048, 2048, 2048, 1, 128, 256),
+            // One row of 128-row tiles: 128x192 makes 131 tiles where 128x256 makes 98.
+            (128, 25088, 1152, 1, 128, 192),
             // Batched: 32 x 128x512 makes 128 tiles of 128x128, one wave; 40 x 64x512 120
             // of 64x176; 192 x 64x197 384 of 64x112 (three waves, as 64x128 would).
             (128, 512, 512, 32, 128, 128),
@@ -383,7 +385,8 @@ mod tests {
         let c = s.wave_fit_start().expect("one wave of 128x128");
         assert_eq!((c.mt0, c.mt1, c.wg, c.pk), (128, 128, [4, 1], 1));
         assert!(c.pgr > 4, "{}", c.name());
-        // Many waves, skinny, or 64 or 128 rows without a batch: none.
+        // Many waves, skinny, 64 rows without a batch, or 128 rows too short for half a wave
+        // of tiles of any width: none.
         for (m, n, k) in [
             (8192, 8192, 8192),
             (16032, 109, 16384),
