@@ -25,8 +25,9 @@
 //!    then takes the pattern search's own moves (unranked neighbours of the best so far) up
 //!    to [`LOCAL_SHARE`] of it, more as this shape's measurements contradict the prior
 //!    ([`local_share`]), and is measured in order of predicted time, most promising first.
-//!    The first batch stops after [`FIRST_PICKS`] of the model's own picks: it is short, so
-//!    that the batch which reacts to what the default and the starts measured comes early.
+//!    The first batch stops after [`FIRST_PICKS`] of the model's own picks, and at half the
+//!    batch where the starts are many: it is short, so that the batch which reacts to what
+//!    the default and the starts measured comes early.
 //!
 //! A search is a function of the corpus, this shape's measurements and the seed: the corpus
 //! keeps its shapes in one order whatever order they came in ([`Corpus::new`]), every forest
@@ -466,9 +467,12 @@ impl Strategy for ModelSearch {
             *picks.entry(family(c)).or_default() += 1;
         }
         // Greedy: the lowest confidence bound, raised per config of the same family already
-        // picked; in the first batch only up to its share of it ([`FIRST_PICKS`]).
+        // picked; in the first batch only up to its share of it ([`FIRST_PICKS`]), and not
+        // past half the batch where the default, the starts and their moves already fill
+        // most of that (problems with many starts: the picks wait for the second batch).
         let fill = if ctx.history.is_empty() {
-            n.min(configs.len() + (n as f64 * FIRST_PICKS).ceil() as usize)
+            let picks = (n as f64 * FIRST_PICKS).ceil() as usize;
+            n.min(configs.len() + picks).min(configs.len().max(n / 2))
         } else {
             n
         };
