@@ -175,17 +175,17 @@ impl Space {
     /// (4096x200x14336 lost its best kernel, 64x104, when this start came before them).
     /// cuBLASLt runs this tile there (`nvjet_sm90_tst_96x64_64x10_2x4`, split in two on
     /// 576x512x7168), and it outran the unswapped tile of the same count. H200, kernel
-    /// against kernel, one call (cuBLASLt in
-    /// brackets): 768x768x3072 on 96x64 12.7 us against 13.5 on 64x96 [11.8]; 576x512x7168
-    /// (DeepSeek-V3's KV down-projection at 512 tokens) on 96x64 split in two 16.2 against
-    /// 17.1 for the best unswapped start, 64x48 [15.1].
+    /// against kernel, one call (cuBLASLt in brackets): 768x768x3072 on 96x64 12.7 us
+    /// against 13.5 on 64x96 [11.8]; 576x512x7168 (DeepSeek-V3's KV down-projection at 512
+    /// tokens) on 96x64 split in two 16.2 against 17.1 for the best unswapped start, 64x48
+    /// [15.1].
     pub fn few_tile_swapped_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
-        let cus = self.hw.compute_units.max(1) as i64;
-        let steps = p.k / self.raw_default().depth_u.max(1) as i64;
         if self.few_tile_wave_tile(None).is_none() || !self.domain(ParamId::SwapAB).contains(1) {
             return None;
         }
+        let cus = self.hw.compute_units.max(1) as i64;
+        let steps = p.k / self.raw_default().depth_u.max(1) as i64;
         let tiles = tile_count(p, 96, 64);
         let split = if tiles * 2 <= cus && steps >= 2 * MIN_STEPS_PER_SPLIT {
             2

@@ -22,10 +22,10 @@ const TWIN_STAGES: i64 = 6;
 
 impl Space {
     /// The unswapped twin where the default is swapped and N is 65 to 128: 128 rows by N
-    /// rounded up to [`Space::n_step`], two warpgroups along M fed by the producer warp,
-    /// whole K, up to `TWIN_STAGES` stages; only where its tiles make at least half a wave
-    /// (fewer leave too many compute units idle to stream A at the rate the swapped wave
-    /// does).
+    /// rounded up to [`Space::n_step`] (`Space::n_part_width` of one part), two warpgroups
+    /// along M fed by the producer warp, whole K, up to `TWIN_STAGES` stages; only where its
+    /// tiles make at least half a wave (fewer leave too many compute units idle to stream A
+    /// at the rate the swapped wave does).
     pub fn unswapped_twin_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let start = self.raw_default();
@@ -33,8 +33,7 @@ impl Space {
         if start.sab != 1 || p.n <= NARROW_N_MAX || p.n > 128 {
             return None;
         }
-        let step = self.n_step();
-        let mt1 = (p.n + step - 1) / step * step;
+        let mt1 = self.n_part_width(1);
         if tile_count(p, 128, mt1) * 2 < cus {
             return None;
         }
