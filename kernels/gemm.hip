@@ -52,6 +52,7 @@
 #include "layout/gt_kpack_tile.h"
 #include "layout/gt_wgmma_tile.h"
 #include "layout/gt_gemv_view.h"
+#include "layout/gt_cluster_layout.h"
 #include "loader/gt_ring_pos.h"
 #include "loader/gt_vector_loader.h"
 #include "loader/gt_register_loader.h"
@@ -116,7 +117,7 @@ typedef GtCompose<GtCfg> GtKernel;
 #define GT_ARGS_PARAM GtGemmArgs args
 #endif
 
-// ClusterN / ClusterM: the workgroups are launched in clusters of GT_CLUSTER_N (GT_CLUSTER_M)
+// ClusterN / ClusterM: the workgroups are launched in clusters of GT_CLUSTER_N * GT_CLUSTER_M
 // along x (the grid's x is a multiple of it), fixed at compile time so that any launch makes
 // them.
 #if GT_CLUSTER_N * GT_CLUSTER_M > 1

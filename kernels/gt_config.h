@@ -166,7 +166,6 @@ static_assert(GtCfg::CLUSTER == 1 ||
                   (GtCfg::WGMMA && GtCfg::PRODUCER_WARP && (!GtCfg::STREAM_K || GtCfg::PERSISTENT)),
               "clusters sharing A or B (ClusterN, ClusterM) are for the warpgroup path with the producer warp, with "
               "stream-K only in the persistent kernel");
-static_assert(GtCfg::CLUSTER_N == 1 || GtCfg::CLUSTER_M == 1, "clusters run along N (sharing A) or along M (sharing B)");
 static_assert(!GtCfg::TRANSPOSE_LDS || (GtCfg::USE_MMA && !GtCfg::WGMMA && !GtCfg::GEMV),
               "TransposeLDS is for the matrix-core LDS path (mma.sync / MFMA atoms)");
 static_assert(!GtCfg::GSU_SINGLE_KERNEL || (GtCfg::GSU > 1 && !GtCfg::STREAM_K && !GtCfg::GSU_ATOMIC),

@@ -69,6 +69,8 @@ template <class T, int ROWS, int COLS, int CHUNK> struct GtWgmmaMnTile {
     static constexpr int BOXES = (ROWS + CHUNK - 1) / CHUNK;
     static constexpr int CHUNK_BYTES = COLS * PITCH;
     static constexpr int BYTES = BOXES * CHUNK_BYTES;
+    // Rows (k) of one chunk.
+    static constexpr int DEPTH = COLS;
     static_assert(ES == 2, "the instruction reads only 16-bit operands transposed");
     static_assert(PITCH == 128 || PITCH == 64 || PITCH == 32, "MN-major chunks are 16, 32 or 64 elements");
     static_assert(COLS % 8 == 0 && CHUNK_BYTES % GT_SW128_PERIOD == 0,

@@ -1,17 +1,21 @@
 // loader/gt_free_slots.h: the "slot free" mbarriers of a warp-specialised operand ring
 // (mainloop/gt_mainloop_wgmma_ws.h, scheduler/gt_persistent.h). The consumer warps release a
-// slot once their wgmmas on it are done (lane 0 of each warp arrives); the producer waits for
-// the release before it refills the slot. In a cluster sharing A or B tiles (ClusterN,
-// ClusterM, loader/gt_tma_loader.h) a workgroup's producer writes its share into every
-// workgroup's slot, so every consumer warp releases the slot in every workgroup of the
-// cluster, and a slot's phase completes only when the whole cluster is done with it.
+// slot once their wgmmas on it are done (one arrival per warp); the producer waits for the
+// release before it refills the slot. In a cluster sharing A or B tiles (ClusterN, ClusterM,
+// loader/gt_tma_loader.h) a workgroup's producer writes its shares into the slots of its tile
+// row and column, so every consumer warp releases the slot in each of those PEERS workgroups
+// (layout/gt_cluster_layout.h; one lane per peer, the arrivals in parallel), and a slot's
+// phase completes only when all the workgroups it writes into are done with it.
 //
-//   consumers: release(slot)        -> CONSUMER_WARPS * CLUSTER arrivals per phase
+//   consumers: release(slot, lane)  -> CONSUMER_WARPS * PEERS arrivals per phase
 //   producer:  wait_refill(pos, it) before loading the it-th stage into its slot
 #pragma once
 
 template <class Cfg> struct GtFreeSlots {
     static constexpr int STAGES = Cfg::STAGES, CLUSTER = Cfg::CLUSTER;
+    using Layout = GtClusterLayout<Cfg::CLUSTER_N, Cfg::CLUSTER_M>;
+    static constexpr int PEERS = Layout::PEERS;
+    static_assert(PEERS <= 32, "one lane of a warp per peer");
     static constexpr int CONSUMER_WARPS = Cfg::THREADS / Cfg::WAVE;
     gt_u32 bar0;
 
@@ -20,7 +24,7 @@ template <class Cfg> struct GtFreeSlots {
     GT_DEVICE void init(int tid) const {
         if (tid == 0) {
 #pragma unroll
-            for (int s = 0; s < STAGES; ++s) gt_mbar_init(bar0 + 8 * s, CONSUMER_WARPS * CLUSTER);
+            for (int s = 0; s < STAGES; ++s) gt_mbar_init(bar0 + 8 * s, CONSUMER_WARPS * PEERS);
             gt_mbar_init_fence();
         }
     }
@@ -46,13 +50,12 @@ template <class Cfg> struct GtFreeSlots {
         if (it < STAGES) return;
         gt_mbar_wait(bar0 + 8 * p.slot, p.phase ^ 1u);
     }
-    // Lane 0 of a consumer warp: the warp is done with `slot`.
-    GT_DEVICE void release(int slot) const {
+    // Every lane of a consumer warp: the warp is done with `slot`.
+    GT_DEVICE void release(int slot, int lane) const {
         const gt_u32 bar = bar0 + 8 * slot;
         if constexpr (CLUSTER > 1) {
-#pragma unroll
-            for (int r = 0; r < CLUSTER; ++r) gt_mbar_arrive_cluster(bar, gt_u32(r));
-        } else {
+            if (lane < PEERS) gt_mbar_arrive_cluster(bar, gt_u32(Layout::peer(int(gt_cluster_rank()), lane)));
+        } else if (lane == 0) {
             gt_mbar_arrive(bar);
         }
     }

@@ -5,13 +5,14 @@
 // layout/gt_wgmma_tile.h), every thread waits for the slot's phase. Edges cost nothing: the maps zero-fill whatever lies outside the
 // matrices.
 //
-// In a cluster of CLUSTER_N workgroups along N (ClusterN, scheduler/gt_tile_map.h) the
-// workgroups share one row of tiles and so one A tile per stage: each loads 1 / CLUSTER_N of
-// it (of a K-major tile the rows, A's tensor map having boxes that many times shorter; of an
-// M-major one whole chunks) into the slot of every workgroup of the cluster at once, and its
-// own B tile as usual. A cluster of CLUSTER_M along M (ClusterM) shares B the same way. Every slot barrier still
-// counts the whole stage's bytes; the slices of the others arrive on it too. A slot may be
-// refilled only once every workgroup of the cluster has released it (loader/gt_free_slots.h).
+// In a cluster of CLUSTER_M x CLUSTER_N workgroups (ClusterM, ClusterN,
+// layout/gt_cluster_layout.h) the CLUSTER_N workgroups of a tile row share its A tile of each
+// stage: each loads 1 / CLUSTER_N of it (of a K-major tile the rows, A's tensor map having
+// boxes that many times shorter; of an M-major one whole chunks) into the slots of all of them
+// at once. The CLUSTER_M workgroups of a tile column share B the same way; an operand nobody
+// shares is loaded whole as usual. Every slot barrier still counts the whole stage's bytes;
+// the shares of the others arrive on it too. A slot may be refilled only once every workgroup
+// it is written into has released it (loader/gt_free_slots.h).
 #pragma once
 
 template <class Cfg, class TileA, class TileB> struct GtTmaRing {
@@ -37,17 +38,26 @@ template <class Cfg, class TileA, class TileB> struct GtTmaRing {
     GT_DEVICE void load(const GtGemmArgs& args, int slot, int k0, int m0, int n0, int batch) const {
         const gt_u32 bar = bar0 + 8 * slot, st = lds + gt_u32(slot * STAGE_BYTES);
         gt_mbar_expect(bar, STAGE_BYTES);
-        if constexpr (CLUSTER_N > 1) {
-            // This workgroup's share of the A tile, to the whole cluster; then its own B.
-            share<TileA>(st, &args.tma_a, k0, m0, batch, bar);
+        if constexpr (CLUSTER_N > 1 || CLUSTER_M > 1) {
+            // This workgroup's share of each shared tile, to its row (A) or column (B); an
+            // unshared tile whole.
+            using Layout = GtClusterLayout<CLUSTER_N, CLUSTER_M>;
+            const int rank = int(gt_cluster_rank());
+            if constexpr (CLUSTER_N > 1) {
+                share<TileA, CLUSTER_N>(st, &args.tma_a, k0, m0, batch, bar, Layout::n_of(rank),
+                                        Layout::row_mask(rank));
+            } else {
 #pragma unroll
-            for (int j = 0; j < TileB::BOXES; ++j)
-                load_box<TileB>(st + gt_u32(TileA::BYTES), &args.tma_b, j, k0, n0, batch, bar);
-        } else if constexpr (CLUSTER_M > 1) {
-            // Its own A; then its share of the B tile, to the whole cluster.
+                for (int j = 0; j < TileA::BOXES; ++j) load_box<TileA>(st, &args.tma_a, j, k0, m0, batch, bar);
+            }
+            const gt_u32 st_b = st + gt_u32(TileA::BYTES);
+            if constexpr (CLUSTER_M > 1) {
+                share<TileB, CLUSTER_M>(st_b, &args.tma_b, k0, n0, batch, bar, Layout::m_of(rank),
+                                        Layout::column_mask(rank));
+            } else {
 #pragma unroll
-            for (int j = 0; j < TileA::BOXES; ++j) load_box<TileA>(st, &args.tma_a, j, k0, m0, batch, bar);
-            share<TileB>(st + gt_u32(TileA::BYTES), &args.tma_b, k0, n0, batch, bar);
+                for (int j = 0; j < TileB::BOXES; ++j) load_box<TileB>(st_b, &args.tma_b, j, k0, n0, batch, bar);
+            }
         } else if constexpr (TileA::BOXES == TileB::BOXES) {
             // The same number of boxes (K-major tiles of 16-bit types): A's and B's slabs of
             // one K range are issued together.
@@ -64,33 +74,41 @@ template <class Cfg, class TileA, class TileB> struct GtTmaRing {
                 load_box<TileB>(st + gt_u32(TileA::BYTES), &args.tma_b, j, k0, n0, batch, bar);
         }
     }
-    // This workgroup's share of an operand tile the cluster shares, multicast into the slot of
-    // every workgroup of the cluster: of a K-major tile a slice of every box, BOX_ROWS /
-    // CLUSTER of its rows (the operand's tensor map has boxes that much shorter); of an M- or
-    // N-major one whole chunks, BOXES / CLUSTER of them.
-    template <class Tile>
-    GT_DEVICE static void share(gt_u32 tile, const GtTensorMap* map, int k0, int mn0, int batch, gt_u32 bar) {
-        constexpr int CLUSTER = Cfg::CLUSTER;
-        const int rank = int(gt_cluster_rank());
-        const unsigned short all = (unsigned short)((1u << CLUSTER) - 1);
+    // Share `part` of SHARERS of an operand tile, multicast into the slots of the workgroups
+    // in `ranks`: of a K-major tile a slice of every box, BOX_ROWS / SHARERS of its rows (the
+    // operand's tensor map has boxes that much shorter); of an M- or N-major one whole chunks,
+    // BOXES / SHARERS of them, where they divide evenly.
+    template <class Tile, int SHARERS>
+    GT_DEVICE static void share(gt_u32 tile, const GtTensorMap* map, int k0, int mn0, int batch, gt_u32 bar, int part,
+                                unsigned short ranks) {
         if constexpr (Tile::K_MAJOR) {
-            static_assert(Tile::BOX_ROWS % (8 * CLUSTER) == 0,
+            static_assert(Tile::BOX_ROWS % (8 * SHARERS) == 0,
                           "a cluster shares K-major tiles whose boxes split into whole 8-row groups");
-            constexpr int SLICE = Tile::BOX_ROWS / CLUSTER;
+            constexpr int SLICE = Tile::BOX_ROWS / SHARERS;
 #pragma unroll
             for (int j = 0; j < Tile::BOXES; ++j)
-                gt_tma_load_3d_multicast(tile + gt_u32(Tile::box_dst(j) + rank * SLICE * 128), map,
-                                         Tile::box_c0(j, k0, mn0), Tile::box_c1(j, k0, mn0) + rank * SLICE, batch,
-                                         bar, all);
-        } else {
-            static_assert(Tile::BOXES % CLUSTER == 0, "a cluster shares M- or N-major tiles in whole chunks");
-            constexpr int SHARE = Tile::BOXES / CLUSTER;
+                gt_tma_load_3d_multicast(tile + gt_u32(Tile::box_dst(j) + part * SLICE * 128), map,
+                                         Tile::box_c0(j, k0, mn0), Tile::box_c1(j, k0, mn0) + part * SLICE, batch,
+                                         bar, ranks);
+        } else if constexpr (Tile::BOXES % SHARERS == 0) {
+            constexpr int SHARE = Tile::BOXES / SHARERS;
 #pragma unroll
             for (int i = 0; i < SHARE; ++i) {
-                const int j = rank * SHARE + i;
+                const int j = part * SHARE + i;
                 gt_tma_load_3d_multicast(tile + gt_u32(Tile::box_dst(j)), map, Tile::box_c0(j, k0, mn0),
-                                         Tile::box_c1(j, k0, mn0), batch, bar, all);
+                                         Tile::box_c1(j, k0, mn0), batch, bar, ranks);
             }
+        } else {
+            // Too few chunks to share out: a slice of K of every chunk (the operand's tensor
+            // map has boxes that much shorter), each keeping the swizzle period aligned.
+            constexpr int SLICE = Tile::DEPTH / SHARERS;
+            static_assert(Tile::DEPTH % (8 * SHARERS) == 0 && SLICE * Tile::PITCH % GT_SW128_PERIOD == 0,
+                          "a cluster shares M- or N-major tiles in whole chunks or in aligned slices of K");
+#pragma unroll
+            for (int j = 0; j < Tile::BOXES; ++j)
+                gt_tma_load_3d_multicast(tile + gt_u32(Tile::box_dst(j) + part * SLICE * Tile::PITCH), map,
+                                         Tile::box_c0(j, k0, mn0), Tile::box_c1(j, k0, mn0) + part * SLICE, batch,
+                                         bar, ranks);
         }
     }
     // Box j of an operand tile whose slot is at LDS address `tile`.

@@ -11,10 +11,10 @@
 //   producer warp: for each tile, each K tile: wait for a free slot, issue its boxes
 //   warpgroups:    for each tile: multiply each stage, free its slot; stage the tile, store it
 //
-// A cluster of CLUSTER_N workgroups along N (ClusterN) walks the tiles as one: cluster c takes
-// groups of CLUSTER_N neighbouring tiles along N c, c + clusters, ..., each workgroup the tile
-// of its rank, and the A tile of each stage is shared (loader/gt_tma_loader.h); a cluster of
-// CLUSTER_M along M (ClusterM) likewise takes groups of tiles along M and shares B.
+// A cluster of CLUSTER_M x CLUSTER_N workgroups (ClusterM, ClusterN) walks the tiles as one:
+// cluster c takes the blocks of CLUSTER_M x CLUSTER_N neighbouring tiles c, c + clusters, ...,
+// each workgroup the tile of its rank (layout/gt_cluster_layout.h), and the A tile of each
+// stage is shared along a tile row, the B tile along a column (loader/gt_tma_loader.h).
 //
 // Stream-K (PersistentKernel=1 with GSU1S): instead of whole tiles, each cluster takes an
 // even share of all (tile group, K tile) units (scheduler/gt_tile_walk.h), so a tile count
@@ -99,7 +99,7 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
         unsigned char* const smem = Mainloop::lds_base(lds);
         const int tiles_m = int((args.m + MT0 - 1) / MT0), tiles_n = int((args.n + MT1 - 1) / MT1);
         const int ktiles = int((args.k + DU - 1) / DU);
-        // Groups of CLUSTER_N tiles along N (CLUSTER_M along M): one per cluster at a time.
+        // Blocks of CLUSTER_M x CLUSTER_N tiles: one per cluster at a time.
         constexpr int CN = Cfg::CLUSTER_N, CM = Cfg::CLUSTER_M;
         const int groups_mn = (tiles_m / CM) * (tiles_n / CN), groups = groups_mn * args.batch;
         const int cluster = int(blockIdx.x) / Cfg::CLUSTER, clusters = int(gridDim.x) / Cfg::CLUSTER;
@@ -176,7 +176,7 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
             constexpr int IN_FLIGHT = Cfg::PLR;
             // `done`: the place of the oldest stage not yet released.
             auto release = [&](GtRingPos<STAGES>& done) {
-                if (pos.lane == 0) free.release(done.slot);
+                free.release(done.slot, pos.lane);
                 done.next();
             };
             float acc[ACC];

@@ -1,8 +1,8 @@
 // scheduler/gt_tile_map.h: which output tile a workgroup computes. WorkGroupMapping:
 // consecutive workgroups walk down a group of WGM tile rows (along M) before moving to the next
-// tile column, so the B columns they share stay in L2. ClusterN: the CN workgroups of a
-// cluster take CN neighbouring tiles of one row, which share their A tile; ClusterM: the CM
-// workgroups of a cluster CM neighbouring tiles of one column, which share their B tile.
+// tile column, so the B columns they share stay in L2. ClusterM x ClusterN: the workgroups of a
+// cluster take a block of neighbouring tiles; those of one row share their A tile, those of
+// one column their B tile (layout/gt_cluster_layout.h).
 #pragma once
 
 template <int WGM> GT_DEVICE void gt_tile_of(int id, int tiles_m, int tiles_n, int& tm, int& tn) {
@@ -15,16 +15,17 @@ template <int WGM> GT_DEVICE void gt_tile_of(int id, int tiles_m, int tiles_n, i
     tn = in_group / rows;
 }
 
-// The tile of this workgroup when clusters of CN workgroups along N (ClusterN) take groups of
-// CN neighbouring tiles of a row (tiles_n a multiple of CN), or clusters of CM along M
-// (ClusterM) groups of CM neighbouring tiles of a column (tiles_m a multiple of CM): group
-// `group` in WorkGroupMapping order over the groups, and in it the tile of this workgroup's
-// rank in its (CN * CM, 1, 1) cluster, blockIdx.x % (CN * CM). CN = CM = 1 is gt_tile_of.
+// The tile of this workgroup when clusters of CM x CN workgroups (ClusterM, ClusterN) take
+// CM x CN blocks of neighbouring tiles (tiles_m a multiple of CM, tiles_n of CN): block
+// `group` in WorkGroupMapping order over the blocks, and in it the tile of this workgroup's
+// rank in its (CN * CM, 1, 1) cluster, blockIdx.x % (CN * CM), as layout/gt_cluster_layout.h
+// places it. CN = CM = 1 is gt_tile_of.
 template <int WGM, int CN, int CM>
 GT_DEVICE void gt_cluster_tile_of(int group, int tiles_m, int tiles_n, int& tm, int& tn) {
-    const int rank = int(blockIdx.x) % (CN * CM);
+    using Layout = GtClusterLayout<CN, CM>;
+    const int rank = int(blockIdx.x) % Layout::SIZE;
     int gm, gn;
     gt_tile_of<WGM>(group, tiles_m / CM, tiles_n / CN, gm, gn);
-    tm = gm * CM + (CM > 1 ? rank : 0);
-    tn = gn * CN + (CN > 1 ? rank : 0);
+    tm = gm * CM + Layout::m_of(rank);
+    tn = gn * CN + Layout::n_of(rank);
 }

@@ -73,6 +73,10 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
         include_str!("../../kernels/layout/gt_gemv_view.h"),
     ),
     (
+        "layout/gt_cluster_layout.h",
+        include_str!("../../kernels/layout/gt_cluster_layout.h"),
+    ),
+    (
         "loader/gt_ring_pos.h",
         include_str!("../../kernels/loader/gt_ring_pos.h"),
     ),
@@ -504,13 +508,15 @@ pub fn tma_boxes(cfg: &KernelConfig, p: &GemmProblem) -> [TmaBox; 2] {
     let mut a = boxes(true, p.a_type, cfg.mt0);
     let mut b = boxes(false, p.b_type, cfg.mt1);
     // In a cluster sharing A (B) each workgroup loads a 1/ClusterN (1/ClusterM) slice of every
-    // box of a K-major tile (kernels/loader/gt_tma_loader.h, constraints::cluster).
-    if a.k_major {
-        a.outer /= cfg.cn.max(1);
-    }
-    if b.k_major {
-        b.outer /= cfg.cm.max(1);
-    }
+    // box of a K-major tile, and of an M- or N-major one whose chunks do not divide among the
+    // sharers (kernels/loader/gt_tma_loader.h, constraints::cluster).
+    let slice = |bx: &mut TmaBox, rows: u32, sharers: u32| {
+        if sharers > 1 && (bx.k_major || !rows.div_ceil(bx.inner).is_multiple_of(sharers)) {
+            bx.outer /= sharers;
+        }
+    };
+    slice(&mut a, cfg.mt0, cfg.cn.max(1));
+    slice(&mut b, cfg.mt1, cfg.cm.max(1));
     [a, b]
 }
 
@@ -1206,6 +1212,25 @@ mod tests {
         assert_eq!(launch_plan(&single, &big, &t).grid, [131, 1, 1]);
         assert_eq!(launch_plan(&single, &big, &t).tma.unwrap()[0].outer, 128);
         assert!(!defines(&single, &big, &t).contains("GT_CLUSTER_N"));
+        // A 2 x 4 block (ClusterM 2, ClusterN 4) of 96x64 swapped tiles on 768x768 NT: eight
+        // workgroups a cluster; A M-major in three chunks of 32 rows, too
+        // few for four sharers: slices of 32 of its 128 k. B N-major in one chunk of 64, too
+        // few for two: slices of 64 k.
+        let mut nt = GemmProblem::new(768, 768, 4096);
+        (nt.trans_a, nt.trans_b, nt.lda, nt.ldb) =
+            (crate::problem::Trans::N, crate::problem::Trans::T, 0, 0);
+        nt.fill_defaults();
+        let block = KernelConfig::parse(
+            "MT96x64x128_MI64x8x16_WG4x1_PGR5_PLR1_LPA0_LPB0_SW1_GSU1_WGM1_GRVW8_SVW8_SU0_PW1_SAB1_CN4_CM2",
+        )
+        .unwrap();
+        let plan = launch_plan(&block, &nt, &t);
+        assert_eq!(plan.grid, [96, 1, 1]);
+        let [a, b] = plan.tma.unwrap();
+        assert_eq!((a.k_major, a.inner, a.outer), (false, 32, 32));
+        assert_eq!((b.k_major, b.inner, b.outer), (false, 64, 64));
+        let d = defines(&block, &nt, &t);
+        assert!(d.contains("#define GT_CLUSTER_N 4\n") && d.contains("#define GT_CLUSTER_M 2\n"));
     }
 
     #[test]

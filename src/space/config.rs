@@ -148,8 +148,9 @@ pub struct KernelConfig {
     pub pu: u32,
     /// ClusterM (warpgroup path with the producer warp only): the workgroups run in clusters
     /// of this many along M, which share one column of tiles and so their B tile (each loads
-    /// a share of it into all of them), the mirror of ClusterN; at most one of the two is above
-    /// 1. Named `_CM<n>` after ClusterN's place in the kernel name only when above 1.
+    /// a share of it into all of them), the mirror of ClusterN. Both above 1 make a ClusterM x
+    /// ClusterN block of tiles (at most eight workgroups) sharing A along its rows and B along
+    /// its columns. Named `_CM<n>` after ClusterN's place in the kernel name only when above 1.
     #[serde(default = "one")]
     pub cm: u32,
     /// PackMNMajor (FMA path, NVIDIA): which K-contiguous operands are copied M- or N-major

@@ -179,6 +179,13 @@ impl Space {
     /// against 13.5 on 64x96 [11.8]; 576x512x7168 (DeepSeek-V3's KV down-projection at 512
     /// tokens) on 96x64 split in two 16.2 against 17.1 for the best unswapped start, 64x48
     /// [15.1].
+    /// An M-major A (NN, NT) is read in chunks of 32 rows of 64 bytes, which the tensor
+    /// memory accelerator fetches slowly: there clusters of four along N (two where the
+    /// tiles along N pair up only or the workgroups pass three quarters of the compute units)
+    /// share it, each workgroup loading a quarter of every chunk's K. 768x768x4096, same call: NT
+    /// 15.4 us in fours against 18.1 unclustered [13.7], NN 15.6 against 18.5 [13.9]; with a
+    /// K-major A fours gain nothing (TN 15.6 against 15.7 [13.2], TT 15.3 against 15.0
+    /// [13.1]).
     pub fn few_tile_swapped_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         if self.few_tile_wave_tile(None).is_none() || !self.domain(ParamId::SwapAB).contains(1) {
@@ -202,7 +209,22 @@ impl Space {
             ],
         ]
         .concat();
-        Some(self.with_deepest_pipeline(&prefs)?.raw_default())
+        // Clusters of four must each find four free compute units in one GPU processing
+        // cluster: 96 workgroups in fours ran in one wave on an H200, 128 in two (1024x1024x8192
+        // on 64x128 tiles 53.2 us against 37.5 unclustered), 128 in pairs in one (36.5).
+        let clusters: &[i64] = if p.k_contiguous(true) {
+            &[1]
+        } else if tiles * split * 4 <= cus * 3 {
+            &[4, 2, 1]
+        } else {
+            &[2, 1]
+        };
+        clusters.iter().find_map(|&cluster| {
+            let space = self.with_deepest_pipeline(
+                &[prefs.as_slice(), &[(ParamId::ClusterN, cluster)]].concat(),
+            )?;
+            Some(space.raw_default())
+        })
     }
 
     /// The preferences of the few-tile start ([`Space::few_tile_wave_start`]) where it
@@ -466,6 +488,32 @@ mod tests {
                 h200(m, n, k).few_tile_wave_starts().is_empty(),
                 "{m}x{n}x{k}"
             );
+        }
+    }
+
+    /// The swapped few-tile start shares an M-major A in clusters of four along N where its
+    /// tiles along N come in fours and make at most three quarters of a wave, of two where
+    /// in pairs, and a K-major A not at all.
+    #[test]
+    fn few_tile_swapped_start_clusters_an_m_major_a() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        for (n, ta, tb, want) in [
+            (768, Trans::N, Trans::T, 4),
+            (768, Trans::N, Trans::N, 4),
+            (640, Trans::N, Trans::N, 2),
+            // 8 x 16 = 128 workgroups: fours would not all fit at once.
+            (1024, Trans::N, Trans::T, 2),
+            (768, Trans::T, Trans::N, 1),
+            (768, Trans::T, Trans::T, 1),
+        ] {
+            let s = Space::for_problem(&problem(768, n, 4096, ta, tb), &hw);
+            let c = s.few_tile_swapped_start().expect("swapped");
+            assert_eq!(
+                (c.sab, c.mt0, c.mt1, c.cn, c.cm),
+                (1, 96, 64, want, 1),
+                "{n} {ta:?}{tb:?}"
+            );
+            s.check(&c).unwrap();
         }
     }
 

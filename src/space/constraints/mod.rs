@@ -211,8 +211,9 @@ mod tests {
     }
 
     /// Clusters sharing A: the warpgroup path with its producer warp, a K-major A whose
-    /// boxes split into whole 8-row slices or an M-major one in whole chunks, N in whole groups of ClusterN tiles, no stream-K,
-    /// sizes the space offers, NVIDIA only.
+    /// boxes split into whole 8-row slices or an M-major one in whole chunks or aligned
+    /// slices of K, N in whole groups of ClusterN tiles, no stream-K, sizes the space offers
+    /// (blocks with ClusterM of at most eight), NVIDIA only.
     #[test]
     fn clusters_share_a_tiles_of_whole_tile_groups() {
         use crate::problem::DataType;
@@ -224,8 +225,11 @@ mod tests {
         assert_eq!(rule(&ok, &p, &hw), "ok");
         for (c, why) in [
             (KernelConfig { pw: 0, ..ok }, "producer warp"),
-            (KernelConfig { cn: 4, ..ok }, "ClusterN is one of"),
+            (KernelConfig { cn: 8, ..ok }, "ClusterN is one of"),
             (KernelConfig { cn: 3, ..ok }, "ClusterN is one of"),
+            (KernelConfig { cn: 4, cm: 4, ..ok }, "at most 8 workgroups"),
+            // N = 160 in two tiles of 80: no whole group of four.
+            (KernelConfig { cn: 4, ..ok }, "groups of 4 tiles"),
             // N = 160 in three tiles of 64: no whole pair.
             (KernelConfig { mt1: 64, ..ok }, "groups of 2 tiles"),
         ] {
@@ -258,14 +262,30 @@ mod tests {
             };
             assert_eq!(rule(&split, &p, &hw), "ok", "{}", split.name());
         }
-        // An M-major A is shared in whole chunks: 64 rows are one chunk of 64 (not two),
-        // 128 rows two; copied K-major first (PackUnaligned, lda = 3000) it is sliced by rows.
+        // An M-major A is shared in whole chunks where they divide among the cluster (128
+        // rows: two of 64), else in slices of K of 1024 bytes (64 rows: one chunk, each of a
+        // pair loading 32 of its 64 k, 4096 bytes), in place or (PackUnaligned, lda = 3000)
+        // copied K-major first and sliced by rows.
         let mut nn = GemmProblem::new(3584, 160, 18944);
         (nn.trans_a, nn.lda) = (Trans::N, 0);
         nn.fill_defaults();
-        let v = check(&ok, &nn, &hw).unwrap_err();
+        assert_eq!(rule(&ok, &nn, &hw), "ok");
+        // Swapped 16-row tiles: one chunk of 16 (32-byte rows); four sharers would slice 64 k
+        // into 16 rows of 512 bytes.
+        let mut nn512 = GemmProblem::new(3584, 512, 18944);
+        (nn512.trans_a, nn512.lda) = (Trans::N, 0);
+        nn512.fill_defaults();
+        let fours = KernelConfig {
+            mt0: 16,
+            mt1: 128,
+            sab: 1,
+            cn: 4,
+            ..ok
+        };
+        assert_eq!(rule(&KernelConfig { cn: 2, ..fours }, &nn512, &hw), "ok");
+        let v = check(&fours, &nn512, &hw).unwrap_err();
         assert!(
-            v.rule == "cluster" && v.message.contains("whole chunks"),
+            v.rule == "cluster" && v.message.contains("slices of K of 1024 bytes"),
             "{v}"
         );
         let two_chunks = KernelConfig {
@@ -278,11 +298,10 @@ mod tests {
         let mut nn3000 = GemmProblem::new(3000, 160, 18944);
         (nn3000.trans_a, nn3000.lda) = (Trans::N, 0);
         nn3000.fill_defaults();
-        assert_eq!(rule(&ok, &nn3000, &hw), "cluster");
+        assert_eq!(rule(&ok, &nn3000, &hw), "ok");
         assert_eq!(rule(&KernelConfig { pu: 1, ..ok }, &nn3000, &hw), "ok");
         // ClusterM: the mirror along M, sharing B (K-major here: slices of 8 rows of its
-        // 80-row box); 3584 rows are 56 tiles of 64 (pairs), 3000 are 47 (no whole pair); never
-        // with ClusterN.
+        // 80-row box); 3584 rows are 56 tiles of 64 (pairs), 3000 are 47 (no whole pair).
         let along_m = KernelConfig { cn: 1, cm: 2, ..ok };
         assert_eq!(rule(&along_m, &p, &hw), "ok");
         let v = check(&along_m, &GemmProblem::new(3000, 160, 18944), &hw).unwrap_err();
@@ -290,16 +309,26 @@ mod tests {
             v.rule == "cluster" && v.message.contains("groups of 2 tiles along M"),
             "{v}"
         );
-        let both = KernelConfig { cm: 2, ..ok };
-        assert!(check(&both, &p, &hw)
-            .unwrap_err()
-            .message
-            .contains("not both"));
-        // B N-major (NT), 80 columns: no whole chunks of 64 to share.
+        // Both: a 2 x 2 block sharing A along its rows and B along its columns, each rule
+        // checked on its own direction (A's 64-row boxes in quarters of 16 along a row of
+        // four; B's 80-row boxes do not split into four whole 8-row groups).
+        assert_eq!(rule(&KernelConfig { cm: 2, ..ok }, &p, &hw), "ok");
+        let block = KernelConfig { cm: 4, cn: 2, ..ok };
+        let v = check(&block, &p, &hw).unwrap_err();
+        assert!(
+            v.rule == "cluster" && v.message.contains("ClusterM 4 cuts each B box of 80 rows"),
+            "{v}"
+        );
+        // B N-major (NT), 80 columns: five chunks of 16 (32-byte rows) shared in slices of 32
+        // k (1024 bytes), not of 16 among four.
         let mut nt = GemmProblem::new(3584, 160, 18944);
         (nt.trans_b, nt.ldb) = (Trans::T, 0);
         nt.fill_defaults();
-        assert_eq!(rule(&along_m, &nt, &hw), "cluster");
+        assert_eq!(rule(&along_m, &nt, &hw), "ok");
+        assert_eq!(
+            rule(&KernelConfig { cm: 4, ..along_m }, &nt, &hw),
+            "cluster"
+        );
         assert_eq!(
             rule(
                 &KernelConfig {
