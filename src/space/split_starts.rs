@@ -43,6 +43,55 @@ impl Space {
         Some(space.raw_default())
     }
 
+    /// A start for skinny GEMMs (one side of 9 to 32: decode at a small batch, a router)
+    /// whose tiles of 64 along the long side leave at least half the compute units idle: the
+    /// whole short side in one tile (swapped where it is M), two 128-byte rows of K a stage,
+    /// K split two to four ways so that the tiles times the split fill at most one wave, each
+    /// split streaming at least 8 stages, the splits summed in the kernel (GSU<n>K), the
+    /// producer warp loading as deep as fits. cuBLASLt cuts these the same way
+    /// (`nvjet_sm90_tst_64x16_64x16_4x1_v_bz_splitK` on 2048x16x3584, `_16x64_..._splitK`
+    /// on 16x2048x4096: K in four). H200, kernel against kernel, same call (cuBLASLt in
+    /// brackets): 2048x16x3584 on 64x16 in three 10.3 us, in two or four 10.5, against 11.2
+    /// for bench's default set's best (stream-K) [11.9]; 16x2048x4096 on the swapped 16x64
+    /// in three 10.7, in four 11.0, against 12.0 [14.2]. One 128-byte row of K a stage ran
+    /// 0.2-0.5 us slower, the reduction kernel (GSU<n>R) 0.7-2.0.
+    pub fn skinny_split_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let start = self.raw_default();
+        let short = p.m.min(p.n);
+        if !constraints::is_wgmma(&start) || !(constraints::GEMV_MAX_N + 1..=32).contains(&short) {
+            return None;
+        }
+        let swapped = p.m < p.n;
+        let across = (short + 15) / 16 * 16;
+        let (mt0, mt1) = if swapped { (across, 64) } else { (64, across) };
+        let tiles = tile_count(p, mt0, mt1);
+        let cus = self.hw.compute_units as i64;
+        if tiles * 2 > cus {
+            return None;
+        }
+        let depth = 256 / p.a_type.bytes() as i64;
+        let stages = (p.k + depth - 1) / depth;
+        let split = (2..=4)
+            .rev()
+            .find(|&s| tiles * s <= cus && stages >= 8 * s)?;
+        let space = self.with_deepest_pipeline(&[
+            (ParamId::MacroTile0, mt0),
+            (ParamId::MacroTile1, mt1),
+            (ParamId::WavesM, 4),
+            (ParamId::WavesN, 1),
+            (ParamId::SwapAB, i64::from(swapped)),
+            (ParamId::DepthU, depth),
+            (ParamId::GlobalSplitU, split),
+            (ParamId::GlobalSplitUAlgorithm, 3),
+            (ParamId::PersistentKernel, 0),
+            (ParamId::WorkGroupMapping, 1),
+            (ParamId::PrefetchLocalRead, 1),
+            (ParamId::ProducerWarp, 1),
+        ])?;
+        Some(space.raw_default())
+    }
+
     /// A start for GEMMs whose 128x128 tiles are fewer than the compute units (and more than
     /// a quarter of them) with K long enough to split: those tiles with K split in two to
     /// four so that they fill one wave, the splits summed in the kernel (GSU<n>K). The default
@@ -271,6 +320,40 @@ mod tests {
         for (m, n, k) in [(16032, 109, 16384), (4096, 4096, 4096), (10240, 128, 8192)] {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
             assert_eq!(s.split_start(), None, "{m}x{n}x{k}");
+        }
+    }
+
+    #[test]
+    fn skinny_problems_on_few_tiles_start_split_in_the_kernel() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // (m, n, k, tile, split): 32 tiles of 28 stages in three (four would leave seven
+        // stages a split), 32 of 32 stages in four, 64 tiles in two; M of 16 swapped.
+        for (m, n, k, tile, split) in [
+            (2048, 16, 3584, (64, 16, 0), 3),
+            (16, 2048, 4096, (16, 64, 1), 4),
+            (4096, 32, 4096, (64, 32, 0), 2),
+            (24, 4096, 4096, (32, 64, 1), 2),
+        ] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            let c = s.skinny_split_start().expect("skinny, few tiles");
+            s.check(&c).unwrap();
+            assert_eq!((c.mt0, c.mt1, c.sab), tile, "{m}x{n}x{k}");
+            assert_eq!(
+                (c.gsu, c.gsu_algo, c.depth_u, c.pw),
+                (split, GsuAlgo::SingleKernel, 128, 1)
+            );
+            assert!(s.extra_starts().contains(&c), "{m}x{n}x{k}");
+        }
+        // GEMV widths, a short side past 32, tiles that fill half the GPU, K too short to
+        // split: none.
+        for (m, n, k) in [
+            (4096, 8, 4096),
+            (2048, 48, 4096),
+            (8192, 16, 4096),
+            (2048, 16, 1024),
+        ] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            assert_eq!(s.skinny_split_start(), None, "{m}x{n}x{k}");
         }
     }
 }

@@ -546,6 +546,7 @@ impl Space {
             .chain(full.three_warpgroup_waves_start())
             .chain(full.few_tile_wave_starts())
             .chain(full.split_start())
+            .chain(full.skinny_split_start())
             .chain(full.long_k_split_start())
             .chain(full.square_split_start())
             .chain(full.fma_small_tile_split_starts())
