@@ -45,6 +45,16 @@ const EIGHT_BIT_ONE_WAVE_STAGES: i64 = 6;
 /// 6, against 35.6 for the persistent 128-row tile [35.4].
 const EIGHT_BIT_TWO_WAVES_STAGES: i64 = 4;
 
+/// 16-bit A whose K fits one stage of 128 k but not one of 64, with a wave of 128-row tiles
+/// or more (decode attention scores over a head of 128, batched per head): the 128-row tile
+/// with all of K in one stage, this many tiles ahead, each tile's instructions waited for before the next
+/// (PrefetchLocalRead 0), so a tile costs one barrier round trip instead of two. H200, kernel
+/// against kernel, one call [cuBLASLt]: 4096x1x128 x32 14.2 us against 14.7 for 64 k a stage
+/// at 12 stages [13.7]; 2048x1x128 x64 14.0 against 14.6 [13.1]; 8192x4x128 x8 9.9 against
+/// 10.0 [9.1]; 16384x8x128 6.1 against 6.3 [8.7]; 4096x16x128 x32 14.9 against 15.3 [13.3].
+/// Six stages, or PrefetchLocalRead 1, ran 0.2-0.5 us slower.
+const WHOLE_K_STAGES: i64 = 4;
+
 impl Space {
     /// N of at most 64 columns on the warpgroup path, with at least three eighths of a wave
     /// of 64-row tiles: one N tile of N rounded up to 16, the persistent kernel on whole
@@ -82,27 +92,29 @@ impl Space {
         if short_tiles * 8 < cus * 3 {
             return None;
         }
-        // (rows, k a stage, stages, persistent). The 128-row tile's 64 k are 64 bytes of an
-        // 8-bit type, less than a swizzled row: there it takes 128 k.
-        let cuts: &[(i64, i64, i64, i64)] = if p.a_type.bytes() == 1 {
+        // (rows, k a stage, stages, persistent, PrefetchLocalRead). The 128-row tile's 64 k
+        // are 64 bytes of an 8-bit type, less than a swizzled row: there it takes 128 k.
+        let cuts: &[(i64, i64, i64, i64, i64)] = if p.a_type.bytes() == 1 {
             if short_tiles >= 2 * cus {
-                &[(64, 128, EIGHT_BIT_TWO_WAVES_STAGES, 0)]
+                &[(64, 128, EIGHT_BIT_TWO_WAVES_STAGES, 0, 1)]
             } else if short_tiles >= cus {
-                &[(64, 128, EIGHT_BIT_ONE_WAVE_STAGES, 0)]
+                &[(64, 128, EIGHT_BIT_ONE_WAVE_STAGES, 0, 1)]
             } else {
-                &[(64, 256, EIGHT_BIT_UNDER_A_WAVE_STAGES, 1)]
+                &[(64, 256, EIGHT_BIT_UNDER_A_WAVE_STAGES, 1, 1)]
             }
+        } else if tile_count(p, 128, mt1) >= cus && (65..=128).contains(&p.k) {
+            &[(128, 128, WHOLE_K_STAGES, 1, 0)]
         } else if tile_count(p, 128, mt1) >= cus {
             &[
-                (128, 64, START_STAGES_MAX, 1),
-                (128, 128, START_STAGES_MAX, 1),
+                (128, 64, START_STAGES_MAX, 1, 1),
+                (128, 128, START_STAGES_MAX, 1, 1),
             ]
         } else {
-            &[(64, 128, SHORT_TILE_STAGES, 1)]
+            &[(64, 128, SHORT_TILE_STAGES, 1, 1)]
         };
         let plain = cuts
             .iter()
-            .find_map(|&(mt0, depth_u, stages, persistent)| {
+            .find_map(|&(mt0, depth_u, stages, persistent, plr)| {
                 let space = self.with_pipeline_up_to(
                     &[
                         (ParamId::MacroTile0, mt0),
@@ -113,7 +125,7 @@ impl Space {
                         (ParamId::SwapAB, 0),
                         (ParamId::ProducerWarp, 1),
                         (ParamId::PersistentKernel, persistent),
-                        (ParamId::PrefetchLocalRead, 1),
+                        (ParamId::PrefetchLocalRead, plr),
                         (ParamId::GlobalSplitU, 1),
                         (ParamId::GlobalSplitUAlgorithm, 1),
                     ],
@@ -182,6 +194,19 @@ mod tests {
                 ..c
             };
             assert!(!starts.contains(&twin), "{m}x{n}x{k}");
+        }
+        // All of K in one stage of the 128-row tile, four tiles ahead, each tile's
+        // instructions waited for: decode attention scores over 32 heads of 128, and K of
+        // 128 unbatched.
+        for batch in [32, 1] {
+            let mut p = GemmProblem::new(if batch == 1 { 32768 } else { 4096 }, 1, 128);
+            p.batch = batch;
+            p.fill_defaults();
+            let s = Space::for_problem(&p, &HwSpec::by_name("H200").unwrap());
+            let c = s.narrow_n_start().expect("a wave of 128-row tiles");
+            s.check(&c).unwrap();
+            let got = (c.mt0, c.mt1, c.depth_u, c.pgr, c.plr, c.pk);
+            assert_eq!(got, (128, 16, 128, 4, 0, 1), "batch {batch}");
         }
         // N past 64, too few rows for three eighths of a wave, M-narrow: none.
         for (m, n, k) in [(14336, 65, 4096), (3072, 8, 4096), (8, 14336, 4096)] {
