@@ -771,6 +771,23 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
             false,
             false,
         ),
+        // A 2 x 4 block of swapped tiles sharing an M-major A (three chunks of 32) in slices of K
+        // along its rows and an N-major B along its columns; a 2 x 2 block on the persistent
+        // kernel.
+        (
+            problem(768, 768, 4096, "NT", Bf16, Bf16, 0.0, 1),
+            "MT96x64x128_MI64x8x16_WG4x1_PGR5_PLR1_LPA0_LPB0_SW1_GSU1_WGM1_GRVW8_SVW8_SU0_PW1_SAB1_CN4_CM2",
+            "1, 1",
+            false,
+            false,
+        ),
+        (
+            problem(2048, 2048, 2048, "TN", Bf16, Bf16, 0.0, 1),
+            "MT128x128x128_MI64x8x16_WG4x2_PGR3_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1_CN2_CM2",
+            "",
+            false,
+            false,
+        ),
         (
             problem(2000, 3000, 1024, "TN", Bf16, Bf16, 0.0, 2),
             "MT128x128x64_MI64x8x16_WG4x2_PGR4_PLR0_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0_PW1_SAB1_PK1",

@@ -7,7 +7,7 @@
 // (layout/gt_cluster_layout.h; one lane per peer, the arrivals in parallel), and a slot's
 // phase completes only when all the workgroups it writes into are done with it.
 //
-//   consumers: release(slot, lane)  -> CONSUMER_WARPS * PEERS arrivals per phase
+//   consumers: where arrives(lane), release(slot, lane) -> CONSUMER_WARPS * PEERS arrivals per phase
 //   producer:  wait_refill(pos, it) before loading the it-th stage into its slot
 #pragma once
 
@@ -50,12 +50,23 @@ template <class Cfg> struct GtFreeSlots {
         if (it < STAGES) return;
         gt_mbar_wait(bar0 + 8 * p.slot, p.phase ^ 1u);
     }
-    // Every lane of a consumer warp: the warp is done with `slot`.
+    // Whether lane `lane` of a consumer warp arrives when the warp is done with a slot: one
+    // lane per peer, lane 0 alone without a cluster. The caller tests it, so that an
+    // unclustered warp's other lanes skip the call as they always did (testing it inside
+    // cost a 128x256 tile a spilled register).
+    GT_DEVICE static bool arrives(int lane) {
+        if constexpr (CLUSTER > 1) {
+            return lane < PEERS;
+        } else {
+            return lane == 0;
+        }
+    }
+    // Lane `lane` of a consumer warp, where it `arrives`: the warp is done with `slot`.
     GT_DEVICE void release(int slot, int lane) const {
         const gt_u32 bar = bar0 + 8 * slot;
         if constexpr (CLUSTER > 1) {
-            if (lane < PEERS) gt_mbar_arrive_cluster(bar, gt_u32(Layout::peer(int(gt_cluster_rank()), lane)));
-        } else if (lane == 0) {
+            gt_mbar_arrive_cluster(bar, gt_u32(Layout::peer(int(gt_cluster_rank()), lane)));
+        } else {
             gt_mbar_arrive(bar);
         }
     }

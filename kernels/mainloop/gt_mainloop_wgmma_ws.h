@@ -42,7 +42,7 @@ template <class Cfg> struct GtWgmmaMainloopWs : GtWgmmaMainloop<Cfg> {
                 st.multiply(acc, p.slot);
                 Compute::template settle<IN_FLIGHT>(acc);
                 if (t >= IN_FLIGHT) {
-                    free.release(done.slot, pos.lane);
+                    if (free.arrives(pos.lane)) free.release(done.slot, pos.lane);
                     done.next();
                 }
             }

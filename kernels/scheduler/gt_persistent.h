@@ -176,7 +176,7 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
             constexpr int IN_FLIGHT = Cfg::PLR;
             // `done`: the place of the oldest stage not yet released.
             auto release = [&](GtRingPos<STAGES>& done) {
-                free.release(done.slot, pos.lane);
+                if (free.arrives(pos.lane)) free.release(done.slot, pos.lane);
                 done.next();
             };
             float acc[ACC];

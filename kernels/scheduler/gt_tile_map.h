@@ -26,6 +26,7 @@ GT_DEVICE void gt_cluster_tile_of(int group, int tiles_m, int tiles_n, int& tm, 
     const int rank = int(blockIdx.x) % Layout::SIZE;
     int gm, gn;
     gt_tile_of<WGM>(group, tiles_m / CM, tiles_n / CN, gm, gn);
-    tm = gm * CM + Layout::m_of(rank);
-    tn = gn * CN + Layout::n_of(rank);
+    // Unclustered directions take the block's first row or column at compile time.
+    tm = gm * CM + (CM > 1 ? Layout::m_of(rank) : 0);
+    tn = gn * CN + (CN > 1 ? Layout::n_of(rank) : 0);
 }
