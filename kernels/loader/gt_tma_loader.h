@@ -8,8 +8,8 @@
 // In a cluster of CLUSTER_M x CLUSTER_N workgroups (ClusterM, ClusterN,
 // layout/gt_cluster_layout.h) the CLUSTER_N workgroups of a tile row share its A tile of each
 // stage: each loads 1 / CLUSTER_N of it (of a K-major tile the rows, A's tensor map having
-// boxes that many times shorter; of an M-major one whole chunks) into the slots of all of them
-// at once. The CLUSTER_M workgroups of a tile column share B the same way; an operand nobody
+// boxes that many times shorter; of an M-major one whole chunks, or a slice of every chunk's K
+// where the chunks are too few) into the slots of all of them at once. The CLUSTER_M workgroups of a tile column share B the same way; an operand nobody
 // shares is loaded whole as usual. Every slot barrier still counts the whole stage's bytes;
 // the shares of the others arrive on it too. A slot may be refilled only once every workgroup
 // it is written into has released it (loader/gt_free_slots.h).

@@ -1213,9 +1213,8 @@ mod tests {
         assert_eq!(launch_plan(&single, &big, &t).tma.unwrap()[0].outer, 128);
         assert!(!defines(&single, &big, &t).contains("GT_CLUSTER_N"));
         // A 2 x 4 block (ClusterM 2, ClusterN 4) of 96x64 swapped tiles on 768x768 NT: eight
-        // workgroups a cluster; A M-major in three chunks of 32 rows, too
-        // few for four sharers: slices of 32 of its 128 k. B N-major in one chunk of 64, too
-        // few for two: slices of 64 k.
+        // workgroups a cluster. A is M-major in three chunks of 32 rows, too few for four
+        // sharers: slices of 32 of its 128 k; B N-major in one chunk of 64: slices of 64 k.
         let mut nt = GemmProblem::new(768, 768, 4096);
         (nt.trans_a, nt.trans_b, nt.lda, nt.ldb) =
             (crate::problem::Trans::N, crate::problem::Trans::T, 0, 0);

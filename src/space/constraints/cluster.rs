@@ -15,9 +15,11 @@ use crate::space::config::{GsuAlgo, KernelConfig};
 /// along one direction alone ran 1.6-2.2x slower than pairs on every shape tried on an H100
 /// (4096x128x4096 e4m3 on 64x32 tiles 29.2 us against 13.4 on 64x64 in pairs; 3584x160x18944
 /// 124.5 against 63.6): their A boxes of 16 rows and four remote releases per stage cost more
-/// than the shared reads save. A 4 is offered in two-dimensional clusters, where it is what
-/// the vendor library runs on few tiles with long K (2 x 4 clusters of 96x64 tiles on
-/// 768x768x4096).
+/// than the shared reads save. Fours are offered again since an M- or N-major tile can be
+/// shared in slices of K: on an H200 fours along N sharing an M-major A ran the swapped
+/// 96x64 tile of 768x768x4096 NT and NN 1.17-1.19x faster than unclustered
+/// (`Space::few_tile_swapped_start`), and two-dimensional blocks (2 x 4 is what the vendor
+/// library runs there) take them too.
 pub const CLUSTER_SIZES: [u32; 3] = [1, 2, 4];
 
 /// Workgroups of one cluster at most: the portable limit of the hardware (eight).
@@ -26,7 +28,8 @@ pub const MAX_CLUSTER: u32 = 8;
 /// `cluster`: ClusterN > 1 runs the warpgroup path with its producer warp on NVIDIA. The
 /// ClusterN workgroups of a tile row share its A tile: their producers multicast slices of a
 /// K-major A tile (each tensor-map box cut into ClusterN slices of whole 8-row groups) or
-/// whole chunks of an M-major one (ClusterN must divide their number). ClusterM > 1 is the
+/// whole chunks of an M-major one (slices of every chunk's K where ClusterN does not divide
+/// their number). ClusterM > 1 is the
 /// same along M, sharing B among a tile column; both above 1 make a ClusterM x ClusterN
 /// block of tiles, at most eight workgroups, each sharing A along its row and B along its
 /// column (kernels/layout/gt_cluster_layout.h). N must come in a whole number of groups of
