@@ -72,10 +72,19 @@ impl Space {
             &[(ParamId::PackUnaligned, i64::from(self.twin_copies()))],
         ]
         .concat();
-        [2, 1].into_iter().find_map(|cluster| {
-            let space = self.with_deepest_pipeline(
-                &[prefs.as_slice(), &[(ParamId::ClusterN, cluster)]].concat(),
-            )?;
+        self.deepest_along_n_clusters(&prefs, &[2, 1])
+    }
+
+    /// The start of `prefs` as deep as fits in clusters along N of the first of `sizes` (each
+    /// a ClusterN, largest first) for which such a start is valid.
+    fn deepest_along_n_clusters(
+        &self,
+        prefs: &[(ParamId, i64)],
+        sizes: &[i64],
+    ) -> Option<KernelConfig> {
+        sizes.iter().find_map(|&cluster| {
+            let space =
+                self.with_deepest_pipeline(&[prefs, &[(ParamId::ClusterN, cluster)]].concat())?;
             Some(space.raw_default())
         })
     }
@@ -219,12 +228,7 @@ impl Space {
         } else {
             &[2, 1]
         };
-        clusters.iter().find_map(|&cluster| {
-            let space = self.with_deepest_pipeline(
-                &[prefs.as_slice(), &[(ParamId::ClusterN, cluster)]].concat(),
-            )?;
-            Some(space.raw_default())
-        })
+        self.deepest_along_n_clusters(&prefs, clusters)
     }
 
     /// The preferences of the few-tile start ([`Space::few_tile_wave_start`]) where it

@@ -7,6 +7,7 @@
 
 use super::config::KernelConfig;
 use super::constraints;
+use super::one_wave::one_wave_tile;
 use super::param::ParamId;
 use super::tuning_space::{fills_wave, split_in_kernel_tile, tile_count, Space};
 
@@ -75,21 +76,17 @@ impl Space {
         let split = (2..=4)
             .rev()
             .find(|&s| tiles * s <= cus && stages >= 8 * s)?;
-        let space = self.with_deepest_pipeline(&[
-            (ParamId::MacroTile0, mt0),
-            (ParamId::MacroTile1, mt1),
-            (ParamId::WavesM, 4),
-            (ParamId::WavesN, 1),
-            (ParamId::SwapAB, i64::from(swapped)),
-            (ParamId::DepthU, depth),
-            (ParamId::GlobalSplitU, split),
-            (ParamId::GlobalSplitUAlgorithm, 3),
-            (ParamId::PersistentKernel, 0),
-            (ParamId::WorkGroupMapping, 1),
-            (ParamId::PrefetchLocalRead, 1),
-            (ParamId::ProducerWarp, 1),
-        ])?;
-        Some(space.raw_default())
+        // The one-wave starts' split tile, on one warpgroup (swapped: its 64 rows along N).
+        let prefs = [
+            one_wave_tile(mt0, mt1, split).as_slice(),
+            &[
+                (ParamId::SwapAB, i64::from(swapped)),
+                (ParamId::WavesM, 4),
+                (ParamId::DepthU, depth),
+            ],
+        ]
+        .concat();
+        Some(self.with_deepest_pipeline(&prefs)?.raw_default())
     }
 
     /// A start for GEMMs whose 128x128 tiles are fewer than the compute units (and more than
