@@ -6,7 +6,7 @@
 use super::config::{GsuAlgo, KernelConfig};
 use super::constraints;
 use super::param::ParamId;
-use super::tuning_space::{tile_count, tiles_pair_up, Space, NARROW_N_MAX};
+use super::tuning_space::{split_in_kernel_tile, tile_count, tiles_pair_up, Space, NARROW_N_MAX};
 
 impl Space {
     /// A start for problems of several waves of tiles: the default's tile as a persistent
@@ -54,18 +54,16 @@ impl Space {
         [128, 256]
             .into_iter()
             .filter_map(|mt1| {
-                let space = self.with_deepest_pipeline(&[
-                    (ParamId::MacroTile0, 128),
-                    (ParamId::MacroTile1, mt1),
-                    (ParamId::WavesM, 8),
-                    (ParamId::WavesN, 1),
-                    (ParamId::SwapAB, 0),
-                    (ParamId::ProducerWarp, 1),
-                    (ParamId::PersistentKernel, 1),
-                    (ParamId::PrefetchLocalRead, 1),
-                    (ParamId::GlobalSplitU, 1),
-                    (ParamId::GlobalSplitUAlgorithm, 1),
-                ])?;
+                // The split tile of the one-wave starts, unsplit and persistent.
+                let prefs = [
+                    split_in_kernel_tile(128, mt1, 1).as_slice(),
+                    &[
+                        (ParamId::PersistentKernel, 1),
+                        (ParamId::GlobalSplitUAlgorithm, 1),
+                    ],
+                ]
+                .concat();
+                let space = self.with_deepest_pipeline(&prefs)?;
                 Some(space.raw_default())
             })
             .collect()
