@@ -24,8 +24,10 @@ use crate::space::{KernelConfig, Space};
 /// (`bench::defaults`). Ten, not eight: a start placed late in the order (the swapped
 /// few-tile start, the N-fit starts) otherwise fell off the set on the problems that have
 /// many (H200, bench's default set: 4096x200x14336 43.6 us with the N-fit start, 45.9 without
-/// it; e4m3 1536x512x7168 14.5 with the swapped few-tile start, 15.2 without).
-const DEFAULT_SET_SIZE: usize = 10;
+/// it; e4m3 1536x512x7168 14.5 with the swapped few-tile start, 15.2 without). Twelve since
+/// few tiles with a long K got a start of their own, which would otherwise have pushed the
+/// swapped start off 1024x512x4096 and 1280x512x8192.
+const DEFAULT_SET_SIZE: usize = 12;
 
 fn parse<T: FromStr>(what: &str, s: &str) -> Result<T>
 where

@@ -10,7 +10,9 @@
 //!   alone leave compute units idle ([`Space::n_pair_start`]).
 //! - A few tiles each way with a moderate K (640x640x5120, 768x768x3072): 64-row tiles of the
 //!   width whose count fills one wave best, with one and with two 128-byte rows of K a stage,
-//!   and wider ones split in two ([`Space::few_tile_wave_starts`]).
+//!   and wider ones split in two ([`Space::few_tile_wave_starts`]); where K is long and B
+//!   K-major, the 64-row tile whose width cuts N evenly, persistent
+//!   ([`Space::few_tile_even_start`]).
 //! - N of 129 to 512 with many rows (12288x300x2048; 12288x224x4096 on each half of N): one
 //!   wave of 192-row tiles on three warpgroups along M, each instruction as wide as the tile
 //!   ([`Space::three_warpgroup_start`]).
@@ -229,6 +231,46 @@ impl Space {
             &[2, 1]
         };
         self.deepest_along_n_clusters(&prefs, clusters)
+    }
+
+    /// Where the few-tile starts apply and B is K-major (TN, NN): the persistent 64-row tile
+    /// whose width (past 64, up to 128, in steps of `Space::n_step`) leaves the fewest idle
+    /// columns of N, the narrowest of equals, with two 128-byte rows of K a stage, as deep as
+    /// fits, where its tiles make half a wave to one. Few tiles with a long K stream their
+    /// operands from L2, (64 + width) x K of them into every workgroup, and there the most
+    /// workgroups (the few-tile start's width) is not the fastest cut: a partial last tile
+    /// costs more than its extra workgroups save. H200, kernel against kernel, one call
+    /// (cuBLASLt in brackets): 768x768x4096 TN on 64x96 14.7 us, on 64x88 15.7, 64x80 16.7
+    /// (the few-tile start's width), 64x72 17.0, 64x104 18.7, 64x112 16.9, 64x128 17.1
+    /// [13.2]; NN 14.2 against 16.7 on 64x80 [13.9]; 1024x768x4096 15.5 against 27.7 on
+    /// 64x80 [19.6]; 768x768x3072 12.4 against 13.6 [11.6]. The persistent kernel ran these
+    /// tiles 0-0.5 us faster than the data-parallel one. Where B is N-major (NT, TT) the
+    /// swapped start's 96x64 runs faster (768x768x4096 TT 14.9 us against 18.2 on 64x96).
+    pub fn few_tile_even_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        if self.few_tile_wave_tile(None).is_none() || !p.k_contiguous(false) || p.n <= 256 {
+            return None;
+        }
+        let cus = self.hw.compute_units.max(1) as i64;
+        let step = self.n_step();
+        let mt1 = (64 / step + 1..=128 / step)
+            .map(|i| i * step)
+            .filter(|&w| {
+                let tiles = tile_count(p, 64, w);
+                tiles <= cus && tiles * 2 >= cus
+            })
+            .min_by_key(|&w| ((p.n + w - 1) / w * w - p.n, w))?;
+        let prefs = [
+            split_in_kernel_tile(64, mt1, 1).as_slice(),
+            &[
+                (ParamId::WorkGroupMapping, 1),
+                (ParamId::PersistentKernel, 1),
+                (ParamId::GlobalSplitUAlgorithm, 1),
+                (ParamId::DepthU, 256 / p.a_type.bytes() as i64),
+            ],
+        ]
+        .concat();
+        Some(self.with_deepest_pipeline(&prefs)?.raw_default())
     }
 
     /// The preferences of the few-tile start ([`Space::few_tile_wave_start`]) where it
@@ -492,6 +534,51 @@ mod tests {
                 h200(m, n, k).few_tile_wave_starts().is_empty(),
                 "{m}x{n}x{k}"
             );
+        }
+    }
+
+    /// Few tiles with a long K and B K-major: the persistent 64-row tile whose width cuts N
+    /// into the fewest idle columns, without a stream-K twin (one wave over half full).
+    #[test]
+    fn few_tiles_with_b_k_major_start_on_the_width_that_cuts_n_evenly() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        for ((m, n, k), ta, want) in [
+            ((768, 768, 4096), Trans::T, 96),
+            ((768, 768, 4096), Trans::N, 96),
+            ((1024, 768, 4096), Trans::T, 96),
+            ((640, 640, 5120), Trans::T, 80),
+        ] {
+            let s = Space::for_problem(&problem(m, n, k, ta, Trans::N), &hw);
+            let c = s.few_tile_even_start().expect("an even cut");
+            s.check(&c).unwrap();
+            assert_eq!(
+                (c.mt0, c.mt1 as i64, c.pk, c.gsu, c.depth_u),
+                (64, want, 1, 1, 128),
+                "{m}x{n}x{k}"
+            );
+            let starts = s.extra_starts();
+            assert!(starts.contains(&c), "{m}x{n}x{k}");
+            assert!(
+                !starts.contains(&KernelConfig {
+                    gsu_algo: GsuAlgo::StreamK,
+                    ..c
+                }),
+                "{m}x{n}x{k}"
+            );
+            // The few-tile starts stay beside it.
+            for other in s.few_tile_wave_starts() {
+                assert!(starts.contains(&other), "{m}x{n}x{k}");
+            }
+        }
+        // B N-major, N of 256 or less, a wave of 128x128 tiles: none.
+        for ((m, n, k), ta, tb) in [
+            ((768, 768, 4096), Trans::N, Trans::T),
+            ((768, 768, 4096), Trans::T, Trans::T),
+            ((4096, 200, 14336), Trans::T, Trans::N),
+            ((2048, 2048, 4096), Trans::T, Trans::N),
+        ] {
+            let s = Space::for_problem(&problem(m, n, k, ta, tb), &hw);
+            assert_eq!(s.few_tile_even_start(), None, "{m}x{n}x{k} {ta:?}{tb:?}");
         }
     }
 

@@ -71,10 +71,11 @@ impl Space {
 
     /// The persistent kernel's stream-K (GSU1S) twin of a persistent start (or default), where
     /// it is valid (beta 0, one workgroup per compute unit) and the start's whole tiles either
-    /// leave more than 10% of their waves' clusters idle or run more than ten waves with a
-    /// partial last one (its shared units are then a small part of the work, and the whole
-    /// waves keep their locality). All waves but the last one or two go whole, and the
-    /// clusters share the rest's (tile, K tile) units evenly (kernels/scheduler/gt_tile_walk.h).
+    /// leave more than 10% of their waves' clusters idle (but not of one wave at least half
+    /// full) or run more than ten waves with a partial last one (its shared units are then a
+    /// small part of the work, and the whole waves keep their locality). All waves but the
+    /// last one or two go whole, and the clusters share the rest's (tile, K tile) units evenly
+    /// (kernels/scheduler/gt_tile_walk.h).
     /// Measured kernel against kernel on an H100, cuBLASLt in brackets, each line one call:
     /// 3072^3 on 128x256 in pairs along M 94.2 us, whole tiles 100.7 [75.6]; 3000^3 TN (rows
     /// aligned to 16 bytes only) 109.0 against the 256x128 pair's 115.4 [79.0]; 5000x1000x5000
@@ -95,7 +96,11 @@ impl Space {
         let rounds = (groups + clusters - 1) / clusters;
         let short_last_wave = groups * 100 < rounds * clusters * 90;
         let many_waves = rounds > 10 && groups % clusters != 0;
-        if !short_last_wave && !many_waves {
+        // One wave at least half full: each tile's K spread over more workgroups ran slower
+        // than whole tiles (768x768x4096, H200, one call: 64x96 on 96 workgroups 21.9 us
+        // against 14.7 whole, 128x64 on 72 21.2 against 17.9).
+        let half_wave_or_more = rounds == 1 && groups * 2 >= clusters;
+        if (!short_last_wave && !many_waves) || half_wave_or_more {
             return None;
         }
         let twin = KernelConfig {

@@ -3,7 +3,8 @@
 //! of 256 or more; swapped tiles of 128 columns from N of 192): the persistent kernel on the
 //! tile, plain or swapped, whose count wastes the least of its waves, scored as waves x (tile
 //! extent + 64); for tf32, one nearly full wave of 256-row tiles; over several waves, 192-row
-//! tiles where their whole waves take less time than the 128-row tiles'. Each is a start
+//! tiles where their whole waves take less time than the 128-row tiles'; for half a wave to
+//! one of 128x128 tiles, swapped tiles of 128 columns in one data-parallel wave. Each is a start
 //! beside the default that the search measures in its first batch and `bench` in its default
 //! set.
 
@@ -177,6 +178,55 @@ impl Space {
         self.swapped_wave_tile(128)
     }
 
+    /// Half a wave to not quite one of 128x128 tiles, A K-major, K of 16 steps or more: the
+    /// swapped tile of 128 columns whose height (65 to 255 rows in steps of 16, no multiple of
+    /// 64) makes the most tiles that still run in one nearly full wave, data-parallel, as deep
+    /// as fits. cuBLASLt cuts these the same way (1280x1024x8192: `nvjet_sm90_tst_80x128_64x8`,
+    /// 128 workgroups), where the default's 128x256 leaves two thirds of the compute units
+    /// idle and the wave-fit start's 128-row tiles (the same count) ran slower, with an
+    /// N-major B far slower. H200, kernel against kernel, one call (cuBLASLt in brackets):
+    /// 1280x1024x8192 TN on 80x128 33.7 us against 36.0 on the persistent 128x80 and 35.2 on
+    /// the persistent 80x128 [31.0]; TT 34.8 against 48.9 for bench's default set [30.8].
+    pub fn swapped_one_wave_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let cus = self.hw.compute_units.max(1) as i64;
+        let tiles_128 = tile_count(p, 128, 128);
+        if !constraints::is_wgmma(&self.raw_default())
+            || !self.domain(ParamId::SwapAB).contains(1)
+            || !p.k_contiguous(true)
+            || p.batch > 1
+            || tiles_128 * 2 < cus
+            || tiles_128 >= cus
+            || fills_wave(tiles_128, &self.hw)
+            || p.k < 16 * 64
+        {
+            return None;
+        }
+        let height = self
+            .domain(ParamId::MacroTile0)
+            .values
+            .iter()
+            .copied()
+            .filter(|h| (65..256).contains(h) && h % 16 == 0 && h % 64 != 0)
+            .map(|h| (tile_count(p, h, 128), h))
+            .filter(|&(tiles, _)| tiles <= cus && fills_wave(tiles, &self.hw))
+            .max()?
+            .1;
+        let space = self.with_deepest_pipeline(&[
+            (ParamId::MacroTile0, height),
+            (ParamId::MacroTile1, 128),
+            (ParamId::WavesM, 4),
+            (ParamId::WavesN, 2),
+            (ParamId::SwapAB, 1),
+            (ParamId::GlobalSplitU, 1),
+            (ParamId::GlobalSplitUAlgorithm, 1),
+            (ParamId::ProducerWarp, 1),
+            (ParamId::PersistentKernel, 0),
+            (ParamId::WorkGroupMapping, 1),
+        ])?;
+        Some(space.raw_default())
+    }
+
     /// The same for swapped tiles of 256 columns, scored waves x (2 x height + 64) (a tile
     /// costs its area in 128-column units), where they fill the waves better than any 128-row
     /// width and at least as well as any 128-column height (224x128 ties 112x256):
@@ -308,6 +358,47 @@ mod tests {
     use crate::hw::HwSpec;
     use crate::problem::{DataType, GemmProblem, Trans};
     use crate::space::{KernelConfig, Space};
+
+    /// Half a wave to one of 128x128 tiles with A K-major: the swapped 128-column tile whose
+    /// height makes the most tiles of one nearly full wave, data-parallel.
+    #[test]
+    fn half_a_wave_of_square_tiles_starts_on_one_wave_of_swapped_tiles() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let problem = |m, n, k, ta: Trans, tb: Trans| {
+            let mut p = GemmProblem::new(m, n, k);
+            (p.trans_a, p.trans_b, p.lda, p.ldb) = (ta, tb, 0, 0);
+            p.fill_defaults();
+            p
+        };
+        // (M, N) -> height: 1280/80 x 8 = 128 tiles, 1152/96 x 10 = 120, 1536/96 x 8 = 128.
+        for ((m, n), tb, height) in [
+            ((1280, 1024), Trans::N, 80),
+            ((1280, 1024), Trans::T, 80),
+            ((1152, 1280), Trans::T, 96),
+            ((1536, 1024), Trans::N, 96),
+        ] {
+            let s = Space::for_problem(&problem(m, n, 8192, Trans::T, tb), &hw);
+            let c = s.swapped_one_wave_start().expect("a swapped wave");
+            s.check(&c).unwrap();
+            assert_eq!(
+                (c.mt0 as i64, c.mt1, c.sab, c.pk, c.gsu),
+                (height, 128, 1, 0, 1),
+                "{m}x{n}"
+            );
+            assert!(s.extra_starts().contains(&c), "{m}x{n}");
+        }
+        // An M-major A, a whole wave of 128x128 tiles, under half a wave, K of a few steps:
+        // none.
+        for (m, n, k, ta) in [
+            (1280, 1024, 8192, Trans::N),
+            (2048, 1024, 8192, Trans::T),
+            (768, 768, 8192, Trans::T),
+            (1280, 1024, 512, Trans::T),
+        ] {
+            let s = Space::for_problem(&problem(m, n, k, ta, Trans::N), &hw);
+            assert_eq!(s.swapped_one_wave_start(), None, "{m}x{n}x{k} {ta:?}");
+        }
+    }
 
     #[test]
     fn four_byte_operands_also_start_on_one_wave_of_256_row_tiles() {
