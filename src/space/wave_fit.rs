@@ -203,28 +203,27 @@ impl Space {
             return None;
         }
         let height = self
-            .domain(ParamId::MacroTile0)
-            .values
-            .iter()
-            .copied()
-            .filter(|h| (65..256).contains(h) && h % 16 == 0 && h % 64 != 0)
+            .swapped_heights()
             .map(|h| (tile_count(p, h, 128), h))
             .filter(|&(tiles, _)| tiles <= cus && fills_wave(tiles, &self.hw))
             .max()?
             .1;
-        let space = self.with_deepest_pipeline(&[
-            (ParamId::MacroTile0, height),
-            (ParamId::MacroTile1, 128),
-            (ParamId::WavesM, 4),
-            (ParamId::WavesN, 2),
-            (ParamId::SwapAB, 1),
-            (ParamId::GlobalSplitU, 1),
-            (ParamId::GlobalSplitUAlgorithm, 1),
-            (ParamId::ProducerWarp, 1),
-            (ParamId::PersistentKernel, 0),
-            (ParamId::WorkGroupMapping, 1),
-        ])?;
-        Some(space.raw_default())
+        let prefs = [
+            swapped_tile(height, 128, 0).as_slice(),
+            &[(ParamId::WorkGroupMapping, 1)],
+        ]
+        .concat();
+        Some(self.with_deepest_pipeline(&prefs)?.raw_default())
+    }
+
+    /// The heights of swapped tiles in the space: 65 to 255 rows in steps of 16 and no
+    /// multiple of 64 (only the instruction's N runs along M in such steps).
+    fn swapped_heights(&self) -> impl Iterator<Item = i64> + '_ {
+        self.domain(ParamId::MacroTile0)
+            .values
+            .iter()
+            .copied()
+            .filter(|h| (65..256).contains(h) && h % 16 == 0 && h % 64 != 0)
     }
 
     /// The same for swapped tiles of 256 columns, scored waves x (2 x height + 64) (a tile
@@ -286,26 +285,12 @@ impl Space {
             .min()?;
         let score = |h: i64| self.swapped_wave_score(h, width);
         let mut heights: Vec<i64> = self
-            .domain(ParamId::MacroTile0)
-            .values
-            .iter()
-            .copied()
-            .filter(|h| (65..256).contains(h) && h % 16 == 0 && h % 64 != 0)
+            .swapped_heights()
             .filter(|&h| score(h) < best_width)
             .collect();
         heights.sort_by_key(|&h| (score(h), -h));
         heights.into_iter().find_map(|h| {
-            let space = self.with_deepest_pipeline(&[
-                (ParamId::MacroTile0, h),
-                (ParamId::MacroTile1, width),
-                (ParamId::WavesM, 4),
-                (ParamId::WavesN, 2),
-                (ParamId::SwapAB, 1),
-                (ParamId::GlobalSplitU, 1),
-                (ParamId::GlobalSplitUAlgorithm, 1),
-                (ParamId::ProducerWarp, 1),
-                (ParamId::PersistentKernel, 1),
-            ])?;
+            let space = self.with_deepest_pipeline(&swapped_tile(h, width, 1))?;
             let c = space.raw_default();
             (c.pgr >= 4).then_some(c)
         })
@@ -351,6 +336,23 @@ impl Space {
         ])?;
         Some(space.raw_default())
     }
+}
+
+/// The swapped tile of `height` rows by `width` columns of the wave starts: two warpgroups
+/// along N (the instruction's 64 rows), the instruction's N along M, the producer warp, whole
+/// K, on the persistent kernel or not (`persistent`).
+fn swapped_tile(height: i64, width: i64, persistent: i64) -> [(ParamId, i64); 9] {
+    [
+        (ParamId::MacroTile0, height),
+        (ParamId::MacroTile1, width),
+        (ParamId::WavesM, 4),
+        (ParamId::WavesN, 2),
+        (ParamId::SwapAB, 1),
+        (ParamId::GlobalSplitU, 1),
+        (ParamId::GlobalSplitUAlgorithm, 1),
+        (ParamId::ProducerWarp, 1),
+        (ParamId::PersistentKernel, persistent),
+    ]
 }
 
 #[cfg(test)]
