@@ -233,13 +233,14 @@ impl Space {
         self.deepest_along_n_clusters(&prefs, clusters)
     }
 
-    /// Where the few-tile starts apply and B is K-major (TN, NN): the persistent 64-row tile
-    /// whose width (past 64, up to 128, in steps of `Space::n_step`) leaves the fewest idle
-    /// columns of N, the narrowest of equals, with two 128-byte rows of K a stage, as deep as
-    /// fits, where its tiles make half a wave to one. Few tiles with a long K stream their
-    /// operands from L2, (64 + width) x K of them into every workgroup, and there the most
-    /// workgroups (the few-tile start's width) is not the fastest cut: a partial last tile
-    /// costs more than its extra workgroups save. H200, kernel against kernel, one call
+    /// Where the few-tile starts apply, B is K-major (TN, NN) and N is past 256 (narrower N is
+    /// the N-fit and pair starts'): the persistent 64-row tile whose width (past 64, up to
+    /// 128, in steps of `Space::n_step`) leaves the fewest idle columns of N, the narrowest of
+    /// equals, with two 128-byte rows of K a stage, as deep as fits, where its tiles make half
+    /// a wave to one. Few tiles with a long K stream their operands from L2, (64 + width) x K
+    /// of them into every workgroup, and there the most workgroups (the few-tile start's
+    /// width) is not the fastest cut: a partial last tile costs more than its extra
+    /// workgroups save. H200, kernel against kernel, one call
     /// (cuBLASLt in brackets): 768x768x4096 TN on 64x96 14.7 us, on 64x88 15.7, 64x80 16.7
     /// (the few-tile start's width), 64x72 17.0, 64x104 18.7, 64x112 16.9, 64x128 17.1
     /// [13.2]; NN 14.2 against 16.7 on 64x80 [13.9]; 1024x768x4096 15.5 against 27.7 on

@@ -4,9 +4,9 @@
 //! tile, plain or swapped, whose count wastes the least of its waves, scored as waves x (tile
 //! extent + 64); for tf32, one nearly full wave of 256-row tiles; over several waves, 192-row
 //! tiles where their whole waves take less time than the 128-row tiles'; for half a wave to
-//! one of 128x128 tiles, swapped tiles of 128 columns in one data-parallel wave. Each is a start
-//! beside the default that the search measures in its first batch and `bench` in its default
-//! set.
+//! nearly one of 128x128 tiles, swapped tiles of 128 columns in one data-parallel wave. Each is
+//! a start beside the default that the search measures in its first batch and `bench` in its
+//! default set.
 
 use super::config::KernelConfig;
 use super::constraints;
@@ -361,8 +361,8 @@ mod tests {
     use crate::problem::{DataType, GemmProblem, Trans};
     use crate::space::{KernelConfig, Space};
 
-    /// Half a wave to one of 128x128 tiles with A K-major: the swapped 128-column tile whose
-    /// height makes the most tiles of one nearly full wave, data-parallel.
+    /// Half a wave to nearly one of 128x128 tiles with A K-major: the swapped 128-column tile
+    /// whose height makes the most tiles of one nearly full wave, data-parallel.
     #[test]
     fn half_a_wave_of_square_tiles_starts_on_one_wave_of_swapped_tiles() {
         let hw = HwSpec::by_name("H200").unwrap();
