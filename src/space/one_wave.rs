@@ -79,7 +79,7 @@ impl Space {
 
     /// The start of `prefs` as deep as fits in clusters along N of the first of `sizes` (each
     /// a ClusterN, largest first) for which such a start is valid.
-    fn deepest_along_n_clusters(
+    pub(super) fn deepest_along_n_clusters(
         &self,
         prefs: &[(ParamId, i64)],
         sizes: &[i64],

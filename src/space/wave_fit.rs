@@ -4,9 +4,9 @@
 //! tile, plain or swapped, whose count wastes the least of its waves, scored as waves x (tile
 //! extent + 64); for tf32, one nearly full wave of 256-row tiles; over several waves, 192-row
 //! tiles where their whole waves take less time than the 128-row tiles'; for half a wave to
-//! nearly one of 128x128 tiles, swapped tiles of 128 columns in one data-parallel wave. Each is
-//! a start beside the default that the search measures in its first batch and `bench` in its
-//! default set.
+//! nearly one of 128x128 tiles, swapped tiles of 128 columns (64 in pairs where A is M-major)
+//! in one data-parallel wave. Each is a start beside the default that the search measures in
+//! its first batch and `bench` in its default set.
 
 use super::config::KernelConfig;
 use super::constraints;
@@ -178,22 +178,25 @@ impl Space {
         self.swapped_wave_tile(128)
     }
 
-    /// Half a wave to not quite one of 128x128 tiles, A K-major, K of 16 steps or more: the
-    /// swapped tile of 128 columns whose height (65 to 255 rows in steps of 16, no multiple of
-    /// 64) makes the most tiles that still run in one nearly full wave, data-parallel, as deep
-    /// as fits. cuBLASLt cuts these the same way (1280x1024x8192: `nvjet_sm90_tst_80x128_64x8`,
+    /// Half a wave to not quite one of 128x128 tiles, K of 16 steps or more: the swapped tile
+    /// of 128 columns (A K-major) or of 64 columns in pairs along N sharing A (A M-major, read
+    /// in chunks that multicast cuts: cuBLASLt's `nvjet_sm90_tst_160x64_64x6_1x2` on
+    /// 1280x1024x2048 NT) whose height (65 to 255 rows in steps of 16, no multiple of 64, the
+    /// lowest of equals) makes the most tiles that still run in one nearly full wave,
+    /// data-parallel, as deep as fits. cuBLASLt cuts these the same way (1280x1024x8192: `nvjet_sm90_tst_80x128_64x8`,
     /// 128 workgroups), where the default's 128x256 leaves two thirds of the compute units
     /// idle and the wave-fit start's 128-row tiles (the same count) ran slower, with an
     /// N-major B far slower. H200, kernel against kernel, one call (cuBLASLt in brackets):
     /// 1280x1024x8192 TN on 80x128 33.7 us against 36.0 on the persistent 128x80 and 35.2 on
     /// the persistent 80x128 [31.0]; TT 34.8 against 48.9 for bench's default set [30.8].
+    /// Bench's default set before and after the M-major form, one call: 1280x1024 NT 17.7 ->
+    /// 15.6 us at K = 2048 [12.4], 29.7 -> 23.7 at 4096 [20.4], 48.8 -> 40.7 at 8192 [34.6].
     pub fn swapped_one_wave_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let cus = self.hw.compute_units.max(1) as i64;
         let tiles_128 = tile_count(p, 128, 128);
         if !constraints::is_wgmma(&self.raw_default())
             || !self.domain(ParamId::SwapAB).contains(1)
-            || !p.k_contiguous(true)
             || p.batch > 1
             || tiles_128 * 2 < cus
             || tiles_128 >= cus
@@ -202,18 +205,28 @@ impl Space {
         {
             return None;
         }
+        // An M-major A: tiles of 64 columns on one warpgroup, in pairs along N sharing A.
+        let a_k_major = p.k_contiguous(true);
+        let width = if a_k_major { 128 } else { 64 };
         let height = self
             .swapped_heights()
-            .map(|h| (tile_count(p, h, 128), h))
+            .map(|h| (tile_count(p, h, width), h))
             .filter(|&(tiles, _)| tiles <= cus && fills_wave(tiles, &self.hw))
-            .max()?
+            .max_by_key(|&(tiles, h)| (tiles, -h))?
             .1;
         let prefs = [
-            swapped_tile(height, 128, 0).as_slice(),
-            &[(ParamId::WorkGroupMapping, 1)],
+            swapped_tile(height, width, 0).as_slice(),
+            &[
+                (ParamId::WavesN, width / 64),
+                (ParamId::WorkGroupMapping, 1),
+            ],
         ]
         .concat();
-        Some(self.with_deepest_pipeline(&prefs)?.raw_default())
+        if a_k_major {
+            Some(self.with_deepest_pipeline(&prefs)?.raw_default())
+        } else {
+            self.deepest_along_n_clusters(&prefs, &[2, 1])
+        }
     }
 
     /// The heights of swapped tiles in the space: 65 to 255 rows in steps of 16 and no
@@ -389,10 +402,15 @@ mod tests {
             );
             assert!(s.extra_starts().contains(&c), "{m}x{n}");
         }
-        // An M-major A, a whole wave of 128x128 tiles, under half a wave, K of a few steps:
-        // none.
+        // An M-major A: 64 columns in pairs along N, the lowest height of the most tiles
+        // (160 and 176 both make 8 x 16).
+        let s = Space::for_problem(&problem(1280, 1024, 2048, Trans::N, Trans::T), &hw);
+        let c = s.swapped_one_wave_start().expect("a swapped wave in pairs");
+        s.check(&c).unwrap();
+        assert_eq!((c.mt0, c.mt1, c.sab, c.pk, c.cn), (160, 64, 1, 0, 2));
+        // A whole wave of 128x128 tiles, under half a wave, K of a few steps: none.
         for (m, n, k, ta) in [
-            (1280, 1024, 8192, Trans::N),
+            (2048, 1024, 8192, Trans::N),
             (2048, 1024, 8192, Trans::T),
             (768, 768, 8192, Trans::T),
             (1280, 1024, 512, Trans::T),
