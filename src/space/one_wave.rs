@@ -240,12 +240,12 @@ impl Space {
     /// a wave to one. Few tiles with a long K stream their operands from L2, (64 + width) x K
     /// of them into every workgroup, and there the most workgroups (the few-tile start's
     /// width) is not the fastest cut: a partial last tile costs more than its extra
-    /// workgroups save. H200, kernel against kernel, one call
-    /// (cuBLASLt in brackets): 768x768x4096 TN on 64x96 14.7 us, on 64x88 15.7, 64x80 16.7
-    /// (the few-tile start's width), 64x72 17.0, 64x104 18.7, 64x112 16.9, 64x128 17.1
-    /// [13.2]; NN 14.2 against 16.7 on 64x80 [13.9]; 1024x768x4096 15.5 against 27.7 on
-    /// 64x80 [19.6]; 768x768x3072 12.4 against 13.6 [11.6]. The persistent kernel ran these
-    /// tiles 0-0.5 us faster than the data-parallel one. Where B is N-major (NT, TT) the
+    /// workgroups save. H200, kernel against kernel, one call (cuBLASLt in brackets):
+    /// 768x768x4096 TN on 64x96 14.7 us, on 64x88 15.7, 64x80 16.7 (the few-tile start's
+    /// width), 64x72 17.0, 64x104 18.7, 64x112 16.9, 64x128 17.1 [13.2]; NN 14.2 against
+    /// 16.7 on 64x80 [13.9]; 1024x768x4096 15.5 against 27.7 on 64x80 [19.6]; 768x768x3072
+    /// 12.4 against 13.6 [11.6]. The persistent kernel ran these tiles 0-0.5 us faster than
+    /// the data-parallel one. Where B is N-major (NT, TT) the
     /// swapped start's 96x64 runs faster (768x768x4096 TT 14.9 us against 18.2 on 64x96).
     pub fn few_tile_even_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;

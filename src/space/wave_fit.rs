@@ -183,12 +183,13 @@ impl Space {
     /// in chunks that multicast cuts: cuBLASLt's `nvjet_sm90_tst_160x64_64x6_1x2` on
     /// 1280x1024x2048 NT) whose height (65 to 255 rows in steps of 16, no multiple of 64, the
     /// lowest of equals) makes the most tiles that still run in one nearly full wave,
-    /// data-parallel, as deep as fits. cuBLASLt cuts these the same way (1280x1024x8192: `nvjet_sm90_tst_80x128_64x8`,
-    /// 128 workgroups), where the default's 128x256 leaves two thirds of the compute units
-    /// idle and the wave-fit start's 128-row tiles (the same count) ran slower, with an
-    /// N-major B far slower. H200, kernel against kernel, one call (cuBLASLt in brackets):
-    /// 1280x1024x8192 TN on 80x128 33.7 us against 36.0 on the persistent 128x80 and 35.2 on
-    /// the persistent 80x128 [31.0]; TT 34.8 against 48.9 for bench's default set [30.8].
+    /// data-parallel, as deep as fits. cuBLASLt cuts these the same way (1280x1024x8192:
+    /// `nvjet_sm90_tst_80x128_64x8`, 128 workgroups), where the default's 128x256 leaves two
+    /// thirds of the compute units idle and the wave-fit start's 128-row tiles (the same
+    /// count) ran slower, with an N-major B far slower. H200, kernel against kernel, one call
+    /// (cuBLASLt in brackets): 1280x1024x8192 TN on 80x128 33.7 us against 36.0 on the
+    /// persistent 128x80 and 35.2 on the persistent 80x128 [31.0]; TT 34.8 against 48.9 for
+    /// bench's default set [30.8].
     /// Bench's default set before and after the M-major form, one call: 1280x1024 NT 17.7 ->
     /// 15.6 us at K = 2048 [12.4], 29.7 -> 23.7 at 4096 [20.4], 48.8 -> 40.7 at 8192 [34.6].
     pub fn swapped_one_wave_start(&self) -> Option<KernelConfig> {
@@ -199,7 +200,6 @@ impl Space {
             || !self.domain(ParamId::SwapAB).contains(1)
             || p.batch > 1
             || tiles_128 * 2 < cus
-            || tiles_128 >= cus
             || fills_wave(tiles_128, &self.hw)
             || p.k < 16 * 64
         {
@@ -374,8 +374,9 @@ mod tests {
     use crate::problem::{DataType, GemmProblem, Trans};
     use crate::space::{KernelConfig, Space};
 
-    /// Half a wave to nearly one of 128x128 tiles with A K-major: the swapped 128-column tile
-    /// whose height makes the most tiles of one nearly full wave, data-parallel.
+    /// Half a wave to nearly one of 128x128 tiles: the swapped 128-column tile (A K-major) or
+    /// 64-column tile in pairs along N (A M-major) whose height makes the most tiles of one
+    /// nearly full wave, data-parallel.
     #[test]
     fn half_a_wave_of_square_tiles_starts_on_one_wave_of_swapped_tiles() {
         let hw = HwSpec::by_name("H200").unwrap();
