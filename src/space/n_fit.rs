@@ -59,7 +59,7 @@ impl Space {
     /// A start for skinny problems whose N the default's tile cuts with idle columns (N = 160
     /// in three 64-column tiles: 192 columns), or whose default tiles leave more than half of
     /// the compute units idle (8192x256 on 128x256 tiles: 64 workgroups on 132 units): N cut
-    /// into c equal tiles (multiples of 8 where B is K-major in LDS, else of 16; at most 256
+    /// into c equal tiles (multiples of 8 where B is K-major in LDS, else of 32; at most 256
     /// columns), c chosen by a streaming estimate (waves of workgroups times the rows and
     /// columns each streams along K), side by side (WorkGroupMapping 1, so the N tiles of a
     /// row of A run together and A comes from DRAM once). On an H100 3584x160x18944 ran
@@ -97,8 +97,9 @@ impl Space {
             return None;
         }
         let tiles_m = (p.m + mt0 - 1) / mt0 * p.batch.max(1);
-        // Widths in the instruction's steps of 8 where B is K-major in LDS, else of 16.
-        let step = self.n_step().min(16);
+        // Widths in the instruction's steps of 8 where B is K-major in LDS, else of 32
+        // (Space::n_step: 16-column chunks of an N-major B stream far slower).
+        let step = self.n_step();
         let width = |c: i64| ((p.n + c - 1) / c + step - 1) / step * step;
         let cost = |c: i64| ((tiles_m * c + cus - 1) / cus) * (mt0 + width(c));
         let c = (1..=(p.n / 16).max(tiles_n))

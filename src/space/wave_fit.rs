@@ -33,13 +33,17 @@ impl Space {
     }
 
     /// The extents a wave-fitting start tries for a tile's varying side: 64 to 256 in steps
-    /// of 16, where the MacroTile1 domain holds them.
+    /// of 16 (of 32 where B is N-major in LDS: [`Space::n_step`]), where the MacroTile1
+    /// domain holds them. H200, kernel against kernel, one call (cuBLASLt in brackets):
+    /// 1280x1280x2048 NT on 128x112 23.2 us, on 128x128 16.1 [15.7]; 1152x1024x2048 NT on
+    /// 128x80 17.7-18.9, on 128x96 15.2 [12.9].
     pub(super) fn wave_fit_widths(&self) -> impl Iterator<Item = i64> + '_ {
+        let step = self.n_step().max(16);
         self.domain(ParamId::MacroTile1)
             .values
             .iter()
             .copied()
-            .filter(|n| (64..=256).contains(n) && n % 16 == 0)
+            .filter(move |n| (64..=256).contains(n) && n % step == 0)
     }
 
     /// The wave-fit score of `tiles` tiles whose varying side is `extent` (the other 128):
@@ -508,6 +512,42 @@ mod tests {
         ] {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
             assert_eq!(s.wave_fit_start(), None, "{m}x{n}x{k}");
+        }
+    }
+
+    /// B N-major (read in place): the wave-fitting widths and the N-fit start's widths are
+    /// multiples of 32, so its tiles load in chunks of 32 or 64 columns, never 16.
+    #[test]
+    fn n_major_b_starts_on_widths_of_whole_32_column_chunks() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let nt = |m, n, k| {
+            let mut p = GemmProblem::new(m, n, k);
+            (p.trans_a, p.trans_b, p.lda, p.ldb) = (Trans::N, Trans::T, 0, 0);
+            p.fill_defaults();
+            p
+        };
+        // (problem) -> the wave-fitting width: 1280x1280 on 128x128 (100 tiles) where 128x112
+        // (110) scored better; 1152x4096 on 128x160 where 128x144 did.
+        for ((m, n, k), width) in [((1280, 1280, 2048), 128), ((1152, 4096, 1152), 160)] {
+            let s = Space::for_problem(&nt(m, n, k), &hw);
+            let c = s.wave_fit_start().expect("a mid-size problem");
+            s.check(&c).unwrap();
+            assert_eq!(c.mt1, width, "{m}x{n}x{k}: {}", c.name());
+            let tn = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            assert!(tn.wave_fit_widths().any(|w| w % 32 != 0), "{m}x{n}x{k} TN");
+        }
+        // N = 176 and 240 on one N tile: 192 and 256 columns (176 and 240 where B is K-major).
+        for (m, n, width) in [(14336, 176, 192), (32768, 240, 256)] {
+            let s = Space::for_problem(&nt(m, n, 4096), &hw);
+            let c = s.n_fit_start().expect("N cut in two by the default");
+            s.check(&c).unwrap();
+            assert_eq!(c.mt1, width, "{m}x{n}: {}", c.name());
+            let tn = Space::for_problem(&GemmProblem::new(m, n, 4096), &hw);
+            assert_eq!(
+                tn.n_fit_start().map(|c| c.mt1 as i64),
+                Some(n),
+                "{m}x{n} TN"
+            );
         }
     }
 
