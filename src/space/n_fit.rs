@@ -75,6 +75,13 @@ impl Space {
     /// brackets): 16384x232x4096 on 128x232 (five stages) 47.4 us against 57.8 on 128x128 and
     /// 57.3 persistent [46.0]; 32768x240x4096 96.5 against 112.4 [92.7].
     pub fn n_fit_start(&self) -> Option<KernelConfig> {
+        // Widths in the instruction's steps of 8 where B is K-major in LDS, else of 32
+        // (Space::n_step: 16-column chunks of an N-major B stream far slower).
+        self.n_fit_at(self.n_step(), 0)
+    }
+
+    /// The N-fit start on widths in steps of `step`, with PackUnaligned `pack`.
+    fn n_fit_at(&self, step: i64, pack: i64) -> Option<KernelConfig> {
         let p = &self.problem;
         let start = self.raw_default();
         let mt0 = start.mt0 as i64;
@@ -97,9 +104,6 @@ impl Space {
             return None;
         }
         let tiles_m = (p.m + mt0 - 1) / mt0 * p.batch.max(1);
-        // Widths in the instruction's steps of 8 where B is K-major in LDS, else of 32
-        // (Space::n_step: 16-column chunks of an N-major B stream far slower).
-        let step = self.n_step();
         let width = |c: i64| ((p.n + c - 1) / c + step - 1) / step * step;
         let cost = |c: i64| ((tiles_m * c + cus - 1) / cus) * (mt0 + width(c));
         let c = (1..=(p.n / 16).max(tiles_n))
@@ -123,6 +127,7 @@ impl Space {
             (ParamId::WorkGroupMapping, 1),
             (ParamId::GlobalSplitU, 1),
             (ParamId::WavesN, waves_n),
+            (ParamId::PackUnaligned, pack),
         ];
         let with_producer = [fit.as_slice(), &[(ParamId::ProducerWarp, 1)]].concat();
         let space = self
@@ -137,9 +142,20 @@ impl Space {
     /// brackets): 3584x160x18944 on MT64x80 59.3 us with PLR1 against 65.1 with PLR0 [65.8];
     /// 4096x200x14336 on MT64x112 70.4 against 60.4 [56.6]; 8192x256x28672 e4m3 on
     /// MT128x128 98.5 against 97.1 [94.2].
+    ///
+    /// Where the starts copy a skinny N-major B K-major first ([`Space::copies_skinny_b`]),
+    /// also the N-fit start on that copy, in the instruction's steps of 8 (the widths a
+    /// K-major B takes): H200, bench's default set, one call [cuBLASLt]: 14336x176x4096 NT on
+    /// 128x176 42.0 us against 46.7 on 128x192 in place [37.0]; 32768x240x4096 NT on 128x240
+    /// 97.5 against 113.6 on 128x256 [93.2]; 3584x160x18944 NT on 64x80 57.3 against 70.0 on
+    /// 64x160 split in two [46.4].
     pub fn n_fit_starts(&self) -> Vec<KernelConfig> {
+        let copied = self
+            .copies_skinny_b()
+            .then(|| self.n_fit_at(8, i64::from(constraints::PACK_B)))
+            .flatten();
         let Some(fitted) = self.n_fit_start() else {
-            return Vec::new();
+            return copied.into_iter().collect();
         };
         let other = KernelConfig {
             plr: 1 - fitted.plr.min(1),
@@ -147,6 +163,7 @@ impl Space {
         };
         std::iter::once(fitted)
             .chain(self.is_valid(&other).then_some(other))
+            .chain(copied)
             .collect()
     }
 }

@@ -137,11 +137,15 @@ impl Space {
             pu: constraints::PACK_B,
             ..plain
         };
-        Some(if self.is_valid(&packed) {
-            packed
-        } else {
-            plain
-        })
+        // Only rows of 16 bytes are copied here; the packed twins take the others
+        // (Space::packed_twins).
+        Some(
+            if constraints::tma_rows_unaligned(&self.problem, false) && self.is_valid(&packed) {
+                packed
+            } else {
+                plain
+            },
+        )
     }
 }
 

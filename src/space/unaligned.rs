@@ -271,21 +271,49 @@ impl Space {
     /// (95.8 us), and where the search started from both copied only, both copied did
     /// (110.0); 7168x2112x4112 e4m3 and 11008x2048x4104 f16 (TN) were won with B, the
     /// smaller, copied. A skinny N-major B (TT, ldb = N = 136) gains most: 8192x136x8192 TT
-    /// on the N-fit 128x80 ran 47.6 us with B copied against 95.1 in place [51.8].
+    /// on the N-fit 128x80 ran 47.6 us with B copied against 95.1 in place [51.8]; so does
+    /// one whose rows are aligned but not whole 128-byte lines (`Space::twin_copies`).
     pub fn packed_twins(&self) -> Vec<KernelConfig> {
+        let starts = [
+            self.default_config().ok(),
+            self.persistent_start(),
+            self.wave_fit_start(),
+            self.n_fit_start(),
+        ];
         let bits = self.twin_copies();
-        if bits == 0 {
+        if bits != 0 {
+            return self.twins_of(starts, |_: &KernelConfig| {
+                Some((ParamId::PackUnaligned, i64::from(bits)))
+            });
+        }
+        // A skinny B off the lines: only tiles whose width its rows' swizzle cuts in chunks
+        // of fewer than 64 columns gain (8192x224x4096 NT on 128x128: 41.5 us copied against
+        // 33.7 in place; 16032x80x16384 NT on 128x80: 141.2 against 174.5 [133.6]).
+        // N of 64 or fewer: the narrow-N start too (6144x48x6144 NT on 64x48: 28.7 us copied
+        // against 33.7 in place [25.6]; 4096x32x4096 NT on 64x32 16.9 against 15.0 [14.8]).
+        if !self.copies_skinny_b() {
             return Vec::new();
         }
-        self.twins_of(
-            [
-                self.default_config().ok(),
-                self.persistent_start(),
-                self.wave_fit_start(),
-                self.n_fit_start(),
-            ],
-            |_: &KernelConfig| Some((ParamId::PackUnaligned, i64::from(bits))),
-        )
+        let b = i64::from(constraints::PACK_B);
+        let narrow = self.narrow_n_start();
+        self.twins_of(starts.into_iter().chain([narrow]), |c: &KernelConfig| {
+            (!c.mt1.is_multiple_of(64)).then_some((ParamId::PackUnaligned, b))
+        })
+    }
+
+    /// Whether the starts copy B K-major first where its rows are aligned: a skinny N-major
+    /// B (N of one instruction's width at most) whose rows are not whole 128-byte lines
+    /// (constraints::tma_rows_off_lines has the measurements), and no operand unaligned
+    /// (those take [`Space::twin_copies`]). The copy is small beside A, and every tile along
+    /// M then reads B K-major, in widths of the instruction's steps of 8.
+    pub(super) fn copies_skinny_b(&self) -> bool {
+        let p = &self.problem;
+        constraints::unaligned_operands(p) == 0
+            && constraints::tma_rows_off_lines(p, false)
+            && p.n <= i64::from(constraints::MAX_WGMMA_N)
+            && self
+                .domain(ParamId::PackUnaligned)
+                .contains(i64::from(constraints::PACK_B))
     }
 
     /// The PackUnaligned value of the packed twins (0: none): the K-major unaligned operand
@@ -538,6 +566,59 @@ mod tests {
         ] {
             let s = Space::for_problem(&q, &hw);
             assert!(s.producer_warpgroup_starts().is_empty(), "{}", q.label());
+        }
+    }
+
+    /// A skinny N-major B whose rows are aligned but not whole 128-byte lines (NT, ldb = N =
+    /// 176): the N-fit start again on B copied K-major, in the instruction's steps of 8,
+    /// beside the in-place one; copied twins only of tiles the swizzle cuts in chunks under
+    /// 64 columns; the narrow-N start stays in place with a copied twin.
+    #[test]
+    fn a_skinny_n_major_b_off_the_lines_starts_copied_k_major_too() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let layout = |m, n, k, ta: Trans| {
+            let mut p = GemmProblem::new(m, n, k);
+            (p.trans_a, p.trans_b, p.lda, p.ldb) = (ta, Trans::T, 0, 0);
+            p.fill_defaults();
+            p
+        };
+        for ta in [Trans::N, Trans::T] {
+            let s = Space::for_problem(&layout(14336, 176, 4096, ta), &hw);
+            assert!(s.copies_skinny_b());
+            assert_eq!(s.twin_copies(), 0);
+            let fits = s.n_fit_starts();
+            let widths: Vec<(u32, u32)> = fits.iter().map(|c| (c.mt1, c.pu)).collect();
+            assert!(widths.contains(&(192, 0)), "{widths:?}");
+            assert!(widths.contains(&(176, constraints::PACK_B)), "{widths:?}");
+            for c in fits.iter().chain(&s.packed_twins()) {
+                s.check(c).unwrap();
+                assert!(s.extra_starts().contains(c), "{}", c.name());
+            }
+            for c in s.packed_twins() {
+                assert!(
+                    c.mt1 % 64 != 0 && c.pu == constraints::PACK_B,
+                    "{}",
+                    c.name()
+                );
+            }
+        }
+        // N of 64 or fewer: the narrow-N start in place and its copied twin.
+        let s = Space::for_problem(&layout(6144, 48, 6144, Trans::N), &hw);
+        let narrow = s.narrow_n_start().expect("N = 48");
+        assert_eq!(narrow.pu, 0);
+        assert!(s.packed_twins().contains(&KernelConfig {
+            pu: constraints::PACK_B,
+            ..narrow
+        }));
+        // Rows of whole lines (N = 256), N past one instruction's width, or B K-major: no copy.
+        for p in [
+            layout(14336, 256, 4096, Trans::N),
+            layout(14336, 288, 4096, Trans::N),
+            GemmProblem::new(14336, 176, 4096),
+        ] {
+            let s = Space::for_problem(&p, &hw);
+            assert!(!s.copies_skinny_b(), "{}", p.label());
+            assert!(s.n_fit_starts().iter().all(|c| c.pu == 0), "{}", p.label());
         }
     }
 }

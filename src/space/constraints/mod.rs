@@ -55,8 +55,8 @@ pub use shape::{MAX_STAGES, MAX_STAGES_WGMMA};
 pub use transpose_lds::transposed_operands;
 pub use warpgroup::{
     k_major_box_rows, mn_chunk, packed_operands, rows_off_32_bytes, tma_readable,
-    tma_rows_unaligned, MAX_BOX_ROWS, MAX_WGMMA_N, MAX_WGMMA_TILE, PACK_A, PACK_B,
-    THREE_WARPGROUPS,
+    tma_rows_off_lines, tma_rows_unaligned, MAX_BOX_ROWS, MAX_WGMMA_N, MAX_WGMMA_TILE, PACK_A,
+    PACK_B, THREE_WARPGROUPS,
 };
 
 /// Why a config is not valid.

@@ -5,7 +5,9 @@
 //! Rule: `pack-unaligned`.
 
 use super::atom::is_wgmma;
-use super::warpgroup::{operand_names, operand_subsets, tma_rows_unaligned, PACK_A, PACK_B};
+use super::warpgroup::{
+    operand_names, operand_subsets, tma_rows_off_lines, tma_rows_unaligned, PACK_A, PACK_B,
+};
 use super::{fail, Violation};
 use crate::problem::GemmProblem;
 use crate::space::config::KernelConfig;
@@ -17,14 +19,22 @@ pub fn unaligned_operands(p: &GemmProblem) -> u32 {
         + u32::from(tma_rows_unaligned(p, false)) * PACK_B
 }
 
-/// The PackUnaligned values a problem offers: every subset of its unaligned operands.
+/// The operands of `p` that PackUnaligned may copy, as its bit set: the unaligned ones, and
+/// an N-major B whose rows are not whole 128-byte lines (`tma_rows_off_lines`; an M-major A
+/// of such rows is left in place: copying it was not measured to pay).
+fn copyable_operands(p: &GemmProblem) -> u32 {
+    unaligned_operands(p) | (u32::from(tma_rows_off_lines(p, false)) * PACK_B)
+}
+
+/// The PackUnaligned values a problem offers: every subset of its copyable operands.
 pub fn pack_unaligned_values(p: &GemmProblem) -> Vec<i64> {
-    operand_subsets(unaligned_operands(p))
+    operand_subsets(copyable_operands(p))
 }
 
 /// `pack-unaligned`: PackUnaligned copies operands for the warpgroup path's tensor maps, and
-/// only those whose rows are 16-byte but not 32-byte aligned (an operand the maps cannot read
-/// at all is packed whatever the config says; an aligned one gains nothing).
+/// only those whose rows are 16-byte but not 32-byte aligned, or an N-major B in rows that
+/// are not whole 128-byte lines (an operand the maps cannot read at all is packed whatever
+/// the config says; a K-major one of aligned rows gains nothing).
 pub(super) fn pack_unaligned(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violation> {
     let rule = "pack-unaligned";
     if c.pu == 0 {
@@ -42,12 +52,12 @@ pub(super) fn pack_unaligned(c: &KernelConfig, p: &GemmProblem) -> Result<(), Vi
             "PackUnaligned copies operands for the Hopper warpgroup path's tensor maps: MI64x8x16/MI64x8x32/MI64x8x8 only".into(),
         );
     }
-    let extra = c.pu & !unaligned_operands(p);
+    let extra = c.pu & !copyable_operands(p);
     if extra != 0 {
         let which = operand_names(extra);
         return fail(
             rule,
-            format!("PackUnaligned={} asks to copy {which}, whose rows are not 16-byte-but-not-32-byte aligned rows the tensor maps read in place", c.pu),
+            format!("PackUnaligned={} asks to copy {which}, which the tensor maps read in place at no extra cost (rows aligned to 32 bytes, and no N-major B off the 128-byte lines)", c.pu),
         );
     }
     Ok(())

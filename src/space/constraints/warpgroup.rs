@@ -84,6 +84,23 @@ pub fn tma_rows_unaligned(p: &GemmProblem, is_a: bool) -> bool {
     tma_readable(p, is_a) && rows_off_32_bytes(ld * t.bytes() as i64)
 }
 
+/// Whether an M- or N-major operand the tensor memory accelerator reads in place (its rows
+/// aligned to 32 bytes) has rows that are not whole 128-byte lines: every 128-byte box row
+/// then spans two lines of the L2, and the tile's width along M or N steps in the 32- or
+/// 64-column chunks its rows' swizzle takes. Copied K-major first (PackUnaligned), a skinny
+/// N-major B reads as TN's does. H200, same call, kernel against kernel (cuBLASLt in
+/// brackets): 14336x176x4096 NT on 128x176 with B copied 42.0 us against 47.8 in place on
+/// 128x192 [37.4]; 3584x160x18944 NT on 64x80 56.8 against 72.7 [46.5]; 32768x240x4096 TT on
+/// 128x240 100.7 against 114.7 on 128x256 [97.6].
+pub fn tma_rows_off_lines(p: &GemmProblem, is_a: bool) -> bool {
+    let (t, ld, _) = stored(p, is_a);
+    let row_bytes = ld * t.bytes() as i64;
+    !p.k_contiguous(is_a)
+        && tma_readable(p, is_a)
+        && !rows_off_32_bytes(row_bytes)
+        && row_bytes % 128 != 0
+}
+
 /// Whether rows `row_bytes` apart leave 32-byte boundaries: what makes an operand unaligned
 /// for [`tma_rows_unaligned`], and what sets a tensor map's L2 promotion
 /// (device/cuda/tma.rs), so that the starts for such operands and the promotion agree.
@@ -119,7 +136,8 @@ pub(super) fn operand_names(bits: u32) -> &'static str {
 /// Which operands (A, B) a warpgroup kernel packs K-major into its workspace before the main
 /// kernel (kernels/loader/gt_pack_kernel.h): those the tensor maps cannot read in place,
 /// M- or N-major ones whose tiles are no whole number of LDS chunks, and those PackUnaligned
-/// asks for whose rows are 16-byte but not 32-byte aligned. The packed copy has none of these
+/// asks for whose rows are 16-byte but not 32-byte aligned (or, for an N-major B, not whole
+/// 128-byte lines). The packed copy has none of these
 /// properties, so the packed problem packs nothing more.
 pub fn packed_operands(c: &KernelConfig, p: &GemmProblem) -> [bool; 2] {
     if !is_wgmma(c) {
@@ -129,7 +147,8 @@ pub fn packed_operands(c: &KernelConfig, p: &GemmProblem) -> [bool; 2] {
         let bit = if is_a { PACK_A } else { PACK_B };
         !tma_readable(p, is_a)
             || (!p.k_contiguous(is_a) && mn_chunk(c, p, is_a).is_none())
-            || (c.pu & bit != 0 && tma_rows_unaligned(p, is_a))
+            || (c.pu & bit != 0
+                && (tma_rows_unaligned(p, is_a) || (!is_a && tma_rows_off_lines(p, is_a))))
     };
     [pack(true), pack(false)]
 }
