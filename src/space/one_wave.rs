@@ -274,6 +274,59 @@ impl Space {
         Some(self.with_deepest_pipeline(&prefs)?.raw_default())
     }
 
+    /// Where B is N-major and read in place (NT, TT), N past 256: the 64-row tiles whose width
+    /// (128 to 256 in whole 64-column chunks, the widest swizzle) makes the most tiles of one
+    /// wave, where they make half a wave to one and K takes 16 steps or more; data-parallel
+    /// (WorkGroupMapping 2) and persistent (4), one warpgroup, a 128-byte row of K a stage,
+    /// as deep as fits. cuBLASLt runs swapped 160x64 and 64x96 tiles in clusters there, which
+    /// ours do not match (clusters of ours run slower, docs/performance.md); the wave-fit and
+    /// swapped one-wave starts' 128x96 and 160x64 in pairs ran 5-12% slower than these.
+    /// H200, kernel against kernel, one call (cuBLASLt in brackets): 1536x768x2048 NT on 64x192
+    /// persistent 13.9 us, data-parallel 14.2, 128x96 14.9 [12.2]; 1280x1024x2048 NT 14.5
+    /// persistent, 15.1 on 128x96, 15.7 on 160x64 in pairs [12.7]; 1152x1024x2048 NT 14.4
+    /// against 14.8 [12.7]; 896x768x2048 NT on 64x128 data-parallel 11.9, persistent 12.2
+    /// [9.4]; 768x1024x8192 NT 28.8 data-parallel, 32.8 persistent, 31.8 on 128x64 [23.1].
+    pub fn few_tile_n_major_starts(&self) -> Vec<KernelConfig> {
+        let p = &self.problem;
+        let start = self.raw_default();
+        let cus = self.hw.compute_units.max(1) as i64;
+        if !constraints::is_wgmma(&start)
+            || self.n_step() != 32
+            || p.m <= 128
+            || p.n <= 256
+            || p.k < MIN_STEPS_PER_SPLIT * start.depth_u as i64
+        {
+            return Vec::new();
+        }
+        let Some(mt1) = [128, 192, 256]
+            .into_iter()
+            .filter(|&w| {
+                let tiles = tile_count(p, 64, w);
+                tiles <= cus && tiles * 2 >= cus
+            })
+            .max_by_key(|&w| (tile_count(p, 64, w), -w))
+        else {
+            return Vec::new();
+        };
+        let depth = 128 / p.a_type.bytes() as i64;
+        [(0, 2), (1, 4)]
+            .into_iter()
+            .filter_map(|(persistent, wgm)| {
+                let prefs = [
+                    split_in_kernel_tile(64, mt1, 1).as_slice(),
+                    &[
+                        (ParamId::WorkGroupMapping, wgm),
+                        (ParamId::PersistentKernel, persistent),
+                        (ParamId::GlobalSplitUAlgorithm, 1),
+                        (ParamId::DepthU, depth),
+                    ],
+                ]
+                .concat();
+                Some(self.with_deepest_pipeline(&prefs)?.raw_default())
+            })
+            .collect()
+    }
+
     /// The preferences of the few-tile start ([`Space::few_tile_wave_start`]) where it
     /// applies; with `split`, those of the 64-row tiles that fill one wave best with K split
     /// that many ways.
@@ -658,5 +711,39 @@ mod tests {
         let s = Space::for_problem(&f32, &HwSpec::by_name("H200").unwrap());
         assert_eq!(s.three_warpgroup_start(), None);
         assert!(!s.domain(ParamId::WavesM).contains(12));
+    }
+
+    /// B N-major in place, half a wave to one of 64-row tiles: the width in whole 64-column
+    /// chunks that makes the most tiles of one wave, data-parallel and persistent.
+    #[test]
+    fn n_major_b_on_few_tiles_starts_on_64_row_tiles_of_whole_chunks() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // (M, N) -> width: 1536x768 on 64x192 (96 tiles; 64x128 makes 144), 1280x1024 on
+        // 64x192 (120), 896x768 on 64x128 (84).
+        for ((m, n), width) in [((1536, 768), 192), ((1280, 1024), 192), ((896, 768), 128)] {
+            for ta in [Trans::N, Trans::T] {
+                let s = Space::for_problem(&problem(m, n, 2048, ta, Trans::T), &hw);
+                let starts = s.few_tile_n_major_starts();
+                let got: Vec<(u32, u32, u32, u32)> =
+                    starts.iter().map(|c| (c.mt0, c.mt1, c.pk, c.wgm)).collect();
+                assert_eq!(got, vec![(64, width, 0, 2), (64, width, 1, 4)], "{m}x{n}");
+                for c in &starts {
+                    s.check(c).unwrap();
+                    assert_eq!((c.wg, c.pw, c.gsu), ([4, 1], 1, 1), "{}", c.name());
+                    assert!(s.extra_starts().contains(c), "{}", c.name());
+                }
+            }
+        }
+        // B K-major, many waves, N of one tile, or a short K: none.
+        let hw_problems = [
+            problem(1536, 768, 2048, Trans::T, Trans::N),
+            problem(8192, 8192, 2048, Trans::N, Trans::T),
+            problem(4096, 256, 2048, Trans::N, Trans::T),
+            problem(1536, 768, 512, Trans::N, Trans::T),
+        ];
+        for p in hw_problems {
+            let s = Space::for_problem(&p, &hw);
+            assert!(s.few_tile_n_major_starts().is_empty(), "{}", p.label());
+        }
     }
 }

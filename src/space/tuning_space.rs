@@ -546,6 +546,7 @@ impl Space {
             .chain(full.three_warpgroup_waves_start())
             .chain(full.few_tile_even_start())
             .chain(full.swapped_one_wave_start())
+            .chain(full.few_tile_n_major_starts())
             .chain(full.few_tile_wave_starts())
             .chain(full.split_start())
             .chain(full.skinny_split_start())
