@@ -137,8 +137,8 @@ impl Space {
             pu: constraints::PACK_B,
             ..plain
         };
-        // Only rows of 16 bytes are copied here; the packed twins take the others
-        // (Space::packed_twins).
+        // Only a B of rows aligned to 16 bytes and not 32 is copied here; the packed twins
+        // take a B off the 128-byte lines (Space::packed_twins).
         Some(
             if constraints::tma_rows_unaligned(&self.problem, false) && self.is_valid(&packed) {
                 packed

@@ -280,7 +280,7 @@ impl Space {
     /// (WorkGroupMapping 2) and persistent (4), one warpgroup, a 128-byte row of K a stage,
     /// as deep as fits. cuBLASLt runs swapped 160x64 and 64x96 tiles in clusters there, which
     /// ours do not match (clusters of ours run slower, docs/performance.md); the wave-fit and
-    /// swapped one-wave starts' 128x96 and 160x64 in pairs ran 5-12% slower than these.
+    /// swapped one-wave starts' 128x96 and 160x64 in pairs ran 3-8% slower than these.
     /// H200, kernel against kernel, one call (cuBLASLt in brackets): 1536x768x2048 NT on 64x192
     /// persistent 13.9 us, data-parallel 14.2, 128x96 14.9 [12.2]; 1280x1024x2048 NT 14.5
     /// persistent, 15.1 on 128x96, 15.7 on 160x64 in pairs [12.7]; 1152x1024x2048 NT 14.4

@@ -217,9 +217,9 @@ impl Space {
             // Clusters along M sharing B: the mirror of ClusterN, searched where B's rows are
             // only 16-byte aligned (Space::unaligned_b_starts), opt-in elsewhere.
             cluster_domain(ParamId::ClusterM, wgmma, unaligned_b),
-            // Operands with rows aligned to 16 bytes only, copied into aligned rows first, where
-            // the warpgroup path reads them through tensor maps (Space::packed_twins starts
-            // the search on both).
+            // Operands with rows aligned to 16 bytes only, and an N-major B off the 128-byte
+            // lines, copied into aligned rows first, where the warpgroup path reads them
+            // through tensor maps (Space::packed_twins starts the search on both).
             Domain::choice(
                 ParamId::PackUnaligned,
                 if wgmma {

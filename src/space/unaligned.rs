@@ -272,7 +272,7 @@ impl Space {
     /// (110.0); 7168x2112x4112 e4m3 and 11008x2048x4104 f16 (TN) were won with B, the
     /// smaller, copied. A skinny N-major B (TT, ldb = N = 136) gains most: 8192x136x8192 TT
     /// on the N-fit 128x80 ran 47.6 us with B copied against 95.1 in place [51.8]; so does
-    /// one whose rows are aligned but not whole 128-byte lines (`Space::twin_copies`).
+    /// one whose rows are aligned but not whole 128-byte lines (`Space::copies_skinny_b`).
     pub fn packed_twins(&self) -> Vec<KernelConfig> {
         let starts = [
             self.default_config().ok(),

@@ -137,8 +137,8 @@ pub(super) fn operand_names(bits: u32) -> &'static str {
 /// kernel (kernels/loader/gt_pack_kernel.h): those the tensor maps cannot read in place,
 /// M- or N-major ones whose tiles are no whole number of LDS chunks, and those PackUnaligned
 /// asks for whose rows are 16-byte but not 32-byte aligned (or, for an N-major B, not whole
-/// 128-byte lines). The packed copy has none of these
-/// properties, so the packed problem packs nothing more.
+/// 128-byte lines). The packed copy has none of these properties, so the packed problem packs
+/// nothing more.
 pub fn packed_operands(c: &KernelConfig, p: &GemmProblem) -> [bool; 2] {
     if !is_wgmma(c) {
         return [false, false];
