@@ -278,7 +278,7 @@ impl Space {
     /// (128 to 256 in whole 64-column chunks, the widest swizzle) makes the most tiles of one
     /// wave, where they make half a wave to one and K takes 16 steps or more; data-parallel
     /// (WorkGroupMapping 2) and persistent (4), one warpgroup, a 128-byte row of K a stage,
-    /// as deep as fits. cuBLASLt runs swapped 160x64 and 64x96 tiles in clusters there, which
+    /// as deep as fits. cuBLASLt runs 160x64 and 64x96 tiles in clusters there, which
     /// ours do not match (clusters of ours run slower, docs/performance.md); the wave-fit and
     /// swapped one-wave starts' 128x96 and 160x64 in pairs ran 3-8% slower than these.
     /// H200, kernel against kernel, one call (cuBLASLt in brackets): 1536x768x2048 NT on 64x192
