@@ -381,15 +381,17 @@ mod tests {
     /// Half a wave to nearly one of 128x128 tiles: the swapped 128-column tile (A K-major) or
     /// 64-column tile in pairs along N (A M-major) whose height makes the most tiles of one
     /// nearly full wave, data-parallel.
+    /// A bf16 problem of this layout with packed leading dimensions.
+    fn problem(m: i64, n: i64, k: i64, ta: Trans, tb: Trans) -> GemmProblem {
+        let mut p = GemmProblem::new(m, n, k);
+        (p.trans_a, p.trans_b, p.lda, p.ldb) = (ta, tb, 0, 0);
+        p.fill_defaults();
+        p
+    }
+
     #[test]
     fn half_a_wave_of_square_tiles_starts_on_one_wave_of_swapped_tiles() {
         let hw = HwSpec::by_name("H200").unwrap();
-        let problem = |m, n, k, ta: Trans, tb: Trans| {
-            let mut p = GemmProblem::new(m, n, k);
-            (p.trans_a, p.trans_b, p.lda, p.ldb) = (ta, tb, 0, 0);
-            p.fill_defaults();
-            p
-        };
         // (M, N) -> height: 1280/80 x 8 = 128 tiles, 1152/96 x 10 = 120, 1536/96 x 8 = 128.
         for ((m, n), tb, height) in [
             ((1280, 1024), Trans::N, 80),
@@ -520,12 +522,7 @@ mod tests {
     #[test]
     fn n_major_b_starts_on_widths_of_whole_32_column_chunks() {
         let hw = HwSpec::by_name("H200").unwrap();
-        let nt = |m, n, k| {
-            let mut p = GemmProblem::new(m, n, k);
-            (p.trans_a, p.trans_b, p.lda, p.ldb) = (Trans::N, Trans::T, 0, 0);
-            p.fill_defaults();
-            p
-        };
+        let nt = |m, n, k| problem(m, n, k, Trans::N, Trans::T);
         // (problem) -> the wave-fitting width: 1280x1280 on 128x128 (100 tiles) where 128x112
         // (110) scored better; 1152x4096 on 128x160 where 128x144 did.
         for ((m, n, k), width) in [((1280, 1280, 2048), 128), ((1152, 4096, 1152), 160)] {

@@ -6,7 +6,7 @@
 
 use super::atom::is_wgmma;
 use super::warpgroup::{
-    operand_names, operand_subsets, tma_rows_off_lines, tma_rows_unaligned, PACK_A, PACK_B,
+    operand_names, operand_subsets, tma_rows_copyable, tma_rows_unaligned, PACK_A, PACK_B,
 };
 use super::{fail, Violation};
 use crate::problem::GemmProblem;
@@ -19,11 +19,9 @@ pub fn unaligned_operands(p: &GemmProblem) -> u32 {
         + u32::from(tma_rows_unaligned(p, false)) * PACK_B
 }
 
-/// The operands of `p` that PackUnaligned may copy, as its bit set: the unaligned ones, and
-/// an N-major B whose rows are not whole 128-byte lines (`tma_rows_off_lines`; an M-major A
-/// of such rows is left in place: copying it was not measured to pay).
+/// The operands of `p` that PackUnaligned may copy (`tma_rows_copyable`), as its bit set.
 fn copyable_operands(p: &GemmProblem) -> u32 {
-    unaligned_operands(p) | (u32::from(tma_rows_off_lines(p, false)) * PACK_B)
+    u32::from(tma_rows_copyable(p, true)) * PACK_A + u32::from(tma_rows_copyable(p, false)) * PACK_B
 }
 
 /// The PackUnaligned values a problem offers: every subset of its copyable operands.

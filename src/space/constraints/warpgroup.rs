@@ -101,6 +101,13 @@ pub fn tma_rows_off_lines(p: &GemmProblem, is_a: bool) -> bool {
         && row_bytes % 128 != 0
 }
 
+/// Whether PackUnaligned may copy an operand: rows aligned to 16 bytes only, or an N-major B
+/// off the 128-byte lines (`tma_rows_off_lines`; an M-major A of such rows is left in place:
+/// copying it was not measured to pay).
+pub fn tma_rows_copyable(p: &GemmProblem, is_a: bool) -> bool {
+    tma_rows_unaligned(p, is_a) || (!is_a && tma_rows_off_lines(p, is_a))
+}
+
 /// Whether rows `row_bytes` apart leave 32-byte boundaries: what makes an operand unaligned
 /// for [`tma_rows_unaligned`], and what sets a tensor map's L2 promotion
 /// (device/cuda/tma.rs), so that the starts for such operands and the promotion agree.
@@ -147,8 +154,7 @@ pub fn packed_operands(c: &KernelConfig, p: &GemmProblem) -> [bool; 2] {
         let bit = if is_a { PACK_A } else { PACK_B };
         !tma_readable(p, is_a)
             || (!p.k_contiguous(is_a) && mn_chunk(c, p, is_a).is_none())
-            || (c.pu & bit != 0
-                && (tma_rows_unaligned(p, is_a) || (!is_a && tma_rows_off_lines(p, is_a))))
+            || (c.pu & bit != 0 && tma_rows_copyable(p, is_a))
     };
     [pack(true), pack(false)]
 }
