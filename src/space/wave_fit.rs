@@ -35,7 +35,7 @@ impl Space {
     /// The extents a wave-fitting start tries for a tile's varying side: 64 to 256 in steps
     /// of 16 (of 32 where B is N-major in LDS: [`Space::n_step`]), where the MacroTile1
     /// domain holds them. H200, kernel against kernel, one call (cuBLASLt in brackets):
-    /// 1280x1280x2048 NT on 128x112 23.2 us, on 128x128 16.1 [15.7]; 1152x1024x2048 NT on
+    /// 1280x1280x2048 NT on 128x112 23.7 us, on 128x128 16.1 [15.7]; 1152x1024x2048 NT on
     /// 128x80 17.7-18.9, on 128x96 15.2 [12.9].
     pub(super) fn wave_fit_widths(&self) -> impl Iterator<Item = i64> + '_ {
         let step = self.n_step().max(16);
