@@ -140,9 +140,15 @@ extern "C" __global__ void GT_LAUNCH_BOUNDS GT_CLUSTER_DIMS GT_KERNEL_NAME(GT_AR
     extern __shared__ __align__(16) unsigned char gt_smem[];
     const int tid = threadIdx.x;
     gt_plant_at_entry(args, tid);
+    if constexpr (GtCfg::WAIT_FOR_PACK) gt_wait_for_primary();
     GtKernel::Scheduler::run(args, gt_smem, tid);
 }
 
+// The pack kernels let the main kernel, their programmatic dependent, launch only when they
+// end (no gt_allow_dependents): allowed from their first instruction, the main kernel's
+// workgroups took compute units while the copy's last ones still ran, and long-K GEMMs lost
+// up to a quarter (H200, same call: 3584x160x18944 NT 57.2 -> 72.0 us, 16032x80x16384 NT
+// 143.8 -> 150.2, where a launch at their end ran 56.5 and 141.5).
 #if GT_PACK_A
 extern "C" __global__ void __launch_bounds__(GT_PACK_TILE * GT_PACK_ROWS) GT_CAT(GT_KERNEL_NAME, _pack_a)(GtGemmArgs args,
                                                                                                  void* dst) {

@@ -141,6 +141,11 @@ struct GtCfg {
     // Whether split partials go to the workspace for the <name>_epilogue kernel to sum.
     static constexpr bool REDUCTION_KERNEL = GSU > 1 && !STREAM_K && !GSU_SINGLE_KERNEL;
     static constexpr bool BETA_ZERO = GT_BETA_ZERO;
+    // Operands a pack kernel copies first (loader/gt_pack_kernel.h). On sm_90+ the host
+    // launches this kernel as the pack kernel's programmatic dependent: its launch overlaps
+    // the copy's last workgroups, and it waits at entry until the copy is complete and
+    // visible (gt_wait_for_primary).
+    static constexpr bool WAIT_FOR_PACK = GT_PACK_A != 0 || GT_PACK_B != 0;
     static constexpr int C_STAGES = GT_C_STAGES;
 };
 // The preprocessor's copy of GtCfg::REDUCTION_KERNEL: it decides whether the second kernel
