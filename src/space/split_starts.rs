@@ -203,6 +203,46 @@ impl Space {
         Some(space.raw_default())
     }
 
+    /// A start for few tiles with a long K whose N (65 to 128) is cut in two: tiles of 64
+    /// rows and half of N (rounded up to 8 columns), K split two to four ways so that the
+    /// workgroups fill half a wave to one, two 128-byte rows of K a stage, the splits summed
+    /// in the kernel (GSU<n>K). Against all of N on one tile split more ways
+    /// ([`Space::full_n_split_start`]) each split streams twice the K for the price of reading
+    /// A twice, which L2 serves. H200, kernel against kernel, same call (cuBLASLt in
+    /// brackets): 2048x112x8192 17.2 us on MT64x56 GSU2K against 18.9 on MT64x112 GSU4K
+    /// [16.6], NT 19.5 against 22.7 [18.5]; 2048x96x8192 17.0 against 19.0 [16.4];
+    /// 1536x128x8192 15.7 on MT64x64 GSU2K against 19.0 on the reduction kernel's [14.9];
+    /// 1024x120x16384 18.6 in four [18.0]. Where the half tiles alone fill a wave it does not
+    /// apply: 2560x104x16384 ran 32.6 on MT64x112 GSU3K against 37.9 on MT64x56 GSU3K.
+    pub fn half_n_split_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let start = self.raw_default();
+        if !constraints::is_wgmma(&start) || !(65..=128).contains(&p.n) {
+            return None;
+        }
+        let mt1 = ((p.n + 1) / 2 + 7) / 8 * 8;
+        let tiles = tile_count(p, 64, mt1);
+        let cus = self.hw.compute_units as i64;
+        let depth = 256 / p.a_type.bytes() as i64;
+        let split = (2..=4)
+            .rev()
+            .find(|&s| tiles * s <= cus && tiles * s * 2 >= cus && p.k >= s * 16 * depth)?;
+        let space = self.with_deepest_pipeline(&[
+            (ParamId::MacroTile0, 64),
+            (ParamId::MacroTile1, mt1),
+            (ParamId::WavesM, 4),
+            (ParamId::WavesN, 1),
+            (ParamId::SwapAB, 0),
+            (ParamId::DepthU, depth),
+            (ParamId::GlobalSplitU, split),
+            (ParamId::GlobalSplitUAlgorithm, 3),
+            (ParamId::WorkGroupMapping, 1),
+            (ParamId::PersistentKernel, 0),
+            (ParamId::ProducerWarp, 1),
+        ])?;
+        Some(space.raw_default())
+    }
+
     /// A start for problems whose unsplit warpgroup tiles leave compute units idle (small M
     /// with long K): the start's tile covering N (up to 256 columns) on 64 rows, as stream-K
     /// (GSU1S: one persistent workgroup per compute unit sharing every (tile, K tile)
@@ -260,6 +300,36 @@ mod tests {
         for (m, n, k) in [(16032, 109, 16384), (4096, 4096, 4096), (3584, 160, 1024)] {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
             assert_eq!(s.full_n_split_start(), None, "{m}x{n}x{k}");
+        }
+    }
+
+    #[test]
+    fn few_tiles_with_n_of_65_to_128_start_on_half_of_n_split_in_the_kernel() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // 2048x112x8192: 32 tiles of 64x56 along M, two along N, K in two: 128 workgroups.
+        let s = Space::for_problem(&GemmProblem::new(2048, 112, 8192), &hw);
+        let c = s.half_n_split_start().expect("32 rows of tiles, long K");
+        s.check(&c).unwrap();
+        assert_eq!((c.mt0, c.mt1, c.depth_u, c.pw), (64, 56, 128, 1));
+        assert_eq!((c.gsu, c.gsu_algo, c.sab), (2, GsuAlgo::SingleKernel, 0));
+        assert!(s.extra_starts().contains(&c));
+        // N of 120 on 1024 rows: 64-column halves, 32 tiles, K in four; the same with B
+        // N-major (NT), read in place.
+        let mut p = GemmProblem::new(1024, 120, 16384);
+        let c = Space::for_problem(&p, &hw).half_n_split_start().unwrap();
+        assert_eq!((c.mt1, c.gsu), (64, 4));
+        (p.trans_a, p.trans_b) = (Trans::N, Trans::T);
+        let c = Space::for_problem(&p, &hw).half_n_split_start().unwrap();
+        assert_eq!((c.mt1, c.gsu, c.pu), (64, 4, 0));
+        // Half tiles that fill a wave alone, N outside 65..=128, K too short to split: none.
+        for (m, n, k) in [
+            (2560, 104, 16384),
+            (2048, 64, 8192),
+            (2048, 136, 8192),
+            (2048, 112, 2048),
+        ] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            assert_eq!(s.half_n_split_start(), None, "{m}x{n}x{k}");
         }
     }
 
