@@ -233,6 +233,44 @@ impl Space {
         }
     }
 
+    /// Under a wave of 128x128 tiles with M no multiple of 128 and A K-major: the swapped tile
+    /// of 128 columns on one warpgroup whose height (65 to 255 rows, no multiple of 64)
+    /// divides M, of the most tiles from half a wave to one, data-parallel, as deep as fits.
+    /// Every row of every tile then holds a row of M, where 128-row tiles (and the one-wave
+    /// start's heights, chosen for their count) leave the last row of tiles partly empty.
+    /// H200, kernel against kernel, one call (cuBLASLt in brackets): 576x2048x7168 (DeepSeek-
+    /// V3's kv_a projection at 2048 tokens) on 96x128 32.2 us against 41.5 on 128x80 (130
+    /// tiles, the best of bench's default set) and 55.7 on the one-wave start's 80x128 in
+    /// two warpgroups (128 tiles) [37.8]; 576x4096x7168 on 144x128 (128 tiles) 46.6-48.4
+    /// [45.5].
+    pub fn even_m_swapped_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let cus = self.hw.compute_units.max(1) as i64;
+        if !constraints::is_wgmma(&self.raw_default())
+            || !self.domain(ParamId::SwapAB).contains(1)
+            || p.batch > 1
+            || p.m % 128 == 0
+            || !p.k_contiguous(true)
+            || p.k < 16 * 64
+            || tile_count(p, 128, 128) > cus
+        {
+            return None;
+        }
+        let height = self
+            .swapped_heights()
+            .filter(|&h| p.m % h == 0)
+            .map(|h| (tile_count(p, h, 128), h))
+            .filter(|&(tiles, _)| tiles <= cus && tiles * 2 >= cus)
+            .max_by_key(|&(tiles, h)| (tiles, -h))?
+            .1;
+        let prefs = [
+            swapped_tile(height, 128, 0).as_slice(),
+            &[(ParamId::WavesN, 1)],
+        ]
+        .concat();
+        Some(self.with_deepest_pipeline(&prefs)?.raw_default())
+    }
+
     /// The heights of swapped tiles in the space: 65 to 255 rows in steps of 16 and no
     /// multiple of 64 (only the instruction's N runs along M in such steps).
     fn swapped_heights(&self) -> impl Iterator<Item = i64> + '_ {
@@ -378,9 +416,6 @@ mod tests {
     use crate::problem::{DataType, GemmProblem, Trans};
     use crate::space::{KernelConfig, Space};
 
-    /// Half a wave to nearly one of 128x128 tiles: the swapped 128-column tile (A K-major) or
-    /// 64-column tile in pairs along N (A M-major) whose height makes the most tiles of one
-    /// nearly full wave, data-parallel.
     /// A bf16 problem of this layout with packed leading dimensions.
     fn problem(m: i64, n: i64, k: i64, ta: Trans, tb: Trans) -> GemmProblem {
         let mut p = GemmProblem::new(m, n, k);
@@ -389,6 +424,9 @@ mod tests {
         p
     }
 
+    /// Half a wave to nearly one of 128x128 tiles: the swapped 128-column tile (A K-major) or
+    /// 64-column tile in pairs along N (A M-major) whose height makes the most tiles of one
+    /// nearly full wave, data-parallel.
     #[test]
     fn half_a_wave_of_square_tiles_starts_on_one_wave_of_swapped_tiles() {
         let hw = HwSpec::by_name("H200").unwrap();
@@ -424,6 +462,43 @@ mod tests {
         ] {
             let s = Space::for_problem(&problem(m, n, k, ta, Trans::N), &hw);
             assert_eq!(s.swapped_one_wave_start(), None, "{m}x{n}x{k} {ta:?}");
+        }
+    }
+
+    /// Under a wave of 128x128 tiles with M no multiple of 128: the swapped 128-column tile
+    /// on one warpgroup whose height divides M, of the most tiles from half a wave to one.
+    #[test]
+    fn m_off_128_rows_starts_on_swapped_tiles_whose_height_divides_it() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // (M, N) -> height: 576/96 x 16 = 96 tiles (144 would make 64), 576/144 x 24 = 96
+        // (96 would make 144), 320/80 x 32 = 128; TN and TT alike.
+        for ((m, n), tb, height) in [
+            ((576, 2048), Trans::N, 96),
+            ((576, 2048), Trans::T, 96),
+            ((576, 3072), Trans::N, 144),
+            ((320, 4096), Trans::N, 80),
+        ] {
+            let s = Space::for_problem(&problem(m, n, 7168, Trans::T, tb), &hw);
+            let c = s.even_m_swapped_start().expect("a height dividing M");
+            s.check(&c).unwrap();
+            assert_eq!(
+                (c.mt0 as i64, c.mt1, c.sab, c.wg, c.pk, c.gsu),
+                (height, 128, 1, [4, 1], 0, 1),
+                "{m}x{n}"
+            );
+            assert!(s.extra_starts().contains(&c), "{m}x{n}");
+        }
+        // M of whole 128-row tiles, a wave of 128x128 tiles or more, an M-major A, no height
+        // dividing M (1088 = 64 x 17), too few tiles of any that does: none.
+        for (m, n, ta) in [
+            (1024, 1024, Trans::T),
+            (576, 4096, Trans::T),
+            (576, 2048, Trans::N),
+            (1088, 1024, Trans::T),
+            (576, 512, Trans::T),
+        ] {
+            let s = Space::for_problem(&problem(m, n, 7168, ta, Trans::N), &hw);
+            assert_eq!(s.even_m_swapped_start(), None, "{m}x{n} {ta:?}");
         }
     }
 
