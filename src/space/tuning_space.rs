@@ -559,7 +559,7 @@ impl Space {
             .chain(full.wide_n_starts())
             .chain(full.n_fit_starts())
             .chain(full.few_tile_swapped_start())
-            .chain(full.even_m_swapped_start())
+            .chain(full.even_m_swapped_starts())
             .chain(full.half_n_split_start())
             .chain(full.full_n_split_start())
             .chain(full.persistent_start())

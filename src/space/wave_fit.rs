@@ -233,17 +233,19 @@ impl Space {
         }
     }
 
-    /// Under a wave of 128x128 tiles with M no multiple of 128 and A K-major: the swapped tile
-    /// of 128 columns on one warpgroup whose height (65 to 255 rows, no multiple of 64)
-    /// divides M, of the most tiles from half a wave to one, data-parallel, as deep as fits.
-    /// Every row of every tile then holds a row of M, where 128-row tiles (and the one-wave
-    /// start's heights, chosen for their count) leave the last row of tiles partly empty.
-    /// H200, kernel against kernel, one call (cuBLASLt in brackets): 576x2048x7168 (DeepSeek-
-    /// V3's kv_a projection at 2048 tokens) on 96x128 32.2 us against 41.5 on 128x80 (130
-    /// tiles, the best of bench's default set) and 55.7 on the one-wave start's 80x128 in
-    /// two warpgroups (128 tiles) [37.8]; 576x4096x7168 on 144x128 (128 tiles) 46.6-48.4
-    /// [45.5].
-    pub fn even_m_swapped_start(&self) -> Option<KernelConfig> {
+    /// Under a wave of 128x128 tiles with M no multiple of 128 and A K-major: swapped tiles of
+    /// 128 and of 64 columns on one warpgroup whose height (65 to 255 rows, no multiple of
+    /// 64) divides M, for each width the height of the most tiles from half a wave to one,
+    /// data-parallel, as deep as fits. Every row of every tile then holds a row of M, where
+    /// 128-row tiles (and the one-wave start's heights, chosen for their count) leave the last
+    /// row of tiles partly empty. H200, kernel against kernel, one call each (cuBLASLt in
+    /// brackets): 576x2048x7168 (DeepSeek-V3's kv_a projection at 2048 tokens) on 96x128
+    /// (96 tiles) 32.2 us against 41.5 on 128x80 (130 tiles, the best of bench's default
+    /// set) and 55.7 on the one-wave start's 80x128 in two warpgroups [37.8]; 576x1536x7168
+    /// on 144x64 (96) 27.0 against 28.8-29.0 [24.0]; 576x1024x7168 on 96x64 (96) 22.8
+    /// against 23.7 [19.2]; 320x2048x4096 on 80x64 (128) 15.3 against 16.5 on 64x96 and 19.1
+    /// on 80x128 [16.9].
+    pub fn even_m_swapped_starts(&self) -> Vec<KernelConfig> {
         let p = &self.problem;
         let cus = self.hw.compute_units.max(1) as i64;
         if !constraints::is_wgmma(&self.raw_default())
@@ -254,21 +256,26 @@ impl Space {
             || p.k < 16 * 64
             || tile_count(p, 128, 128) > cus
         {
-            return None;
+            return Vec::new();
         }
-        let height = self
-            .swapped_heights()
-            .filter(|&h| p.m % h == 0)
-            .map(|h| (tile_count(p, h, 128), h))
-            .filter(|&(tiles, _)| tiles <= cus && tiles * 2 >= cus)
-            .max_by_key(|&(tiles, h)| (tiles, -h))?
-            .1;
-        let prefs = [
-            swapped_tile(height, 128, 0).as_slice(),
-            &[(ParamId::WavesN, 1)],
-        ]
-        .concat();
-        Some(self.with_deepest_pipeline(&prefs)?.raw_default())
+        let heights: Vec<i64> = self.swapped_heights().filter(|&h| p.m % h == 0).collect();
+        [128, 64]
+            .into_iter()
+            .filter_map(|width| {
+                let height = heights
+                    .iter()
+                    .map(|&h| (tile_count(p, h, width), h))
+                    .filter(|&(tiles, _)| tiles <= cus && tiles * 2 >= cus)
+                    .max_by_key(|&(tiles, h)| (tiles, -h))?
+                    .1;
+                let prefs = [
+                    swapped_tile(height, width, 0).as_slice(),
+                    &[(ParamId::WavesN, 1)],
+                ]
+                .concat();
+                Some(self.with_deepest_pipeline(&prefs)?.raw_default())
+            })
+            .collect()
     }
 
     /// The heights of swapped tiles in the space: 65 to 255 rows in steps of 16 and no
@@ -465,28 +472,33 @@ mod tests {
         }
     }
 
-    /// Under a wave of 128x128 tiles with M no multiple of 128: the swapped 128-column tile
-    /// on one warpgroup whose height divides M, of the most tiles from half a wave to one.
+    /// Under a wave of 128x128 tiles with M no multiple of 128: swapped tiles of 128 and 64
+    /// columns on one warpgroup whose height divides M, of the most tiles from half a wave
+    /// to one.
     #[test]
     fn m_off_128_rows_starts_on_swapped_tiles_whose_height_divides_it() {
         let hw = HwSpec::by_name("H200").unwrap();
-        // (M, N) -> height: 576/96 x 16 = 96 tiles (144 would make 64), 576/144 x 24 = 96
-        // (96 would make 144), 320/80 x 32 = 128; TN and TT alike.
-        for ((m, n), tb, height) in [
-            ((576, 2048), Trans::N, 96),
-            ((576, 2048), Trans::T, 96),
-            ((576, 3072), Trans::N, 144),
-            ((320, 4096), Trans::N, 80),
+        // (M, N) -> tiles: 576 = 6 x 96 = 4 x 144 rows; 320 = 4 x 80 = 2 x 160.
+        for ((m, n), tb, tiles) in [
+            // 96x128: 96 tiles; 144x64: 128.
+            ((576, 2048), Trans::N, vec![(96, 128), (144, 64)]),
+            ((576, 2048), Trans::T, vec![(96, 128), (144, 64)]),
+            // 144x128: 96 (96x128 would make 144); no 64-column tile under a wave.
+            ((576, 3072), Trans::N, vec![(144, 128)]),
+            // 96x64: 96 (the 128-column tiles make 48 or fewer).
+            ((576, 1024), Trans::N, vec![(96, 64)]),
+            // 80x128: 128; 160x64: 128.
+            ((320, 4096), Trans::N, vec![(80, 128), (160, 64)]),
         ] {
             let s = Space::for_problem(&problem(m, n, 7168, Trans::T, tb), &hw);
-            let c = s.even_m_swapped_start().expect("a height dividing M");
-            s.check(&c).unwrap();
-            assert_eq!(
-                (c.mt0 as i64, c.mt1, c.sab, c.wg, c.pk, c.gsu),
-                (height, 128, 1, [4, 1], 0, 1),
-                "{m}x{n}"
-            );
-            assert!(s.extra_starts().contains(&c), "{m}x{n}");
+            let starts = s.even_m_swapped_starts();
+            let got: Vec<(u32, u32)> = starts.iter().map(|c| (c.mt0, c.mt1)).collect();
+            assert_eq!(got, tiles, "{m}x{n}");
+            for c in &starts {
+                s.check(c).unwrap();
+                assert_eq!((c.sab, c.wg, c.pk, c.gsu), (1, [4, 1], 0, 1), "{m}x{n}");
+                assert!(s.extra_starts().contains(c), "{m}x{n}");
+            }
         }
         // M of whole 128-row tiles, a wave of 128x128 tiles or more, an M-major A, no height
         // dividing M (1088 = 64 x 17), too few tiles of any that does: none.
@@ -498,7 +510,7 @@ mod tests {
             (576, 512, Trans::T),
         ] {
             let s = Space::for_problem(&problem(m, n, 7168, ta, Trans::N), &hw);
-            assert_eq!(s.even_m_swapped_start(), None, "{m}x{n} {ta:?}");
+            assert_eq!(s.even_m_swapped_starts(), vec![], "{m}x{n} {ta:?}");
         }
     }
 
