@@ -913,6 +913,7 @@ pub fn reference_source(target: &Target) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::problem::Trans;
 
     fn target() -> Target {
         Target::arch(Vendor::Nvidia, "sm_90a")
@@ -955,9 +956,7 @@ mod tests {
         )
         .unwrap();
         // NN: A M-major in chunks of 64 (boxes of 64 rows of M by DepthU of K), B K-major.
-        let mut nn = GemmProblem::new(16032, 112, 16384);
-        (nn.trans_a, nn.lda) = (crate::problem::Trans::N, 0);
-        nn.fill_defaults();
+        let nn = GemmProblem::with_layout(16032, 112, 16384, Trans::N, Trans::N);
         let plan = launch_plan(&cfg, &nn, &target());
         let [a, b] = plan.tma.unwrap();
         assert_eq!(
@@ -969,10 +968,7 @@ mod tests {
         assert!(defines(&cfg, &nn, &target()).contains("#define GT_A_CHUNK 64\n"));
         // NT with N = 109: B's rows are 218 bytes apart, so B is packed K-major after the
         // split-K partials, and the main kernel reads it as TN's B.
-        let mut nt = GemmProblem::new(16032, 109, 16384);
-        (nt.trans_a, nt.trans_b, nt.lda, nt.ldb) =
-            (crate::problem::Trans::N, crate::problem::Trans::T, 0, 0);
-        nt.fill_defaults();
+        let nt = GemmProblem::with_layout(16032, 109, 16384, Trans::N, Trans::T);
         let plan = launch_plan(&cfg, &nt, &target());
         assert_eq!(plan.packs.len(), 1);
         let pk = &plan.packs[0];
@@ -987,7 +983,7 @@ mod tests {
         let d = defines(&cfg, &nt, &target());
         assert!(d.contains("#define GT_TRANS_B 0\n") && d.contains("#define GT_PACK_B 2\n"));
         let kp = kernel_problem(&cfg, &nt);
-        assert_eq!((kp.ldb, kp.trans_b), (16384, crate::problem::Trans::N));
+        assert_eq!((kp.ldb, kp.trans_b), (16384, Trans::N));
     }
 
     #[test]
@@ -1215,10 +1211,7 @@ mod tests {
         // A 2 x 4 block (ClusterM 2, ClusterN 4) of 96x64 swapped tiles on 768x768 NT: eight
         // workgroups a cluster. A is M-major in three chunks of 32 rows, too few for four
         // sharers: slices of 32 of its 128 k; B N-major in one chunk of 64: slices of 64 k.
-        let mut nt = GemmProblem::new(768, 768, 4096);
-        (nt.trans_a, nt.trans_b, nt.lda, nt.ldb) =
-            (crate::problem::Trans::N, crate::problem::Trans::T, 0, 0);
-        nt.fill_defaults();
+        let nt = GemmProblem::with_layout(768, 768, 4096, Trans::N, Trans::T);
         let block = KernelConfig::parse(
             "MT96x64x128_MI64x8x16_WG4x1_PGR5_PLR1_LPA0_LPB0_SW1_GSU1_WGM1_GRVW8_SVW8_SU0_PW1_SAB1_CN4_CM2",
         )
@@ -1348,14 +1341,12 @@ mod tests {
     /// problems over every layout, type, beta and path, for an NVIDIA and an AMD target.
     fn sample_blocks() -> Vec<(KernelConfig, GemmProblem, Target)> {
         use crate::hw::HwSpec;
-        use crate::problem::Trans;
         use crate::space::Space;
         let mut out = Vec::new();
         let problem = |m, n, k, ta, tb, t: DataType, beta: f64| {
-            let mut p = GemmProblem::new(m, n, k);
-            (p.trans_a, p.trans_b, p.beta) = (ta, tb, beta);
+            let mut p = GemmProblem::with_layout(m, n, k, ta, tb);
+            p.beta = beta;
             (p.a_type, p.b_type, p.c_type, p.d_type) = (t, t, t, t);
-            p.fill_defaults();
             p
         };
         let cases = [

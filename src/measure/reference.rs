@@ -110,12 +110,7 @@ mod tests {
         let opb = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]];
         for ta in [Trans::N, Trans::T] {
             for tb in [Trans::N, Trans::T] {
-                let mut p = GemmProblem::new(2, 2, 3);
-                p.trans_a = ta;
-                p.trans_b = tb;
-                p.lda = 0;
-                p.ldb = 0;
-                p.fill_defaults();
+                let mut p = GemmProblem::with_layout(2, 2, 3, ta, tb);
                 let mut a = vec![0.0; (p.lda * p.a_cols()) as usize];
                 let mut b = vec![0.0; (p.ldb * p.b_cols()) as usize];
                 for (i, row) in opa.iter().enumerate() {

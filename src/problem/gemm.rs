@@ -131,6 +131,15 @@ impl GemmProblem {
         p
     }
 
+    /// The seed case's conventions in another layout (`Trans::T` for an operand stored
+    /// K-major, op(X) = X^T), with that layout's packed leading dimensions.
+    pub fn with_layout(m: i64, n: i64, k: i64, trans_a: Trans, trans_b: Trans) -> Self {
+        let mut p = Self::new(m, n, k);
+        (p.trans_a, p.trans_b, p.lda, p.ldb) = (trans_a, trans_b, 0, 0);
+        p.fill_defaults();
+        p
+    }
+
     /// The factor of op(A) op(B) in D once the per-tensor scales are folded in: what kernels,
     /// references and the vendor library are given as alpha, so all compute the same D.
     pub fn alpha_eff(&self) -> f64 {

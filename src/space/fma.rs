@@ -460,11 +460,11 @@ mod tests {
     use crate::space::GsuAlgo;
 
     fn f32_problem(m: i64, n: i64, k: i64, layout: &str) -> GemmProblem {
-        let mut p = GemmProblem::new(m, n, k);
+        let t = |c: u8| if c == b'T' { Trans::T } else { Trans::N };
+        let (ta, tb) = (t(layout.as_bytes()[0]), t(layout.as_bytes()[1]));
+        let mut p = GemmProblem::with_layout(m, n, k, ta, tb);
         (p.a_type, p.b_type, p.c_type, p.d_type) =
             (DataType::F32, DataType::F32, DataType::F32, DataType::F32);
-        let t = |c: u8| if c == b'T' { Trans::T } else { Trans::N };
-        (p.trans_a, p.trans_b) = (t(layout.as_bytes()[0]), t(layout.as_bytes()[1]));
         p
     }
 

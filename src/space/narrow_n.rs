@@ -157,10 +157,8 @@ mod tests {
 
     /// A problem of this layout and input type with packed leading dimensions, on an H200.
     fn h200(m: i64, n: i64, k: i64, ta: Trans, tb: Trans, t: DataType) -> Space {
-        let mut p = GemmProblem::new(m, n, k);
-        (p.trans_a, p.trans_b, p.lda, p.ldb) = (ta, tb, 0, 0);
+        let mut p = GemmProblem::with_layout(m, n, k, ta, tb);
         (p.a_type, p.b_type) = (t, t);
-        p.fill_defaults();
         Space::for_problem(&p, &HwSpec::by_name("H200").unwrap())
     }
 

@@ -433,14 +433,6 @@ mod tests {
         )
     }
 
-    /// A bf16 problem of this layout with packed leading dimensions.
-    fn problem(m: i64, n: i64, k: i64, ta: Trans, tb: Trans) -> GemmProblem {
-        let mut p = GemmProblem::new(m, n, k);
-        (p.trans_a, p.trans_b, p.lda, p.ldb) = (ta, tb, 0, 0);
-        p.fill_defaults();
-        p
-    }
-
     #[test]
     fn n_just_past_a_tile_starts_on_two_halves_in_pairs_sharing_a() {
         // (M, N, K) -> (rows, columns, split): the smallest split first, then the taller tile.
@@ -487,7 +479,7 @@ mod tests {
             (Trans::N, Trans::T, 96),
             (Trans::T, Trans::T, 96),
         ] {
-            let s = Space::for_problem(&problem(8192, 144, 8192, ta, tb), &hw);
+            let s = Space::for_problem(&GemmProblem::with_layout(8192, 144, 8192, ta, tb), &hw);
             let c = s.n_pair_start().expect("a pair start");
             s.check(&c).unwrap();
             assert_eq!((c.mt0, c.mt1, c.cn), (128, mt1, 2), "{ta:?}{tb:?}");
@@ -504,7 +496,10 @@ mod tests {
     fn unaligned_or_n_major_b_shapes_the_one_wave_starts() {
         let hw = HwSpec::by_name("H200").unwrap();
         // TT with ldb = 136 (272-byte rows): the pairs copy B into aligned rows first.
-        let s = Space::for_problem(&problem(8192, 136, 8192, Trans::T, Trans::T), &hw);
+        let s = Space::for_problem(
+            &GemmProblem::with_layout(8192, 136, 8192, Trans::T, Trans::T),
+            &hw,
+        );
         let c = s.n_pair_start().expect("pairs");
         s.check(&c).unwrap();
         assert_eq!((c.mt0, c.mt1, c.pu), (128, 72, constraints::PACK_B));
@@ -515,20 +510,30 @@ mod tests {
             ..fit
         }));
         // Aligned: nothing copied.
-        let s = Space::for_problem(&problem(8192, 144, 8192, Trans::T, Trans::T), &hw);
+        let s = Space::for_problem(
+            &GemmProblem::with_layout(8192, 144, 8192, Trans::T, Trans::T),
+            &hw,
+        );
         assert_eq!(s.n_pair_start().expect("pairs").pu, 0);
         // An N-major B read in place takes widths in steps of 32: 768 in eight tiles of 96,
         // not ten of 80 (16-column chunks), as TN takes.
         for (tb, want) in [(Trans::T, 96), (Trans::N, 80)] {
-            let s = Space::for_problem(&problem(768, 768, 4096, Trans::N, tb), &hw);
+            let s =
+                Space::for_problem(&GemmProblem::with_layout(768, 768, 4096, Trans::N, tb), &hw);
             let c = s.few_tile_wave_start().expect("few tiles");
             s.check(&c).unwrap();
             assert_eq!((c.mt1, c.gsu), (want, 1), "{tb:?}");
         }
-        let s = Space::for_problem(&problem(4096, 320, 4096, Trans::N, Trans::T), &hw);
+        let s = Space::for_problem(
+            &GemmProblem::with_layout(4096, 320, 4096, Trans::N, Trans::T),
+            &hw,
+        );
         assert_eq!(s.n_pair_start().expect("pairs").mt1, 160);
         // ldb = 264 (528-byte rows): B is copied, K-major, and the halves round to 8.
-        let s = Space::for_problem(&problem(4096, 264, 4096, Trans::N, Trans::T), &hw);
+        let s = Space::for_problem(
+            &GemmProblem::with_layout(4096, 264, 4096, Trans::N, Trans::T),
+            &hw,
+        );
         let c = s.n_pair_start().expect("pairs");
         assert_eq!((c.mt1, c.pu), (136, constraints::PACK_B));
     }
@@ -602,7 +607,7 @@ mod tests {
             ((1024, 768, 4096), Trans::T, 96),
             ((640, 640, 5120), Trans::T, 80),
         ] {
-            let s = Space::for_problem(&problem(m, n, k, ta, Trans::N), &hw);
+            let s = Space::for_problem(&GemmProblem::with_layout(m, n, k, ta, Trans::N), &hw);
             let c = s.few_tile_even_start().expect("an even cut");
             s.check(&c).unwrap();
             assert_eq!(
@@ -631,7 +636,7 @@ mod tests {
             ((4096, 200, 14336), Trans::T, Trans::N),
             ((2048, 2048, 4096), Trans::T, Trans::N),
         ] {
-            let s = Space::for_problem(&problem(m, n, k, ta, tb), &hw);
+            let s = Space::for_problem(&GemmProblem::with_layout(m, n, k, ta, tb), &hw);
             assert_eq!(s.few_tile_even_start(), None, "{m}x{n}x{k} {ta:?}{tb:?}");
         }
     }
@@ -651,7 +656,7 @@ mod tests {
             (768, Trans::T, Trans::N, 1),
             (768, Trans::T, Trans::T, 1),
         ] {
-            let s = Space::for_problem(&problem(768, n, 4096, ta, tb), &hw);
+            let s = Space::for_problem(&GemmProblem::with_layout(768, n, 4096, ta, tb), &hw);
             let c = s.few_tile_swapped_start().expect("swapped");
             assert_eq!(
                 (c.sab, c.mt0, c.mt1, c.cn, c.cm),
@@ -677,8 +682,10 @@ mod tests {
             ((12288, 224, 4096), (Trans::T, Trans::N), 112),
             ((12288, 224, 4096), (Trans::N, Trans::T), 128),
         ] {
-            let s =
-                Space::for_problem(&problem(m, n, k, ta, tb), &HwSpec::by_name("H200").unwrap());
+            let s = Space::for_problem(
+                &GemmProblem::with_layout(m, n, k, ta, tb),
+                &HwSpec::by_name("H200").unwrap(),
+            );
             let c = s
                 .three_warpgroup_start()
                 .unwrap_or_else(|| panic!("{m}x{n}x{k}"));
@@ -722,7 +729,8 @@ mod tests {
         // 64x192 (120), 896x768 on 64x128 (84).
         for ((m, n), width) in [((1536, 768), 192), ((1280, 1024), 192), ((896, 768), 128)] {
             for ta in [Trans::N, Trans::T] {
-                let s = Space::for_problem(&problem(m, n, 2048, ta, Trans::T), &hw);
+                let s =
+                    Space::for_problem(&GemmProblem::with_layout(m, n, 2048, ta, Trans::T), &hw);
                 let starts = s.few_tile_n_major_starts();
                 let got: Vec<(u32, u32, u32, u32)> =
                     starts.iter().map(|c| (c.mt0, c.mt1, c.pk, c.wgm)).collect();
@@ -736,10 +744,10 @@ mod tests {
         }
         // B K-major, many waves, N of one tile, or a short K: none.
         let hw_problems = [
-            problem(1536, 768, 2048, Trans::T, Trans::N),
-            problem(8192, 8192, 2048, Trans::N, Trans::T),
-            problem(4096, 256, 2048, Trans::N, Trans::T),
-            problem(1536, 768, 512, Trans::N, Trans::T),
+            GemmProblem::with_layout(1536, 768, 2048, Trans::T, Trans::N),
+            GemmProblem::with_layout(8192, 8192, 2048, Trans::N, Trans::T),
+            GemmProblem::with_layout(4096, 256, 2048, Trans::N, Trans::T),
+            GemmProblem::with_layout(1536, 768, 512, Trans::N, Trans::T),
         ];
         for p in hw_problems {
             let s = Space::for_problem(&p, &hw);

@@ -110,15 +110,15 @@ impl Space {
 #[cfg(test)]
 mod tests {
     use crate::hw::HwSpec;
-    use crate::problem::{DataType, GemmProblem};
+    use crate::problem::{DataType, GemmProblem, Trans};
     use crate::space::{GsuAlgo, Space};
 
     #[test]
     fn small_m_starts_on_swapped_rows_and_on_pairs_sharing_a() {
         let hw = HwSpec::by_name("H200").unwrap();
         let nt = GemmProblem {
-            trans_a: crate::problem::Trans::N,
-            trans_b: crate::problem::Trans::T,
+            trans_a: Trans::N,
+            trans_b: Trans::T,
             ..GemmProblem::new(96, 8192, 8192)
         };
         // TN, 96 rows: the transposed 96-row tile among the starts; NT (an M-major A): not.
@@ -156,9 +156,7 @@ mod tests {
     fn tiny_m_starts_on_the_transposed_warpgroup_tile() {
         let hw = HwSpec::by_name("H200").unwrap();
         for (m, svw) in [(1, 1), (4, 4), (8, 8), (16, 8), (24, 8)] {
-            let mut p = GemmProblem::new(m, 4096, 4096);
-            p.trans_a = crate::problem::Trans::N;
-            p.lda = m;
+            let p = GemmProblem::with_layout(m, 4096, 4096, Trans::N, Trans::N);
             let s = Space::for_problem(&p, &hw);
             let starts = s.tiny_m_starts();
             assert_eq!(starts.len(), 2, "M={m}");
@@ -190,8 +188,8 @@ mod tests {
         let s = Space::for_problem(&GemmProblem::new(65, 4096, 4096), &hw);
         assert_eq!(s.tiny_m_starts()[0].mt0, 80);
         let nt = GemmProblem {
-            trans_a: crate::problem::Trans::N,
-            trans_b: crate::problem::Trans::T,
+            trans_a: Trans::N,
+            trans_b: Trans::T,
             ..GemmProblem::new(65, 4096, 4096)
         };
         for p in [

@@ -227,20 +227,12 @@ impl Space {
         let split = (2..=4)
             .rev()
             .find(|&s| tiles * s <= cus && tiles * s * 2 >= cus && p.k >= s * 16 * depth)?;
-        let space = self.with_deepest_pipeline(&[
-            (ParamId::MacroTile0, 64),
-            (ParamId::MacroTile1, mt1),
-            (ParamId::WavesM, 4),
-            (ParamId::WavesN, 1),
-            (ParamId::SwapAB, 0),
-            (ParamId::DepthU, depth),
-            (ParamId::GlobalSplitU, split),
-            (ParamId::GlobalSplitUAlgorithm, 3),
-            (ParamId::WorkGroupMapping, 1),
-            (ParamId::PersistentKernel, 0),
-            (ParamId::ProducerWarp, 1),
-        ])?;
-        Some(space.raw_default())
+        let prefs = [
+            one_wave_tile(64, mt1, split).as_slice(),
+            &[(ParamId::DepthU, depth)],
+        ]
+        .concat();
+        Some(self.with_deepest_pipeline(&prefs)?.raw_default())
     }
 
     /// A start for problems whose unsplit warpgroup tiles leave compute units idle (small M
@@ -315,10 +307,10 @@ mod tests {
         assert!(s.extra_starts().contains(&c));
         // N of 120 on 1024 rows: 64-column halves, 32 tiles, K in four; the same with B
         // N-major (NT), read in place.
-        let mut p = GemmProblem::new(1024, 120, 16384);
+        let p = GemmProblem::new(1024, 120, 16384);
         let c = Space::for_problem(&p, &hw).half_n_split_start().unwrap();
         assert_eq!((c.mt1, c.gsu), (64, 4));
-        (p.trans_a, p.trans_b) = (Trans::N, Trans::T);
+        let p = GemmProblem::with_layout(1024, 120, 16384, Trans::N, Trans::T);
         let c = Space::for_problem(&p, &hw).half_n_split_start().unwrap();
         assert_eq!((c.mt1, c.gsu, c.pu), (64, 4, 0));
         // Half tiles that fill a wave alone, N outside 65..=128, K too short to split: none.
@@ -344,8 +336,7 @@ mod tests {
         assert_eq!((c.gsu, c.gsu_algo, c.pk), (8, GsuAlgo::Reduce, 0));
         assert!(s.extra_starts().contains(&c));
         // NT, 2 x 8 tiles: the same split.
-        let mut p = GemmProblem::new(128, 512, 32768);
-        (p.trans_a, p.trans_b) = (Trans::N, Trans::T);
+        let p = GemmProblem::with_layout(128, 512, 32768, Trans::N, Trans::T);
         let c = Space::for_problem(&p, &hw).long_k_split_start().unwrap();
         assert_eq!((c.mt0, c.mt1, c.gsu), (64, 64, 8));
         // Many tiles, a GEMV's columns, K too short to split: none.

@@ -1134,11 +1134,7 @@ mod tests {
 
     #[test]
     fn transpose_lds_is_amds_default_for_mn_contiguous_operands_and_opt_in_on_nvidia() {
-        let layout = |ta, tb| {
-            let mut p = GemmProblem::new(4096, 4096, 4096);
-            (p.trans_a, p.trans_b) = (ta, tb);
-            p
-        };
+        let layout = |ta, tb| GemmProblem::with_layout(4096, 4096, 4096, ta, tb);
         let mi300 = HwSpec::by_name("MI300X").unwrap();
         for (ta, tb) in [
             (Trans::N, Trans::N),
@@ -1299,9 +1295,7 @@ mod tests {
         // On an MI355X too few configs of 5x128x100 NT (lda = 5) are valid for draws to meet
         // one: the smallest tile, one element a read.
         let hw = HwSpec::by_name("mi355x").unwrap();
-        let mut p = GemmProblem::new(5, 128, 100);
-        (p.trans_a, p.trans_b) = (Trans::N, Trans::T);
-        p.fill_defaults();
+        let p = GemmProblem::with_layout(5, 128, 100, Trans::N, Trans::T);
         let s = Space::for_problem(&p, &hw);
         let c = s.smallest_tile().expect("a 16-row tile");
         s.check(&c).unwrap();

@@ -361,9 +361,7 @@ mod tests {
         let h200 = HwSpec::by_name("H200").unwrap();
         // 4096x1000x4096 NT: B N-major with rows of 2000 bytes; 32 tiles along M pair up
         // along M, sharing B.
-        let mut nt = GemmProblem::new(4096, 1000, 4096);
-        (nt.trans_a, nt.trans_b, nt.lda, nt.ldb) = (Trans::N, Trans::T, 0, 0);
-        nt.fill_defaults();
+        let nt = GemmProblem::with_layout(4096, 1000, 4096, Trans::N, Trans::T);
         let s = Space::for_problem(&nt, &h200);
         let twins = s.paired_twins();
         assert!(!twins.is_empty());
@@ -391,11 +389,9 @@ mod tests {
         let h200 = HwSpec::by_name("H200").unwrap();
         // 3000^3 NN f16: A M-major with lda = 3000, B K-major with ldb = 3000, both rows of
         // 6000 bytes.
-        let mut nn = GemmProblem::new(3000, 3000, 3000);
-        (nn.trans_a, nn.lda, nn.ldb) = (Trans::N, 0, 0);
+        let mut nn = GemmProblem::with_layout(3000, 3000, 3000, Trans::N, Trans::N);
         (nn.a_type, nn.b_type, nn.c_type, nn.d_type) =
             (DataType::F16, DataType::F16, DataType::F16, DataType::F16);
-        nn.fill_defaults();
         let s = Space::for_problem(&nn, &h200);
         assert_eq!(s.domain(ParamId::PackUnaligned).values, vec![0, 1, 2, 3]);
         // B, the K-major one, is copied.
@@ -418,9 +414,7 @@ mod tests {
             );
         }
         // NT with M = N = 1000: both M- or N-major, both copied.
-        let mut nt = GemmProblem::new(1000, 1000, 1000);
-        (nt.trans_a, nt.trans_b, nt.lda, nt.ldb) = (Trans::N, Trans::T, 0, 0);
-        nt.fill_defaults();
+        let nt = GemmProblem::with_layout(1000, 1000, 1000, Trans::N, Trans::T);
         let nt = Space::for_problem(&nt, &h200);
         assert!(nt.packed_twins().iter().all(|c| c.pu == 3));
         // The M-major A is shared by pairs along N, the K-major B by pairs along M (the pairs
@@ -576,12 +570,7 @@ mod tests {
     #[test]
     fn a_skinny_n_major_b_off_the_lines_starts_copied_k_major_too() {
         let hw = HwSpec::by_name("H200").unwrap();
-        let layout = |m, n, k, ta: Trans| {
-            let mut p = GemmProblem::new(m, n, k);
-            (p.trans_a, p.trans_b, p.lda, p.ldb) = (ta, Trans::T, 0, 0);
-            p.fill_defaults();
-            p
-        };
+        let layout = |m, n, k, ta| GemmProblem::with_layout(m, n, k, ta, Trans::T);
         for ta in [Trans::N, Trans::T] {
             let s = Space::for_problem(&layout(14336, 176, 4096, ta), &hw);
             assert!(s.copies_skinny_b());

@@ -49,10 +49,10 @@ mod tests {
     use crate::space::Space;
 
     fn h200(m: i64, n: i64, k: i64) -> Space {
-        let mut p = GemmProblem::new(m, n, k);
-        (p.lda, p.ldb) = (0, 0);
-        p.fill_defaults();
-        Space::for_problem(&p, &HwSpec::by_name("H200").unwrap())
+        Space::for_problem(
+            &GemmProblem::new(m, n, k),
+            &HwSpec::by_name("H200").unwrap(),
+        )
     }
 
     #[test]

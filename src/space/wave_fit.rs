@@ -423,14 +423,6 @@ mod tests {
     use crate::problem::{DataType, GemmProblem, Trans};
     use crate::space::{KernelConfig, Space};
 
-    /// A bf16 problem of this layout with packed leading dimensions.
-    fn problem(m: i64, n: i64, k: i64, ta: Trans, tb: Trans) -> GemmProblem {
-        let mut p = GemmProblem::new(m, n, k);
-        (p.trans_a, p.trans_b, p.lda, p.ldb) = (ta, tb, 0, 0);
-        p.fill_defaults();
-        p
-    }
-
     /// Half a wave to nearly one of 128x128 tiles: the swapped 128-column tile (A K-major) or
     /// 64-column tile in pairs along N (A M-major) whose height makes the most tiles of one
     /// nearly full wave, data-parallel.
@@ -444,7 +436,7 @@ mod tests {
             ((1152, 1280), Trans::T, 96),
             ((1536, 1024), Trans::N, 96),
         ] {
-            let s = Space::for_problem(&problem(m, n, 8192, Trans::T, tb), &hw);
+            let s = Space::for_problem(&GemmProblem::with_layout(m, n, 8192, Trans::T, tb), &hw);
             let c = s.swapped_one_wave_start().expect("a swapped wave");
             s.check(&c).unwrap();
             assert_eq!(
@@ -456,7 +448,10 @@ mod tests {
         }
         // An M-major A: 64 columns in pairs along N, the lowest height of the most tiles
         // (160 and 176 both make 8 x 16).
-        let s = Space::for_problem(&problem(1280, 1024, 2048, Trans::N, Trans::T), &hw);
+        let s = Space::for_problem(
+            &GemmProblem::with_layout(1280, 1024, 2048, Trans::N, Trans::T),
+            &hw,
+        );
         let c = s.swapped_one_wave_start().expect("a swapped wave in pairs");
         s.check(&c).unwrap();
         assert_eq!((c.mt0, c.mt1, c.sab, c.pk, c.cn), (160, 64, 1, 0, 2));
@@ -467,7 +462,7 @@ mod tests {
             (768, 768, 8192, Trans::T),
             (1280, 1024, 512, Trans::T),
         ] {
-            let s = Space::for_problem(&problem(m, n, k, ta, Trans::N), &hw);
+            let s = Space::for_problem(&GemmProblem::with_layout(m, n, k, ta, Trans::N), &hw);
             assert_eq!(s.swapped_one_wave_start(), None, "{m}x{n}x{k} {ta:?}");
         }
     }
@@ -490,7 +485,7 @@ mod tests {
             // 80x128: 128; 160x64: 128.
             ((320, 4096), Trans::N, vec![(80, 128), (160, 64)]),
         ] {
-            let s = Space::for_problem(&problem(m, n, 7168, Trans::T, tb), &hw);
+            let s = Space::for_problem(&GemmProblem::with_layout(m, n, 7168, Trans::T, tb), &hw);
             let starts = s.even_m_swapped_starts();
             let got: Vec<(u32, u32)> = starts.iter().map(|c| (c.mt0, c.mt1)).collect();
             assert_eq!(got, tiles, "{m}x{n}");
@@ -509,7 +504,7 @@ mod tests {
             (1088, 1024, Trans::T),
             (576, 512, Trans::T),
         ] {
-            let s = Space::for_problem(&problem(m, n, 7168, ta, Trans::N), &hw);
+            let s = Space::for_problem(&GemmProblem::with_layout(m, n, 7168, ta, Trans::N), &hw);
             assert_eq!(s.even_m_swapped_starts(), vec![], "{m}x{n} {ta:?}");
         }
     }
@@ -609,7 +604,7 @@ mod tests {
     #[test]
     fn n_major_b_starts_on_widths_of_whole_32_column_chunks() {
         let hw = HwSpec::by_name("H200").unwrap();
-        let nt = |m, n, k| problem(m, n, k, Trans::N, Trans::T);
+        let nt = |m, n, k| GemmProblem::with_layout(m, n, k, Trans::N, Trans::T);
         // (problem) -> the wave-fitting width: 1280x1280 on 128x128 (100 tiles) where 128x112
         // (110) scored better; 1152x4096 on 128x160 where 128x144 did.
         for ((m, n, k), width) in [((1280, 1280, 2048), 128), ((1152, 4096, 1152), 160)] {
@@ -698,9 +693,7 @@ mod tests {
             assert!(s.extra_starts().contains(&c));
         }
         // An M-contiguous A (NN): none.
-        let mut nn = GemmProblem::new(28672, 512, 8192);
-        (nn.trans_a, nn.trans_b, nn.lda, nn.ldb) = (Trans::N, Trans::N, 0, 0);
-        nn.fill_defaults();
+        let nn = GemmProblem::with_layout(28672, 512, 8192, Trans::N, Trans::N);
         assert!(!nn.k_contiguous(true));
         assert_eq!(Space::for_problem(&nn, &hw).swapped_wave_start(), None);
         // A 128-row width fills the waves as well (4096^3: 128x256, 3.88 waves; the mid-size

@@ -266,15 +266,11 @@ mod tests {
         // rows: two of 64), else in slices of K of 1024 bytes (64 rows: one chunk, each of a
         // pair loading 32 of its 64 k, 4096 bytes), in place or (PackUnaligned, lda = 3000)
         // copied K-major first and sliced by rows.
-        let mut nn = GemmProblem::new(3584, 160, 18944);
-        (nn.trans_a, nn.lda) = (Trans::N, 0);
-        nn.fill_defaults();
+        let nn = GemmProblem::with_layout(3584, 160, 18944, Trans::N, Trans::N);
         assert_eq!(rule(&ok, &nn, &hw), "ok");
         // Swapped 16-row tiles: one chunk of 16 (32-byte rows); four sharers would slice 64 k
         // into 16 rows of 512 bytes.
-        let mut nn512 = GemmProblem::new(3584, 512, 18944);
-        (nn512.trans_a, nn512.lda) = (Trans::N, 0);
-        nn512.fill_defaults();
+        let nn512 = GemmProblem::with_layout(3584, 512, 18944, Trans::N, Trans::N);
         let fours = KernelConfig {
             mt0: 16,
             mt1: 128,
@@ -295,9 +291,7 @@ mod tests {
             ..ok
         };
         assert_eq!(rule(&two_chunks, &nn, &hw), "ok");
-        let mut nn3000 = GemmProblem::new(3000, 160, 18944);
-        (nn3000.trans_a, nn3000.lda) = (Trans::N, 0);
-        nn3000.fill_defaults();
+        let nn3000 = GemmProblem::with_layout(3000, 160, 18944, Trans::N, Trans::N);
         assert_eq!(rule(&ok, &nn3000, &hw), "ok");
         assert_eq!(rule(&KernelConfig { pu: 1, ..ok }, &nn3000, &hw), "ok");
         // ClusterM: the mirror along M, sharing B (K-major here: slices of 8 rows of its
@@ -321,9 +315,7 @@ mod tests {
         );
         // B N-major (NT), 80 columns: five chunks of 16 (32-byte rows) shared in slices of 32
         // k (1024 bytes), not of 16 among four.
-        let mut nt = GemmProblem::new(3584, 160, 18944);
-        (nt.trans_b, nt.ldb) = (Trans::T, 0);
-        nt.fill_defaults();
+        let nt = GemmProblem::with_layout(3584, 160, 18944, Trans::T, Trans::T);
         assert_eq!(rule(&along_m, &nt, &hw), "ok");
         assert_eq!(
             rule(&KernelConfig { cm: 4, ..along_m }, &nt, &hw),
@@ -556,9 +548,7 @@ mod tests {
             (Trans::T, Trans::T, [false, true]),
             (Trans::N, Trans::T, [false, true]),
         ] {
-            let mut q = p.clone();
-            (q.trans_a, q.trans_b, q.lda, q.ldb) = (ta, tb, 0, 0);
-            q.fill_defaults();
+            let q = GemmProblem::with_layout(p.m, p.n, p.k, ta, tb);
             check(&base, &q, &hw).unwrap_or_else(|v| panic!("{}: {v}", q.layout()));
             assert_eq!(packed_operands(&base, &q), packs, "{}", q.layout());
             let mut f8 = q.clone();

@@ -103,15 +103,9 @@ mod tests {
     use crate::problem::{DataType, Trans};
 
     fn f32_problem(ta: Trans, tb: Trans) -> GemmProblem {
-        let mut p = GemmProblem::new(4096, 4096, 4096);
-        p.a_type = DataType::F32;
-        p.b_type = DataType::F32;
-        p.c_type = DataType::F32;
-        p.d_type = DataType::F32;
-        p.trans_a = ta;
-        p.trans_b = tb;
-        p.lda = if ta.is_t() { p.k } else { p.m };
-        p.ldb = if tb.is_t() { p.n } else { p.k };
+        let mut p = GemmProblem::with_layout(4096, 4096, 4096, ta, tb);
+        (p.a_type, p.b_type, p.c_type, p.d_type) =
+            (DataType::F32, DataType::F32, DataType::F32, DataType::F32);
         p
     }
 

@@ -78,9 +78,7 @@ mod tests {
             vec![0]
         );
         // NN: A is M-major with lda = M = 1000 (2000 bytes), B K-major with ldb = K = 4096.
-        let mut nn = GemmProblem::new(1000, 512, 4096);
-        (nn.trans_a, nn.lda, nn.ldb) = (Trans::N, 0, 0);
-        nn.fill_defaults();
+        let nn = GemmProblem::with_layout(1000, 512, 4096, Trans::N, Trans::N);
         assert_eq!(unaligned_operands(&nn), PACK_A);
         assert_eq!(pack_unaligned_values(&nn), vec![0, 1]);
         // K = 3001: rows the tensor maps cannot read at all; they are packed anyway.

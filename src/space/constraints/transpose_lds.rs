@@ -75,9 +75,7 @@ mod tests {
 
     #[test]
     fn transposes_only_mn_contiguous_operands_on_the_lds_matrix_path() {
-        let mut nn = GemmProblem::new(1024, 1024, 1024);
-        nn.trans_a = Trans::N;
-        nn.trans_b = Trans::N;
+        let nn = GemmProblem::with_layout(1024, 1024, 1024, Trans::N, Trans::N);
         let tn = GemmProblem::new(1024, 1024, 1024);
         let ok = cfg(
             "MT128x128x32_MI32x32x8_WG2x2_PGR2_PLR1_LPA0_LPB8_SW0_GSU1_WGM8_GRVW8_SVW4_SU0_TLDS1",
