@@ -244,7 +244,8 @@ impl Space {
     /// set) and 55.7 on the one-wave start's 80x128 in two warpgroups [37.8]; 576x1536x7168
     /// on 144x64 (96) 27.0 against 28.8-29.0 [24.0]; 576x1024x7168 on 96x64 (96) 22.8
     /// against 23.7 [19.2]; 320x2048x4096 on 80x64 (128) 15.3 against 16.5 on 64x96 and 19.1
-    /// on 80x128 [16.9].
+    /// on 80x128 [16.9]. With both widths bench's default set ran 576x2048x7168 28.1 on
+    /// 144x64 (128 tiles) [37.1-39.4].
     pub fn even_m_swapped_starts(&self) -> Vec<KernelConfig> {
         let p = &self.problem;
         let cus = self.hw.compute_units.max(1) as i64;
