@@ -26,7 +26,7 @@
 use super::config::KernelConfig;
 use super::constraints;
 use super::param::ParamId;
-use super::tuning_space::{split_in_kernel_tile, tile_count, wave_fill, Space};
+use super::tuning_space::{split_in_kernel_tile, tile_count, two_line_depth, wave_fill, Space};
 
 /// K steps each split of a start streams at least (a step: one 128-byte row of K per operand
 /// row); below that a split's prologue and the partial sums cost more than its streaming saves.
@@ -169,7 +169,7 @@ impl Space {
         let Some(tile) = self.few_tile_wave_tile(None) else {
             return Vec::new();
         };
-        let depth = 256 / self.problem.a_type.bytes() as i64;
+        let depth = two_line_depth(&self.problem);
         let deep = [tile.as_slice(), &[(ParamId::DepthU, depth)]].concat();
         let split = self.few_tile_wave_tile(Some(2)).filter(|two| two != &tile);
         [Some(tile), Some(deep), split]
@@ -210,7 +210,7 @@ impl Space {
         } else {
             1
         };
-        let depth = 256 / p.a_type.bytes() as i64;
+        let depth = two_line_depth(p);
         let prefs = [
             one_wave_tile(96, 64, split).as_slice(),
             &[
@@ -267,7 +267,7 @@ impl Space {
                 (ParamId::WorkGroupMapping, 1),
                 (ParamId::PersistentKernel, 1),
                 (ParamId::GlobalSplitUAlgorithm, 1),
-                (ParamId::DepthU, 256 / p.a_type.bytes() as i64),
+                (ParamId::DepthU, two_line_depth(p)),
             ],
         ]
         .concat();

@@ -9,7 +9,7 @@ use super::config::KernelConfig;
 use super::constraints;
 use super::one_wave::one_wave_tile;
 use super::param::ParamId;
-use super::tuning_space::{fills_wave, split_in_kernel_tile, tile_count, Space};
+use super::tuning_space::{fills_wave, split_in_kernel_tile, tile_count, two_line_depth, Space};
 
 impl Space {
     /// A second start for problems that start on a small warpgroup tile without a split: the
@@ -71,7 +71,7 @@ impl Space {
         if tiles * 2 > cus {
             return None;
         }
-        let depth = 256 / p.a_type.bytes() as i64;
+        let depth = two_line_depth(p);
         let stages = (p.k + depth - 1) / depth;
         let split = (2..=4)
             .rev()
@@ -139,7 +139,7 @@ impl Space {
         if tiles * 2 > cus {
             return None;
         }
-        let depth = 256 / p.a_type.bytes() as i64;
+        let depth = two_line_depth(p);
         let split = self
             .domain(ParamId::GlobalSplitU)
             .values
@@ -223,7 +223,7 @@ impl Space {
         let mt1 = ((p.n + 1) / 2 + 7) / 8 * 8;
         let tiles = tile_count(p, 64, mt1);
         let cus = self.hw.compute_units as i64;
-        let depth = 256 / p.a_type.bytes() as i64;
+        let depth = two_line_depth(p);
         let split = (2..=4)
             .rev()
             .find(|&s| tiles * s <= cus && tiles * s * 2 >= cus && p.k >= s * 16 * depth)?;

@@ -1060,6 +1060,12 @@ pub(super) fn split_in_kernel_tile(mt0: i64, mt1: i64, split: i64) -> [(ParamId,
     ]
 }
 
+/// The DepthU of two 128-byte rows of K a stage for A's element type (128 k in 16 bits, 256
+/// in 8): the depth the few-tile and split starts stream at.
+pub(super) fn two_line_depth(p: &GemmProblem) -> i64 {
+    256 / p.a_type.bytes() as i64
+}
+
 pub(super) fn tile_count(p: &GemmProblem, mt0: i64, mt1: i64) -> i64 {
     (p.m + mt0 - 1) / mt0 * ((p.n + mt1 - 1) / mt1) * p.batch.max(1)
 }

@@ -627,20 +627,21 @@ impl Device for CudaDevice {
             },
             None => None,
         };
-        let launch_epilogue = if self.dependent_launch {
-            driver::launch_dependent
-        } else {
-            driver::launch
+        // A kernel that follows one of its own launch on the stream (sm_90+) starts as that
+        // one's programmatic dependent and waits for it itself: the epilogue after the main
+        // kernel, and a main kernel after a pack kernel (GtCfg::WAIT_FOR_PACK), whose launch
+        // then overlaps the copy's end instead of following it. H200, kernel against kernel,
+        // same call: 4096x48x4096 TT 17.9 -> 16.5 us, 8192x80x4096 TT 26.9 -> 24.7,
+        // 16032x109x16384 NT 136.8 -> 134.9.
+        let launcher = |follows: bool| {
+            if self.dependent_launch && follows {
+                driver::launch_dependent
+            } else {
+                driver::launch
+            }
         };
-        // A main kernel after a pack kernel is launched as its programmatic dependent and waits
-        // for the copy at entry (GtCfg::WAIT_FOR_PACK): its launch overlaps the copy's end
-        // instead of following it. H200, kernel against kernel, same call: 4096x48x4096 TT
-        // 17.9 -> 16.5 us, 8192x80x4096 TT 26.9 -> 24.7, 16032x109x16384 NT 136.8 -> 134.9.
-        let launch_main = if self.dependent_launch && !packs.is_empty() {
-            driver::launch_dependent
-        } else {
-            driver::launch
-        };
+        let launch_epilogue = launcher(true);
+        let launch_main = launcher(!packs.is_empty());
         let mut launch =
             |state: &mut ProblemState, copy: usize, stream: sys::CUstream| -> Result<(), String> {
                 let ws = state.workspace(workspace_total).map_err(|e| describe(&e))?;
