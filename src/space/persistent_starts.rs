@@ -115,7 +115,18 @@ impl Space {
     /// persistent kernel's stream-K, every compute unit taking an even share of all (tile, K
     /// tile) units, as deep as fits. H100, same call: 1024x1024x65536 187.1 us [cuBLASLt
     /// 178.5]; tuned before it, 190.7 [176.8] on an H200.
-    pub fn persistent_stream_k_start(&self) -> Option<KernelConfig> {
+    ///
+    /// Where the tiles fill at least 60% of a wave, the same tiles whole as well, one to a
+    /// workgroup: spread over every compute unit each tile's K is cut at places that cost a
+    /// fix-up and a second pipeline fill, for a gain of the few idle units, which pays on a
+    /// long K (16032x109x16384 TT, 126 tiles of 128x112: stream-K won bench's default set)
+    /// and not on a shorter one. H200, kernel against kernel, one call, whole / stream-K
+    /// [cuBLASLt]: 7168x96x2048 (112 tiles of 64x96) 13.0 / 17.7 (13.5 for the best
+    /// data-parallel kernel) [12.2]; 7168x96x4096 21.2 / 25.1 (21.7) [20.5]; 3072x1024x3072
+    /// (96 of 128x256) 35.9 / 41.5; 11008x256x4096 (86) 45.3 / 48.1; 12288x80x4096 (128
+    /// swapped 96x128) 40.0 / 40.6. At 53-55% of a wave stream-K won: 1792x1280x4096 (70 of
+    /// 128x256) 44.2 / 42.0, 1536^2 x 6144 (72) 62.8 / 54.1.
+    pub fn few_tile_persistent_starts(&self) -> Vec<KernelConfig> {
         let p = &self.problem;
         let start = self.raw_default();
         let cus = self.hw.compute_units.max(1) as i64;
@@ -127,15 +138,28 @@ impl Space {
             || tiles >= cus
             || tiles * ktiles < 8 * cus
         {
-            return None;
+            return Vec::new();
         }
-        let space = self.with_deepest_pipeline(&[
-            (ParamId::ProducerWarp, 1),
-            (ParamId::PersistentKernel, 1),
-            (ParamId::GlobalSplitU, 1),
-            (ParamId::GlobalSplitUAlgorithm, 2),
-        ])?;
-        Some(space.raw_default())
+        // Narrow problems (N, or M swapped, of at most NARROW_N_MAX) have whole tiles on the
+        // persistent kernel from the narrow-N start already.
+        let narrow = p.n.min(p.m) <= NARROW_N_MAX;
+        let whole: &[i64] = if tiles * 5 >= cus * 3 && !narrow {
+            &[2, 1]
+        } else {
+            &[2]
+        };
+        whole
+            .iter()
+            .filter_map(|&algo| {
+                let space = self.with_deepest_pipeline(&[
+                    (ParamId::ProducerWarp, 1),
+                    (ParamId::PersistentKernel, 1),
+                    (ParamId::GlobalSplitU, 1),
+                    (ParamId::GlobalSplitUAlgorithm, algo),
+                ])?;
+                Some(space.raw_default())
+            })
+            .collect()
     }
 
     /// Large GEMMs of 16-bit inputs (at least eight waves of 256x128 tiles): 256x128 tiles on
@@ -248,14 +272,30 @@ mod tests {
             .any(|c| c.gsu_algo == GsuAlgo::StreamK && c.pk == 1));
         // Few tiles with a long K: the persistent stream-K start.
         let long = Space::for_problem(&GemmProblem::new(1024, 1024, 65536), &hw);
-        let c = long
-            .persistent_stream_k_start()
-            .expect("32 tiles, 1024 K tiles each");
-        long.check(&c).unwrap();
+        let starts = long.few_tile_persistent_starts();
+        let [c] = starts.as_slice() else {
+            panic!("32 tiles, 1024 K tiles each: stream-K alone, {starts:?}");
+        };
+        long.check(c).unwrap();
         assert_eq!((c.pk, c.gsu, c.gsu_algo), (1, 1, GsuAlgo::StreamK));
-        assert!(long.extra_starts().contains(&c));
+        assert!(long.extra_starts().contains(c));
         let square = Space::for_problem(&GemmProblem::new(4096, 4096, 4096), &hw);
-        assert_eq!(square.persistent_stream_k_start(), None);
+        assert!(square.few_tile_persistent_starts().is_empty());
+        // 112 tiles of 64x96 (85% of a wave): whole tiles too; 70 of 128x256 (53%): not.
+        for (m, n, k, algos) in [
+            (7168, 96, 2048, vec![GsuAlgo::StreamK, GsuAlgo::Reduce]),
+            (1792, 1280, 4096, vec![GsuAlgo::StreamK]),
+        ] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            let starts = s.few_tile_persistent_starts();
+            for c in &starts {
+                s.check(c).unwrap();
+                assert_eq!((c.pk, c.gsu), (1, 1), "{m}x{n}x{k}");
+                assert!(s.extra_starts().contains(c), "{m}x{n}x{k}");
+            }
+            let got: Vec<GsuAlgo> = starts.iter().map(|c| c.gsu_algo).collect();
+            assert_eq!(got, algos, "{m}x{n}x{k}");
+        }
     }
 
     #[test]

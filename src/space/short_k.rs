@@ -1,12 +1,13 @@
 //! Starts for short K (at most two DepthU steps per tile: attention scores over a head
 //! dimension, rank updates), where a tile's time is its output store and its load latency,
-//! not its main loop: the persistent kernel two tiles ahead where tensor-map stores apply, a
-//! shallow data-parallel tile where they do not.
+//! not its main loop: the persistent kernel two tiles ahead where tensor-map stores apply
+//! (over two waves of 64-row tiles, ping-pong, one warpgroup storing while the other
+//! multiplies), a shallow data-parallel tile where they do not.
 
 use super::config::KernelConfig;
 use super::constraints;
 use super::param::ParamId;
-use super::tuning_space::{tile_count, Space};
+use super::tuning_space::{tile_count, two_line_depth, Space};
 
 impl Space {
     /// A start for short K (at most two DepthU steps) where the persistent start does not
@@ -85,12 +86,51 @@ impl Space {
             ])
         })
     }
+
+    /// A start for short K (at most two 128-byte rows of K) over at least two waves of
+    /// 64-row tiles: ping-pong (PersistentKernel=2), two warpgroups each taking whole 64-row
+    /// tiles in turn beside the producer, so one warpgroup's store runs while the other
+    /// loads and multiplies; the tile as wide as N in the fewest pieces of at most 256
+    /// columns, four stages (two tiles ahead). H200, kernel against kernel, one call
+    /// (cuBLASLt in brackets): 576x576x64 x48 on 64x192 14.3 us against 16.5 for the best
+    /// of bench's default set [16.8]; 512x512x64 x40 11.1 against 11.8 [12.3]; 1024x1024x128
+    /// x32 28.6 against 29.6 [29.7]; 8192x8192x256 e4m3 47.9 against 50.0 [50.4]; 4096^2 x 64
+    /// 14.7 against 14.5 [14.3]; in another call 64x2048x64 x256 39.5 against 42.4 [39.4].
+    /// Under two waves the tiles leave the second warpgroup little to overlap: 256x256x128
+    /// x32 (128 tiles) 7.7 against 7.4, 128x128x64 x64 6.5 against 6.1.
+    pub fn short_k_ping_pong_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let pieces = (p.n + 255) / 256;
+        let mt1 = ((p.n + pieces - 1) / pieces + 15) / 16 * 16;
+        if !self.domain(ParamId::PersistentKernel).contains(2)
+            || p.k > two_line_depth(p)
+            || p.m < 64
+            || p.n < 128
+            || tile_count(p, 64, mt1) < 2 * self.hw.compute_units as i64
+        {
+            return None;
+        }
+        self.valid_start(&[
+            (ParamId::MacroTile0, 64),
+            (ParamId::MacroTile1, mt1),
+            (ParamId::WavesM, 4),
+            (ParamId::WavesN, 1),
+            (ParamId::PrefetchGlobalRead, 4),
+            (ParamId::PrefetchLocalRead, 1),
+            (ParamId::GlobalSplitU, 1),
+            (ParamId::GlobalSplitUAlgorithm, 1),
+            (ParamId::ProducerWarp, 1),
+            (ParamId::PersistentKernel, 2),
+            (ParamId::SwapAB, 0),
+        ])
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use crate::hw::HwSpec;
     use crate::problem::{DataType, GemmProblem};
+    use crate::space::param::ParamId;
     use crate::space::Space;
 
     #[test]
@@ -147,5 +187,47 @@ mod tests {
             let s = Space::for_problem(&p, &hw);
             assert_eq!(s.short_k_start(), None, "{m}x{n}x{k}x{batch}");
         }
+    }
+
+    #[test]
+    fn short_k_over_two_waves_of_64_row_tiles_starts_on_ping_pong() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let batched = |m, n, k, batch| GemmProblem {
+            batch,
+            ..GemmProblem::new(m, n, k)
+        };
+        // N in the fewest pieces of at most 256 columns: 576 in three of 192.
+        for (p, mt1) in [
+            (batched(576, 576, 64, 48), 192),
+            (batched(64, 2048, 64, 256), 256),
+            (batched(1024, 1024, 128, 32), 256),
+        ] {
+            let s = Space::for_problem(&p, &hw);
+            let c = s.short_k_ping_pong_start().expect("short K, many tiles");
+            s.check(&c).unwrap();
+            assert_eq!((c.mt0, c.mt1, c.pk, c.pgr, c.wg), (64, mt1, 2, 4, [4, 1]));
+            assert!(s.extra_starts().contains(&c));
+        }
+        let f8 = GemmProblem {
+            a_type: DataType::F8,
+            b_type: DataType::F8,
+            ..GemmProblem::new(8192, 8192, 256)
+        };
+        assert!(Space::for_problem(&f8, &hw)
+            .short_k_ping_pong_start()
+            .is_some());
+        // Under two waves of tiles, a narrow N, K past two 128-byte rows: none, and past
+        // them the search keeps ping-pong opt-in.
+        for p in [
+            batched(256, 256, 128, 32),
+            batched(4096, 64, 64, 8),
+            batched(4096, 4096, 192, 1),
+        ] {
+            let s = Space::for_problem(&p, &hw);
+            assert_eq!(s.short_k_ping_pong_start(), None, "{p:?}");
+        }
+        let long = Space::for_problem(&GemmProblem::new(4096, 4096, 192), &hw);
+        assert!(!long.domain(ParamId::PersistentKernel).contains(2));
+        assert!(long.domain(ParamId::PersistentKernel).admits(2));
     }
 }

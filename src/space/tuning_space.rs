@@ -181,10 +181,17 @@ impl Space {
             ),
             // 2, ping-pong, is opt-in (`--fix PersistentKernel=0,1,2`): on the
             // mid-size GEMMs it was built for it ran 1-2% faster than the same tile with one
-            // warpgroup, and slower on every other shape measured (docs/performance.md).
+            // warpgroup, and slower on every other shape measured (docs/performance.md)...
+            // except for K of at most two 128-byte rows, where a tile's time is its store and
+            // one warpgroup's store runs under the other's loads and products
+            // (Space::short_k_ping_pong_start): there the search takes it.
             Domain::choice(
                 ParamId::PersistentKernel,
-                if wgmma { vec![0, 1] } else { vec![0] },
+                match (wgmma, problem.k <= two_line_depth(problem)) {
+                    (true, true) => vec![0, 1, 2],
+                    (true, false) => vec![0, 1],
+                    (false, _) => vec![0],
+                },
                 0,
             )
             .with_opt_in(if wgmma { vec![2] } else { Vec::new() }),
@@ -547,6 +554,7 @@ impl Space {
             .chain(full.few_tile_even_start())
             .chain(full.swapped_one_wave_start())
             .chain(full.few_tile_n_major_starts())
+            .chain(full.n_major_exact_starts())
             .chain(full.few_tile_wave_starts())
             .chain(full.split_start())
             .chain(full.skinny_split_start())
@@ -569,6 +577,7 @@ impl Space {
             .chain(full.tall_wave_start())
             .chain(full.short_k_start())
             .chain(full.short_k_tile_start())
+            .chain(full.short_k_ping_pong_start())
             .chain(full.tiny_m_starts())
             .chain(full.gemv_starts())
             // Rows aligned to 16 bytes only (unaligned.rs): large tiles and pairs sharing an
@@ -580,7 +589,7 @@ impl Space {
             .chain(full.unaligned_b_starts())
             .chain(full.packed_twins())
             .chain(full.unaligned_pair_pack_start())
-            .chain(full.persistent_stream_k_start())
+            .chain(full.few_tile_persistent_starts())
             .chain(full.large_producer_warpgroup_start())
             .chain(full.one_row_pair_start())
             .chain(full.swapped_wide_wave_start())
