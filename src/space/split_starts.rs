@@ -214,7 +214,28 @@ impl Space {
     /// 1536x128x8192 15.7 on MT64x64 GSU2K against 19.0 on the reduction kernel's [14.9];
     /// 1024x120x16384 18.6 in four [18.0]. Where the half tiles alone fill a wave it does not
     /// apply: 2560x104x16384 ran 32.6 on MT64x112 GSU3K against 37.9 on MT64x56 GSU3K.
-    pub fn half_n_split_start(&self) -> Option<KernelConfig> {
+    ///
+    /// An N-major B (NT, TT) that the half tile would read in place (its width a multiple of
+    /// 16) is also started copied K-major first (PackUnaligned), as the half tiles no LDS
+    /// chunk divides read it anyway: 2048x120x8192 TT on MT64x64 GSU2K 20.7 us copied against
+    /// 25.0 in place (two calls) [17.7]; 2048x112x8192 TT on MT64x56, copied as no chunk
+    /// divides 56, 20.3 [17.7].
+    pub fn half_n_split_starts(&self) -> Vec<KernelConfig> {
+        let Some(plain) = self.half_n_split_tile() else {
+            return Vec::new();
+        };
+        let copied = KernelConfig {
+            pu: constraints::PACK_B,
+            ..plain
+        };
+        let in_place = constraints::mn_chunk(&plain, &self.problem, false).is_some();
+        std::iter::once(plain)
+            .chain((in_place && self.is_valid(&copied)).then_some(copied))
+            .collect()
+    }
+
+    /// The half-N tile of [`Space::half_n_split_starts`], B as the space reads it.
+    fn half_n_split_tile(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let start = self.raw_default();
         if !constraints::is_wgmma(&start) || !(65..=128).contains(&p.n) {
@@ -300,7 +321,7 @@ mod tests {
         let hw = HwSpec::by_name("H200").unwrap();
         // 2048x112x8192: 32 tiles of 64x56 along M, two along N, K in two: 128 workgroups.
         let s = Space::for_problem(&GemmProblem::new(2048, 112, 8192), &hw);
-        let c = s.half_n_split_start().expect("32 rows of tiles, long K");
+        let c = s.half_n_split_tile().expect("32 rows of tiles, long K");
         s.check(&c).unwrap();
         assert_eq!((c.mt0, c.mt1, c.depth_u, c.pw), (64, 56, 128, 1));
         assert_eq!((c.gsu, c.gsu_algo, c.sab), (2, GsuAlgo::SingleKernel, 0));
@@ -308,11 +329,21 @@ mod tests {
         // N of 120 on 1024 rows: 64-column halves, 32 tiles, K in four; the same with B
         // N-major (NT), read in place.
         let p = GemmProblem::new(1024, 120, 16384);
-        let c = Space::for_problem(&p, &hw).half_n_split_start().unwrap();
+        let c = Space::for_problem(&p, &hw).half_n_split_tile().unwrap();
         assert_eq!((c.mt1, c.gsu), (64, 4));
         let p = GemmProblem::with_layout(1024, 120, 16384, Trans::N, Trans::T);
-        let c = Space::for_problem(&p, &hw).half_n_split_start().unwrap();
+        let s = Space::for_problem(&p, &hw);
+        let c = s.half_n_split_tile().unwrap();
         assert_eq!((c.mt1, c.gsu, c.pu), (64, 4, 0));
+        // ... and copied K-major first; B read by 56-column halves, which no chunk divides,
+        // is copied by them anyway: no twin.
+        let both = s.half_n_split_starts();
+        assert_eq!(both.len(), 2);
+        assert_eq!((both[1].mt1, both[1].gsu, both[1].pu), (64, 4, 2));
+        s.check(&both[1]).unwrap();
+        assert!(s.extra_starts().contains(&both[1]));
+        let p = GemmProblem::with_layout(2048, 112, 8192, Trans::T, Trans::T);
+        assert_eq!(Space::for_problem(&p, &hw).half_n_split_starts().len(), 1);
         // Half tiles that fill a wave alone, N outside 65..=128, K too short to split: none.
         for (m, n, k) in [
             (2560, 104, 16384),
@@ -321,7 +352,7 @@ mod tests {
             (2048, 112, 2048),
         ] {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
-            assert_eq!(s.half_n_split_start(), None, "{m}x{n}x{k}");
+            assert!(s.half_n_split_starts().is_empty(), "{m}x{n}x{k}");
         }
     }
 

@@ -568,7 +568,7 @@ impl Space {
             .chain(full.n_fit_starts())
             .chain(full.few_tile_swapped_start())
             .chain(full.even_m_swapped_starts())
-            .chain(full.half_n_split_start())
+            .chain(full.half_n_split_starts())
             .chain(full.full_n_split_start())
             .chain(full.persistent_start())
             .chain(full.batched_persistent_starts())
