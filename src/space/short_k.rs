@@ -95,7 +95,7 @@ impl Space {
     /// (cuBLASLt in brackets): 576x576x64 x48 on 64x192 14.3 us against 16.5 for the best
     /// of bench's default set [16.8]; 512x512x64 x40 11.1 against 11.8 [12.3]; 1024x1024x128
     /// x32 28.6 against 29.6 [29.7]; 8192x8192x256 e4m3 47.9 against 50.0 [50.4]; 4096^2 x 64
-    /// 14.7 against 14.5 [14.3]; in another call 64x2048x64 x256 39.5 against 42.4 [39.4].
+    /// 14.7 against 14.5 [14.3]; in another call 64x2048x64 x256 39.5 against 42.5 [39.4].
     /// Under two waves the tiles leave the second warpgroup little to overlap: 256x256x128
     /// x32 (128 tiles) 7.7 against 7.4, 128x128x64 x64 6.5 against 6.1.
     pub fn short_k_ping_pong_start(&self) -> Option<KernelConfig> {
