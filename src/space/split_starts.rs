@@ -216,10 +216,10 @@ impl Space {
     /// apply: 2560x104x16384 ran 32.6 on MT64x112 GSU3K against 37.9 on MT64x56 GSU3K.
     ///
     /// An N-major B (NT, TT) that the half tile would read in place (its width a multiple of
-    /// 16) is also started copied K-major first (PackUnaligned), as the half tiles no LDS
-    /// chunk divides read it anyway: 2048x120x8192 TT on MT64x64 GSU2K 20.7 us copied against
-    /// 25.0 in place (two calls) [17.7]; 2048x112x8192 TT on MT64x56, copied as no chunk
-    /// divides 56, 20.3 [17.7].
+    /// 16) is also started copied K-major first (PackUnaligned), the copy that half tiles no
+    /// LDS chunk divides read anyway: 2048x120x8192 TT on MT64x64 GSU2K 20.7 us copied against
+    /// 25.0 in place (two calls) [17.7]; 2048x112x8192 TT on MT64x56, whose 56 columns no
+    /// chunk divides, 20.3 from the copy [17.7].
     pub fn half_n_split_starts(&self) -> Vec<KernelConfig> {
         let Some(plain) = self.half_n_split_tile() else {
             return Vec::new();
