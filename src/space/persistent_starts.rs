@@ -143,12 +143,13 @@ impl Space {
         // Narrow problems (N, or M swapped, of at most NARROW_N_MAX) have whole tiles on the
         // persistent kernel from the narrow-N start already.
         let narrow = p.n.min(p.m) <= NARROW_N_MAX;
-        let whole: &[i64] = if tiles * 5 >= cus * 3 && !narrow {
+        // GlobalSplitUAlgorithm: 2 stream-K, 1 whole tiles.
+        let algos: &[i64] = if tiles * 5 >= cus * 3 && !narrow {
             &[2, 1]
         } else {
             &[2]
         };
-        whole
+        algos
             .iter()
             .filter_map(|&algo| {
                 let space = self.with_deepest_pipeline(&[

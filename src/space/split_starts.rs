@@ -224,14 +224,11 @@ impl Space {
         let Some(plain) = self.half_n_split_tile() else {
             return Vec::new();
         };
-        let copied = KernelConfig {
-            pu: constraints::PACK_B,
-            ..plain
-        };
-        let in_place = constraints::mn_chunk(&plain, &self.problem, false).is_some();
-        std::iter::once(plain)
-            .chain((in_place && self.is_valid(&copied)).then_some(copied))
-            .collect()
+        let copy = (ParamId::PackUnaligned, i64::from(constraints::PACK_B));
+        let copied = self.twins_of([Some(plain)], |c: &KernelConfig| {
+            constraints::mn_chunk(c, &self.problem, false).map(|_| copy)
+        });
+        std::iter::once(plain).chain(copied).collect()
     }
 
     /// The half-N tile of [`Space::half_n_split_starts`], B as the space reads it.

@@ -241,7 +241,7 @@ impl Space {
 
     /// Each of `starts` not already in a cluster, with the one parameter `change` names set
     /// (none where it names none), where that is valid; each twin once.
-    fn twins_of(
+    pub(super) fn twins_of(
         &self,
         starts: impl IntoIterator<Item = Option<KernelConfig>>,
         change: impl Fn(&KernelConfig) -> Option<(ParamId, i64)>,
