@@ -35,7 +35,8 @@
 //                copied K-major into the workspace by <name>_pack_a / _pack_b first; on the
 //                FMA path, PackMNMajor, a K-contiguous operand is copied M- or N-major)
 //   an epilogue  epilogue/   the accumulators staged through LDS, then D with alpha/beta
-//                            (stored by tensor maps in the persistent kernel),
+//                            (stored by tensor maps in the persistent kernel, and in the
+//                            data-parallel warpgroup kernel where D allows it),
 //                            split partials to the workspace (summed by the reduction kernel,
 //                            epilogue/gt_reduce_kernel.h), or shared tiles summed in the kernel
 //                            (epilogue/gt_fixup.h)
@@ -90,10 +91,12 @@ template <class Cfg> struct GtCompose {
     // Warpgroup kernels exist on NVIDIA sm_90a only; elsewhere the names stand for nothing.
 #if GT_VENDOR_AMD
     typedef void WgmmaMainloop;
+    typedef void TmaStoreEpilogue;
     typedef void PersistentScheduler;
 #else
     typedef typename GtPick<Cfg::PRODUCER_WARP, GtWgmmaMainloopWs<Cfg>, GtWgmmaMainloop<Cfg>>::type WgmmaMainloop;
-    typedef GtPersistentScheduler<Cfg, WgmmaMainloop, GtTmaStoreEpilogue<Cfg, WgmmaMainloop>> PersistentScheduler;
+    typedef GtTmaStoreEpilogue<Cfg, WgmmaMainloop> TmaStoreEpilogue;
+    typedef GtPersistentScheduler<Cfg, WgmmaMainloop, TmaStoreEpilogue> PersistentScheduler;
 #endif
     // TransposeLDS: MN-contiguous operands are transposed into K-major LDS tiles on the way in.
     typedef typename GtPick<Cfg::TRANSPOSE_LDS, GtKMajorOperands<Cfg>, GtStoredOperands<Cfg>>::type MmaOperands;
@@ -102,7 +105,7 @@ template <class Cfg> struct GtCompose {
     typedef typename GtPick<Cfg::WGMMA, WgmmaMainloop, LdsMainloop>::type Mainloop;
     typedef GtEpilogue<Cfg, Mainloop> Epilogue;
     typedef typename GtPick<Cfg::STREAM_K, GtStreamKScheduler<Cfg, Mainloop, Epilogue>,
-                            GtDataParallel<Cfg, Mainloop, Epilogue>>::type TileScheduler;
+                            GtDataParallel<Cfg, Mainloop, Epilogue, TmaStoreEpilogue>>::type TileScheduler;
     typedef typename GtPick<Cfg::PERSISTENT, PersistentScheduler, TileScheduler>::type TiledScheduler;
     // The GEMV path is a mainloop and schedule of its own: no tiles, no LDS operands.
     typedef typename GtPick<Cfg::GEMV, GtGemvRows<Cfg>, TiledScheduler>::type Scheduler;

@@ -56,6 +56,12 @@
 #ifndef GT_C_STAGES
 #define GT_C_STAGES 0
 #endif
+// The data-parallel warpgroup kernel stores D as the persistent kernel does: matrix stores of
+// D's type into a staging area, one tensor-map store of it (epilogue/gt_epilogue_tma.h). The
+// host sets it wherever D allows it (src/space/constraints/epilogue.rs).
+#ifndef GT_STORE_D_TMA
+#define GT_STORE_D_TMA 0
+#endif
 // The GEMV path (mainloop/gt_gemv.h, scheduler/gt_gemv_rows.h) for N up to 8.
 #ifndef GT_GEMV
 #define GT_GEMV 0
@@ -147,6 +153,7 @@ struct GtCfg {
     // visible (gt_wait_for_primary).
     static constexpr bool WAIT_FOR_PACK = GT_PACK_A != 0 || GT_PACK_B != 0;
     static constexpr int C_STAGES = GT_C_STAGES;
+    static constexpr bool STORE_D_TMA = GT_STORE_D_TMA;
 };
 // The preprocessor's copy of GtCfg::REDUCTION_KERNEL: it decides whether the second kernel
 // exists at all.

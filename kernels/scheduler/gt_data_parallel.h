@@ -3,10 +3,12 @@
 // order, scheduler/gt_tile_map.h) of batch z over split y's share of the K tiles, visited from
 // a staggered start (StaggerU). Its partial goes straight to D (GSU = 1), to the workspace for
 // the reduction kernel (GSU<n>R / GSU<n>A), or is summed in this kernel by the split of the
-// tile that finishes last (GSU<n>K, epilogue/gt_fixup.h).
+// tile that finishes last (GSU<n>K, epilogue/gt_fixup.h). A whole warpgroup tile whose D the
+// tensor maps can write (GtCfg::STORE_D_TMA) goes out through `TmaEpilogue` instead: staged in
+// D's type by matrix stores, stored by one thread (epilogue/gt_epilogue_tma.h).
 #pragma once
 
-template <class Cfg, class Mainloop, class Epilogue> struct GtDataParallel {
+template <class Cfg, class Mainloop, class Epilogue, class TmaEpilogue> struct GtDataParallel {
     static constexpr int MT0 = Cfg::MT0, MT1 = Cfg::MT1, DU = Cfg::DU, GSU = Cfg::GSU;
 
     GT_DEVICE static void run(const GtGemmArgs& args, unsigned char* lds, int tid) {
@@ -38,6 +40,15 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtDataParallel {
         for (int i = 0; i < Mainloop::ACC; ++i) acc[i] = 0.0f;
         const GtKRange<DU> kr{kt_begin, kt_count, kt_start};
         Mainloop::run(args, smem, pos, tm * MT0, tn * MT1, batch, kr, acc);
+        if constexpr (Cfg::STORE_D_TMA) {
+            // The producer warp (if any) has nothing to store; the ring is free (the main loop
+            // ended on a barrier) and becomes the staging area.
+            if (tid < Cfg::THREADS) {
+                TmaEpilogue::write(args, smem, acc, pos, tm * MT0, tn * MT1, batch, tid, 0);
+                TmaEpilogue::drain_reads(tid);
+            }
+            return;
+        }
         // The producer warp (if any) has no accumulators and leaves the stores to the others.
         if (tid < Cfg::THREADS) Epilogue::stage(ctile, acc, pos);
         gt_barrier();

@@ -338,18 +338,9 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
     let tiles = tiles_m * tiles_n * p.batch as u64;
     if cfg.pk > 0 {
         // One workgroup per compute unit (the LDS holds one), walking the tiles; its output
-        // tiles go out through a tensor map of D: boxes of 128 bytes of M by up to 256 of N;
-        // where beta reads C, C comes in through a tensor map of C in the same boxes.
-        let chunk = 128 / p.d_type.bytes() as u32;
-        let out_box = TmaBox {
-            k_major: false,
-            inner: chunk,
-            outer: {
-                let cols = persistent_store_columns(cfg, p);
-                k_major_box_rows(cols).unwrap_or(cols)
-            },
-            swizzle_bytes: 128,
-        };
+        // tiles go out through a tensor map of D; where beta reads C, C comes in through a
+        // tensor map of C in the same boxes.
+        let out_box = output_box(cfg, p);
         // Stream-K: two f32 part slots per workgroup (each cluster's first and last part of
         // a tile) and a flag per tile (scheduler/gt_tile_walk.h, epilogue/gt_fixup.h's
         // GtRegisterPartials).
@@ -417,10 +408,26 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
             0
         },
         tma,
-        tma_d: None,
+        // Whole tiles stored as the persistent kernel stores them, where D allows it.
+        tma_d: crate::space::constraints::stores_d_by_tensor_map(cfg, p)
+            .then(|| output_box(cfg, p)),
         tma_c: None,
         epilogue,
         packs: Vec::new(),
+    }
+}
+
+/// The boxes in which the warpgroup kernels' output tiles go out through a tensor map of D
+/// (kernels/epilogue/gt_epilogue_tma.h): 128 bytes of M by a column group of at most 256
+/// columns.
+fn output_box(cfg: &KernelConfig, p: &GemmProblem) -> TmaBox {
+    let chunk = 128 / p.d_type.bytes() as u32;
+    let cols = persistent_store_columns(cfg, p);
+    TmaBox {
+        k_major: false,
+        inner: chunk,
+        outer: k_major_box_rows(cols).unwrap_or(cols),
+        swizzle_bytes: 128,
     }
 }
 
@@ -762,6 +769,10 @@ fn epilogue_defines(s: &PartSpec, b: &mut DefineBlock) {
     let c_stages = crate::space::constraints::persistent_c_stages(&s.cfg, s.p);
     if c_stages > 0 {
         b.def("GT_C_STAGES", c_stages);
+    }
+    // The data-parallel kernel's tensor-map stores of D; named only when set.
+    if crate::space::constraints::stores_d_by_tensor_map(&s.cfg, s.p) {
+        b.def("GT_STORE_D_TMA", 1);
     }
 }
 
@@ -1447,12 +1458,27 @@ mod tests {
         // 16-byte vectors (the last, partial chunk through the consumers' own stores): 192
         // more swapped persistent blocks, the others unchanged (their digest is still
         // cc50e2ab...); and again when the persistent kernel took stream-K (GSU1S): the new
-        // 216 persistent stream-K blocks, the others unchanged (checked here).
+        // 216 persistent stream-K blocks, the others unchanged (checked here); and again when
+        // the data-parallel warpgroup kernels stored D through tensor maps where D allows it:
+        // a `GT_STORE_D_TMA` line in those blocks, every block otherwise unchanged (checked
+        // here, the line left out).
         let persistent_stream_k = |c: &KernelConfig| c.pk > 0 && c.gsu_algo == GsuAlgo::StreamK;
         let mut before = Sha256::new();
         for (c, p, t) in blocks.iter().filter(|b| !persistent_stream_k(&b.0)) {
-            before.update(defines(c, p, t));
+            before.update(defines(c, p, t).replace("#define GT_STORE_D_TMA 1\n", ""));
         }
+        let tma_stores = blocks
+            .iter()
+            .filter(|(c, p, t)| defines(c, p, t).contains("#define GT_STORE_D_TMA 1\n"))
+            .count();
+        assert_eq!(
+            tma_stores,
+            blocks
+                .iter()
+                .filter(|(c, p, _)| crate::space::constraints::stores_d_by_tensor_map(c, p))
+                .count()
+        );
+        assert_eq!(tma_stores, 960);
         assert_eq!(
             format!("{:x}", before.finalize()),
             "e1a2cc17ee7e249da1e9a14e5347460b5a1ed6c3696dea03fc74505720c98de6"
@@ -1467,7 +1493,7 @@ mod tests {
         assert_eq!(count(&persistent_stream_k), 216);
         assert_eq!(
             format!("{:x}", h.finalize()),
-            "9a0b9f45527777962d2d43ca46f64c0ad71952efa50752725ce1aac1d3bc3399"
+            "4d90e49b3355479b5a660709e34dce6296f129e6612da4cf547c2dcfbb47d432"
         );
     }
 }

@@ -13,6 +13,7 @@ mod gemv;
 mod n_fit;
 mod narrow_n;
 mod one_wave;
+mod one_wave_order;
 mod param;
 mod persistent_starts;
 mod short_k;

@@ -595,7 +595,8 @@ impl Space {
             .chain(full.swapped_wide_wave_start())
             .collect();
         // Each stream-K twin right after its start (the default's first): the strategies
-        // take the starts in order, as many as their first batch holds.
+        // take the starts in order, as many as their first batch holds. A start whose tiles
+        // all run at once takes the tile order that places them best (one_wave_order.rs).
         let with_twins: Vec<KernelConfig> = default
             .iter()
             .chain(&starts)
@@ -603,6 +604,7 @@ impl Space {
                 let twin = full.stream_k_twin(c);
                 std::iter::once(*c).chain(twin)
             })
+            .map(|c| full.one_wave_order(&c))
             .collect();
         for c in with_twins
             .into_iter()

@@ -13,7 +13,7 @@ use crate::space::config::{GsuAlgo, KernelConfig};
 
 /// Alignment slack of the wgmma LDS layout: the kernel aligns its tiles to the 1024-byte
 /// period of the 128-byte swizzle at run time.
-const WGMMA_LDS_ALIGN: u64 = 1024;
+pub(super) const WGMMA_LDS_ALIGN: u64 = 1024;
 
 /// LDS bytes one workgroup uses: the main-loop stages, or the f32 epilogue staging tile if
 /// that is larger (the epilogue reuses the same allocation). A persistent kernel stages its

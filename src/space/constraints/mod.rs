@@ -38,7 +38,7 @@ use crate::space::config::KernelConfig;
 
 pub use atom::{fma_lane_grid, is_wgmma, warpgroup_tile, wgmma_mi, WARPGROUP_WARPS, WGMMA_MI};
 pub use cluster::CLUSTER_SIZES;
-pub use epilogue::stores_aligned;
+pub use epilogue::{stores_aligned, stores_d_by_tensor_map};
 pub use gemv::{
     gemv_b_vectors, gemv_lds_bytes, gemv_problem, gemv_registers, gemv_rows, GEMV_MAX_N, GEMV_MMA,
     MIN_SPLIT_K_M_CONTIGUOUS,
