@@ -380,7 +380,8 @@ fn split_k_reduction_waits_for_its_main_kernel() {
 
 /// The staged output tile is read back in 16-byte vectors (StoreVectorWidth 4 and 8: one or two
 /// per run), never element by element, and the lane-dependent order of the two halves of an
-/// 8-wide run keeps the run in registers (an indexed array would land in local memory).
+/// 8-wide run keeps the run in registers (an indexed array would land in local memory). With
+/// beta 1: where beta is 0 the warpgroup kernels store D through tensor maps instead (below).
 #[test]
 fn the_staged_tile_is_read_back_in_16_byte_vectors() {
     let Some(nvcc) = nvcc_or_skip() else { return };
@@ -391,7 +392,7 @@ fn the_staged_tile_is_read_back_in_16_byte_vectors() {
         "TN",
         DataType::Bf16,
         DataType::Bf16,
-        0.0,
+        1.0,
         1,
     );
     for (name, vectors) in [
@@ -421,6 +422,45 @@ fn the_staged_tile_is_read_back_in_16_byte_vectors() {
         assert!(
             !main.contains("ld.shared.f32"),
             "{name} reads staged floats one by one"
+        );
+        assert!(!main.contains(".local"), "{name} uses local memory");
+    }
+}
+
+/// Where beta is 0 and D's rows start on 16-byte boundaries, the data-parallel warpgroup
+/// kernel stages D in its own type and stores it through a tensor map (GT_STORE_D_TMA): no
+/// staged floats read back, no local memory.
+#[test]
+fn whole_warpgroup_tiles_of_d_go_out_through_tensor_maps() {
+    let Some(nvcc) = nvcc_or_skip() else { return };
+    let p = problem(
+        4096,
+        4096,
+        4096,
+        "TN",
+        DataType::Bf16,
+        DataType::Bf16,
+        0.0,
+        1,
+    );
+    for name in [
+        "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM16_GRVW4_SVW8_SU0",
+        "MT96x64x64_MI64x8x16_WG4x1_PGR10_PLR1_LPA0_LPB0_SW1_GSU1_WGM1_GRVW8_SVW8_SU0_PW1_SAB1",
+    ] {
+        let cfg = KernelConfig::parse(name).unwrap();
+        let main = ptx_for(&nvcc, &cfg, &p);
+        let main = entry(&main, name);
+        assert!(
+            main.contains("cp.async.bulk.tensor.3d.global.shared::cta"),
+            "{name} does not store through a tensor map"
+        );
+        assert!(
+            main.contains("stmatrix"),
+            "{name} stages D without matrix stores"
+        );
+        assert!(
+            !main.contains("ld.shared.v4.f32"),
+            "{name} still reads an f32 staging tile back"
         );
         assert!(!main.contains(".local"), "{name} uses local memory");
     }
