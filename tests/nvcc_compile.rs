@@ -378,6 +378,20 @@ fn split_k_reduction_waits_for_its_main_kernel() {
     }
 }
 
+/// 4096^3 TN in bf16 with this beta: the problem the epilogue checks below compile for.
+fn bf16_4096_cubed(beta: f64) -> GemmProblem {
+    problem(
+        4096,
+        4096,
+        4096,
+        "TN",
+        DataType::Bf16,
+        DataType::Bf16,
+        beta,
+        1,
+    )
+}
+
 /// The staged output tile is read back in 16-byte vectors (StoreVectorWidth 4 and 8: one or two
 /// per run), never element by element, and the lane-dependent order of the two halves of an
 /// 8-wide run keeps the run in registers (an indexed array would land in local memory). With
@@ -385,16 +399,7 @@ fn split_k_reduction_waits_for_its_main_kernel() {
 #[test]
 fn the_staged_tile_is_read_back_in_16_byte_vectors() {
     let Some(nvcc) = nvcc_or_skip() else { return };
-    let p = problem(
-        4096,
-        4096,
-        4096,
-        "TN",
-        DataType::Bf16,
-        DataType::Bf16,
-        1.0,
-        1,
-    );
+    let p = bf16_4096_cubed(1.0);
     for (name, vectors) in [
         (
             "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM16_GRVW4_SVW8_SU0",
@@ -433,16 +438,7 @@ fn the_staged_tile_is_read_back_in_16_byte_vectors() {
 #[test]
 fn whole_warpgroup_tiles_of_d_go_out_through_tensor_maps() {
     let Some(nvcc) = nvcc_or_skip() else { return };
-    let p = problem(
-        4096,
-        4096,
-        4096,
-        "TN",
-        DataType::Bf16,
-        DataType::Bf16,
-        0.0,
-        1,
-    );
+    let p = bf16_4096_cubed(0.0);
     for name in [
         "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM16_GRVW4_SVW8_SU0",
         "MT96x64x64_MI64x8x16_WG4x1_PGR10_PLR1_LPA0_LPB0_SW1_GSU1_WGM1_GRVW8_SVW8_SU0_PW1_SAB1",

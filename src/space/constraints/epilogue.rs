@@ -88,10 +88,8 @@ pub fn stores_d_by_tensor_map(c: &KernelConfig, p: &GemmProblem) -> bool {
         && p.beta == 0.0
         && p.d_type.bytes() == 2
         && (c.sab == 0 || super::persistent_store_columns(c, p).is_multiple_of(16))
-        && p.ldd % unit == 0
-        && (p.batch <= 1 || p.stride_d % unit == 0)
         && c.mt0 as i64 % unit == 0
-        && super::k_major_box_rows(c.mt1).is_some()
+        && super::scheduler::d_fits_output_boxes(c, p)
         && persistent_group_bytes(c, p) * persistent_passes(c, p) as u64
             + super::lds_layout::WGMMA_LDS_ALIGN
             <= lds_bytes(c, p)

@@ -175,11 +175,7 @@ pub(super) fn persistent(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violat
             ),
         );
     }
-    if p.d_type.is_8bit()
-        || p.ldd % unit != 0
-        || (p.batch > 1 && p.stride_d % unit != 0)
-        || k_major_box_rows(c.mt1).is_none()
-    {
+    if !d_fits_output_boxes(c, p) {
         return fail(
             rule,
             format!(
@@ -188,4 +184,16 @@ pub(super) fn persistent(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violat
         );
     }
     Ok(())
+}
+
+/// Whether D can go out through the output tensor map (kernels/epilogue/gt_epilogue_tma.h): a
+/// 16- or 32-bit D whose ldd and batch stride are multiples of a 16-byte vector, and
+/// MacroTile1 in equal boxes of at most 256 rows. The persistent kernel's rule and the
+/// data-parallel kernel's tensor-map stores (`epilogue::stores_d_by_tensor_map`) both ask it.
+pub(super) fn d_fits_output_boxes(c: &KernelConfig, p: &GemmProblem) -> bool {
+    let unit = 16 / p.d_type.bytes().max(1) as i64;
+    !p.d_type.is_8bit()
+        && p.ldd % unit == 0
+        && (p.batch <= 1 || p.stride_d % unit == 0)
+        && k_major_box_rows(c.mt1).is_some()
 }
