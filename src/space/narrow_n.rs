@@ -161,12 +161,28 @@ impl Space {
     /// set: 4096x72x4096 TT 16.9 / 18.0 against 20.7 [19.2] (NT, another call: 17.3 / 17.8
     /// against 20.8 [18.7]); 7168x88x2048 NT 15.5 / 15.0 against 15.7 [12.9]; 6144x120x4096 TT
     /// 22.5 / 22.4 against 22.8 [22.4]; 5120x104x5120 NT 22.6 / 23.1 against 22.7 [21.5].
+    ///
+    /// N of 80 or 112 (16-column chunks) or 96 (32-column ones) reads B in place by default;
+    /// there the same tiles read B copied K-major first (PackUnaligned on B): H200, kernel
+    /// against kernel, one call, 6144x96x6144 NT on 64x96 data-parallel 27.7 us with B copied
+    /// against 33.8 in place and 39.7 for the default set's best, stream-K on 64x96 [cuBLASLt
+    /// 24.5].
     pub fn n_major_exact_starts(&self) -> Vec<KernelConfig> {
         let p = &self.problem;
+        let copy = if p.n % 16 == 8 {
+            0
+        } else {
+            constraints::PACK_B
+        };
         if !constraints::is_wgmma(&self.raw_default())
             || p.k_contiguous(false)
             || !(65..=128).contains(&p.n)
-            || p.n % 16 != 8
+            || p.n % 8 != 0
+            || p.n % 64 == 0
+            || (copy > 0
+                && !self
+                    .domain(ParamId::PackUnaligned)
+                    .contains(i64::from(copy)))
         {
             return Vec::new();
         }
@@ -185,6 +201,7 @@ impl Space {
                     (ParamId::WorkGroupMapping, 8),
                     (ParamId::GlobalSplitU, 1),
                     (ParamId::GlobalSplitUAlgorithm, 1),
+                    (ParamId::PackUnaligned, i64::from(copy)),
                 ])?;
                 Some(space.raw_default())
             })
@@ -216,8 +233,25 @@ mod tests {
                 assert!(s.extra_starts().contains(c), "N = {n}");
             }
         }
-        // N in steps of 16, N past 128, a K-major B: none.
-        for (n, tb) in [(80, Trans::T), (136, Trans::T), (72, Trans::N)] {
+        // N of 80, 96 or 112 (B read in place in 16- or 32-column chunks otherwise): the
+        // same tiles on B copied K-major.
+        for (n, ta) in [(80, Trans::T), (96, Trans::N), (112, Trans::N)] {
+            let p = GemmProblem::with_layout(6144, n, 6144, ta, Trans::T);
+            let s = Space::for_problem(&p, &hw);
+            let starts = s.n_major_exact_starts();
+            assert_eq!(starts.len(), 2, "N = {n}");
+            for (c, pk) in starts.iter().zip([0, 1]) {
+                s.check(c).unwrap();
+                assert_eq!(
+                    (c.mt0, c.mt1 as i64, c.pk, c.pu),
+                    (64, n, pk, crate::space::constraints::PACK_B),
+                    "N = {n}"
+                );
+                assert!(s.extra_starts().contains(c), "N = {n}");
+            }
+        }
+        // N of 128 (64-column chunks), N past 128, a K-major B: none.
+        for (n, tb) in [(128, Trans::T), (136, Trans::T), (72, Trans::N)] {
             let p = GemmProblem::with_layout(4096, n, 4096, Trans::T, tb);
             let s = Space::for_problem(&p, &hw);
             assert!(s.n_major_exact_starts().is_empty(), "N = {n}");

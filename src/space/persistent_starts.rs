@@ -173,38 +173,72 @@ impl Space {
     /// [1117.9]; 8192^3 1394.2 against 1382.3 [1474.0] (on an H200, 1404.2 against 1450.1
     /// [1582.4]); 16384x8192x4096 NN 1444.3 against 1405.3 [1575.3]. With fewer waves it
     /// tied or lost (H200: 4096^3 176.5 against 175.3, 8 x 2048^3 183.9 against 181.5).
+    ///
+    /// Also from two waves, at any operand width, where the default's wider tiles leave
+    /// columns idle ([`Space::idle_columns_take_waves`]), with the tiles of a row side by side
+    /// (WorkGroupMapping 1) where they are few.
     pub fn large_producer_warpgroup_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let cus = self.hw.compute_units.max(1) as i64;
-        if p.a_type.bytes() != 2
-            || p.b_type.bytes() != 2
-            || !self.domain(ParamId::ProducerWarp).admits(2)
-            || tile_count(p, 256, 128) < 8 * cus
-        {
+        let tiles = tile_count(p, 256, 128);
+        let large = p.a_type.bytes() == 2 && p.b_type.bytes() == 2 && tiles >= 8 * cus;
+        let idle = self.idle_columns_take_waves(tiles);
+        if !self.domain(ParamId::ProducerWarp).admits(2) || !(large || idle) {
             return None;
         }
         let pair = tiles_pair_up(p.n, 128) && self.domain(ParamId::ClusterN).admits(2);
+        // A row of at most eight tiles side by side reads its 256 rows of A from DRAM once:
+        // 25600x640x4096 (five tiles a row) ran 177.3 us with WorkGroupMapping 1 against
+        // 181.8 with 8 (H200, same call, cuBLASLt 176.6).
+        let order = if idle && !large && p.n <= 8 * 128 {
+            1
+        } else {
+            self.domain(ParamId::WorkGroupMapping).default
+        };
         self.producer_warpgroup_tile(
             256,
             128,
             [8, 1],
             0,
-            (ParamId::ClusterN, i64::from(pair) + 1),
+            &[
+                (ParamId::ClusterN, i64::from(pair) + 1),
+                (ParamId::WorkGroupMapping, order),
+            ],
         )
+    }
+
+    /// Whether `tiles` 256x128 tiles (two waves or more) take less tensor-core time than the
+    /// default's tiles because those leave columns idle: N past a multiple of the default's
+    /// width, each wave counted whole at its tiles' area. 25600x640x4096 (Granite-3-8B's gate
+    /// and up projections at 640 tokens) makes 600 tiles of 128x256 whose last column is
+    /// half idle, five waves, against 500 of 256x128, four: on an H200, kernel against
+    /// kernel, one call, 237.6 us on the default's tile against 177.3 on 256x128 beside a
+    /// producer warpgroup, 193.0 on the persistent 128x224 and 189.9 on 128x128 [cuBLASLt,
+    /// on 256x128 tiles in pairs, 176.6].
+    fn idle_columns_take_waves(&self, tiles: i64) -> bool {
+        let p = &self.problem;
+        let start = self.raw_default();
+        let cus = self.hw.compute_units.max(1) as i64;
+        let waves = |t: i64| (t + cus - 1) / cus;
+        let (mt0, mt1) = (start.mt0 as i64, start.mt1 as i64);
+        constraints::is_wgmma(&start)
+            && p.n % mt1 != 0
+            && tiles >= 2 * cus
+            && waves(tiles) * 256 * 128 < waves(tile_count(p, mt0, mt1)) * mt0 * mt1
     }
 
     /// The persistent kernel on `mt0` x `mt1` tiles, warpgroups placed by `waves` (WavesM,
     /// WavesN), swapped or not, beside a producer warpgroup (ProducerWarp=2), whole tiles, in
-    /// the cluster `cluster` names, as deep as fits: what the producer-warpgroup starts share.
+    /// with the `extra` preferences (a cluster, a tile order), as deep as fits: what the producer-warpgroup starts share.
     pub(super) fn producer_warpgroup_tile(
         &self,
         mt0: i64,
         mt1: i64,
         waves: [i64; 2],
         swap: i64,
-        cluster: (ParamId, i64),
+        extra: &[(ParamId, i64)],
     ) -> Option<KernelConfig> {
-        let space = self.with_deepest_pipeline(&[
+        let tile = [
             (ParamId::MacroTile0, mt0),
             (ParamId::MacroTile1, mt1),
             (ParamId::WavesM, waves[0]),
@@ -214,8 +248,8 @@ impl Space {
             (ParamId::PersistentKernel, 1),
             (ParamId::GlobalSplitU, 1),
             (ParamId::GlobalSplitUAlgorithm, 1),
-            cluster,
-        ])?;
+        ];
+        let space = self.with_deepest_pipeline(&[tile.as_slice(), extra].concat())?;
         Some(space.raw_default())
     }
 }
@@ -322,6 +356,33 @@ mod tests {
         // Tiles along N that do not pair up: alone.
         let odd = Space::for_problem(&GemmProblem::new(8192, 8192 + 128, 8192), &h200);
         assert_eq!(odd.large_producer_warpgroup_start().map(|c| c.cn), Some(1));
+    }
+
+    #[test]
+    fn idle_columns_over_several_waves_start_on_256x128_tiles() {
+        let h200 = HwSpec::by_name("H200").unwrap();
+        // 25600x640: 600 tiles of 128x256 (the last column half idle), five waves, against
+        // 500 of 256x128, four; in bf16 and e4m3, five tiles a row side by side.
+        for t in [DataType::Bf16, DataType::F8] {
+            let mut p = GemmProblem::new(25600, 640, 4096);
+            (p.a_type, p.b_type) = (t, t);
+            p.fill_defaults();
+            let s = Space::for_problem(&p, &h200);
+            let c = s.large_producer_warpgroup_start().expect("256x128 tiles");
+            assert_eq!(
+                (c.mt0, c.mt1, c.pw, c.pk, c.cn, c.wgm),
+                (256, 128, 2, 1, 1, 1),
+                "{t:?}"
+            );
+            s.check(&c).unwrap();
+            assert!(s.extra_starts().contains(&c));
+        }
+        // As many waves either way (16384x640: three), N a multiple of the default's width,
+        // or under two waves of 256x128 tiles: none.
+        for (m, n) in [(16384, 640), (25600, 512), (6144, 640)] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, 4096), &h200);
+            assert!(s.large_producer_warpgroup_start().is_none(), "{m}x{n}");
+        }
     }
 
     #[test]

@@ -186,7 +186,7 @@ impl Space {
             let cluster = self
                 .unaligned_pair(mt0, mt1)
                 .filter(|&c| c == ParamId::ClusterM)?;
-            self.producer_warpgroup_tile(mt0, mt1, [4, 2], swap, (cluster, 2))
+            self.producer_warpgroup_tile(mt0, mt1, [4, 2], swap, &[(cluster, 2)])
         };
         let mut out = Vec::new();
         if tile_count(p, 192, 192) >= cus {

@@ -322,7 +322,12 @@ impl Space {
     /// The persistent kernel's swapped tile of `width` columns whose height (65 to 255 rows,
     /// in steps of 16 and no multiple of 64) fills the waves best, scored waves x (height x
     /// width / 128 + 64), where it beats every 128-row width of [`Space::wave_fit_start`],
-    /// as deep as fits with four stages or more.
+    /// as deep as fits with four stages or more. Where that tile's accumulators do not fit
+    /// beside the producer warp and its tiles run in one wave, the data-parallel kernel
+    /// without it: 640x8192x640 (an SDXL attention projection) makes 128 tiles of 160x256,
+    /// which ran 15.7 us against 16.3 for the best of bench's default set, persistent 128x160
+    /// (260 tiles) [cuBLASLt, on 320x128, 15.1]; 640x8192x1280 23.4 against 24.0 [22.9];
+    /// with the producer warpgroup and three stages 17.3 and 25.4 (H200, same call).
     fn swapped_wave_tile(&self, width: i64) -> Option<KernelConfig> {
         let p = &self.problem;
         let cus = self.hw.compute_units.max(1) as i64;
@@ -352,10 +357,18 @@ impl Space {
             .filter(|&h| score(h) < best_width)
             .collect();
         heights.sort_by_key(|&h| (score(h), -h));
-        heights.into_iter().find_map(|h| {
-            let space = self.with_deepest_pipeline(&swapped_tile(h, width, 1))?;
-            let c = space.raw_default();
+        let deep = |prefs: &[(ParamId, i64)]| {
+            let c = self.with_deepest_pipeline(prefs)?.raw_default();
             (c.pgr >= 4).then_some(c)
+        };
+        heights.into_iter().find_map(|h| {
+            deep(&swapped_tile(h, width, 1)).or_else(|| {
+                let alone = [(ParamId::ProducerWarp, 0)];
+                let tile = [swapped_tile(h, width, 0).as_slice(), &alone].concat();
+                (tile_count(p, h, width) <= cus)
+                    .then(|| deep(&tile))
+                    .flatten()
+            })
         })
     }
 
@@ -740,13 +753,27 @@ mod tests {
             assert!(c.pgr >= 4, "{}", c.name());
             assert!(s.extra_starts().contains(&c));
         }
-        // Where 128-row widths or 128-column heights fill the waves as well: none.
-        for (m, n, k) in [
-            (4096, 4096, 4096),
-            (1152, 4096, 1152),
-            (3584, 512, 18944),
-            (16032, 109, 16384),
+        // 160x256 and 144x256, whose accumulators do not fit beside the producer warp: one
+        // wave of 128 tiles, data-parallel without it (1152x4096x1152 on 144x256: 20.2 us
+        // against 20.7 for the persistent 128x144 [cuBLASLt 19.9], H200, same call).
+        for (m, n, k, height) in [
+            (640, 8192, 640, 160),
+            (1280, 4096, 640, 160),
+            (1152, 4096, 1152, 144),
         ] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            let c = s.swapped_wide_wave_start().expect("one fuller wave");
+            s.check(&c).unwrap();
+            assert_eq!(
+                (c.mt0, c.mt1, c.sab, c.pk, c.pw, c.gsu),
+                (height, 256, 1, 0, 0, 1),
+                "{}",
+                c.name()
+            );
+            assert!(c.pgr >= 4, "{}", c.name());
+        }
+        // Where 128-row widths or 128-column heights fill the waves as well: none.
+        for (m, n, k) in [(4096, 4096, 4096), (3584, 512, 18944), (16032, 109, 16384)] {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
             assert_eq!(s.swapped_wide_wave_start(), None, "{m}x{n}x{k}");
         }
