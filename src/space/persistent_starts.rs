@@ -6,7 +6,9 @@
 use super::config::{GsuAlgo, KernelConfig};
 use super::constraints;
 use super::param::ParamId;
-use super::tuning_space::{split_in_kernel_tile, tile_count, tiles_pair_up, Space, NARROW_N_MAX};
+use super::tuning_space::{
+    fills_wave, split_in_kernel_tile, tile_count, tiles_pair_up, Space, NARROW_N_MAX,
+};
 
 impl Space {
     /// A start for problems of several waves of tiles: the default's tile as a persistent
@@ -174,7 +176,7 @@ impl Space {
     /// [1582.4]); 16384x8192x4096 NN 1444.3 against 1405.3 [1575.3]. With fewer waves it
     /// tied or lost (H200: 4096^3 176.5 against 175.3, 8 x 2048^3 183.9 against 181.5).
     ///
-    /// Also from two waves, at any operand width, where the default's wider tiles leave
+    /// Also from one nearly full wave, at any operand width, where the default's wider tiles leave
     /// columns idle ([`Space::idle_columns_take_waves`]), with the tiles of a row side by side
     /// (WorkGroupMapping 1) where they are few.
     pub fn large_producer_warpgroup_start(&self) -> Option<KernelConfig> {
@@ -207,8 +209,8 @@ impl Space {
         )
     }
 
-    /// Whether `tiles` 256x128 tiles (two waves or more) take less tensor-core time than the
-    /// default's tiles because those leave columns idle: N past a multiple of the default's
+    /// Whether `tiles` 256x128 tiles (a nearly full wave or more) take less tensor-core time
+    /// than the default's tiles because those leave columns idle: N past a multiple of the default's
     /// width, each wave counted whole at its tiles' area. 25600x640x4096 (Granite-3-8B's gate
     /// and up projections at 640 tokens) makes 600 tiles of 128x256 whose last column is
     /// half idle, five waves, against 500 of 256x128, four: on an H200, kernel against
@@ -223,7 +225,7 @@ impl Space {
         let (mt0, mt1) = (start.mt0 as i64, start.mt1 as i64);
         constraints::is_wgmma(&start)
             && p.n % mt1 != 0
-            && tiles >= 2 * cus
+            && fills_wave(tiles.min(cus), &self.hw)
             && waves(tiles) * 256 * 128 < waves(tile_count(p, mt0, mt1)) * mt0 * mt1
     }
 
@@ -378,8 +380,8 @@ mod tests {
             assert!(s.extra_starts().contains(&c));
         }
         // As many waves either way (16384x640: three), N a multiple of the default's width,
-        // or under two waves of 256x128 tiles: none.
-        for (m, n) in [(16384, 640), (25600, 512), (6144, 640)] {
+        // or under a nearly full wave of 256x128 tiles (2048x640: 40): none.
+        for (m, n) in [(16384, 640), (25600, 512), (2048, 640)] {
             let s = Space::for_problem(&GemmProblem::new(m, n, 4096), &h200);
             assert!(s.large_producer_warpgroup_start().is_none(), "{m}x{n}");
         }
