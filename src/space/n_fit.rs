@@ -1,6 +1,7 @@
-//! Starts that cut a skinny N: N just past 256 on wide tiles of several warpgroups along N
+//! Starts that cut N: N just past 256 on wide tiles of several warpgroups along N
 //! (or two half tiles), and N cut into equal tiles where the default's tile leaves idle
-//! columns or idle compute units (the N-fit start, with either PrefetchLocalRead).
+//! columns or idle compute units (the N-fit start, with either PrefetchLocalRead; over many
+//! waves, on the persistent kernel).
 
 use super::config::KernelConfig;
 use super::constraints;
@@ -78,6 +79,52 @@ impl Space {
         // Widths in the instruction's steps of 8 where B is K-major in LDS, else of 32
         // (Space::n_step: 16-column chunks of an N-major B stream far slower).
         self.n_fit_at(self.n_step(), 0)
+    }
+
+    /// More than four waves of the default's tiles (the wave-fit starts take fewer) whose last
+    /// column of tiles leaves an eighth of its width idle or more: the persistent kernel on
+    /// the default's rows and N cut into the equal widths (at most 256 columns, in
+    /// [`Space::n_step`]s) whose waves take the least time, scored as
+    /// [`Space::n_fit_start`] scores them, waves x (rows + width); taken where that beats the
+    /// default's tile. Its stream-K twin follows it (the last wave is rarely full).
+    /// H200, bench's default set before and after, one call [cuBLASLt]: 13824x1344x5120 (six
+    /// tiles of 224 columns against six of 256, the last a quarter full) 281.3 -> 241.0 us
+    /// [238.8]; 22016x960x4096 (four of 240) 239.2 -> 230.8 [216.0]; 28672x576x4096 (four of
+    /// 144) 200.1 -> 187.4 [189.1]; 16384x1344x4096 e4m3 145.3 -> 125.4 [130.0].
+    pub fn many_wave_n_fit_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let start = self.raw_default();
+        let (mt0, mt1) = (start.mt0 as i64, start.mt1 as i64);
+        let cus = self.hw.compute_units.max(1) as i64;
+        let tiles_n = (p.n + mt1 - 1) / mt1;
+        let idle = tiles_n * mt1 - p.n;
+        if !constraints::is_wgmma(&start)
+            || start.sab > 0
+            || tiles_n < 2
+            || idle * 8 < mt1
+            || tile_count(p, mt0, mt1) <= 4 * cus
+            || !self.domain(ParamId::PersistentKernel).contains(1)
+        {
+            return None;
+        }
+        let step = self.n_step();
+        let tiles_m = (p.m + mt0 - 1) / mt0 * p.batch.max(1);
+        let width = |c: i64| ((p.n + c - 1) / c + step - 1) / step * step;
+        let cost = |c: i64| ((tiles_m * c + cus - 1) / cus) * (mt0 + width(c));
+        let c = (tiles_n..=tiles_n + 2)
+            .filter(|&c| width(c) <= 256 && width(c) >= 128)
+            .min_by_key(|&c| (cost(c), c))?;
+        if cost(c) >= ((tiles_m * tiles_n + cus - 1) / cus) * (mt0 + mt1) {
+            return None;
+        }
+        let space = self.with_deepest_pipeline(&[
+            (ParamId::MacroTile1, width(c)),
+            (ParamId::GlobalSplitU, 1),
+            (ParamId::GlobalSplitUAlgorithm, 1),
+            (ParamId::ProducerWarp, 1),
+            (ParamId::PersistentKernel, 1),
+        ])?;
+        Some(space.raw_default())
     }
 
     /// The N-fit start on widths in steps of `step`, with PackUnaligned `pack`.
@@ -173,6 +220,30 @@ mod tests {
     use crate::hw::HwSpec;
     use crate::problem::GemmProblem;
     use crate::space::Space;
+
+    #[test]
+    fn many_waves_with_an_idle_last_column_start_on_equal_n_tiles() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // N over 128x256 tiles: 1344 in six (the last a quarter full), 960 in four, 576 in
+        // three; cut into equal widths of the fewest waves x (rows + width).
+        for (m, n, k, width) in [
+            (13824, 1344, 5120, 224),
+            (22016, 960, 4096, 240),
+            (28672, 576, 4096, 144),
+        ] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            let c = s.many_wave_n_fit_start().expect("equal N tiles");
+            s.check(&c).unwrap();
+            assert_eq!((c.mt0, c.mt1, c.pk, c.gsu), (128, width, 1, 1), "{m}x{n}");
+            assert!(s.extra_starts().contains(&c), "{m}x{n}");
+        }
+        // N a multiple of 256, a last column under an eighth idle (N = 1000), or four waves
+        // or fewer (the wave-fit starts' problems): none.
+        for (m, n) in [(16384, 1024), (16384, 1000), (4096, 1344)] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, 4096), &hw);
+            assert_eq!(s.many_wave_n_fit_start(), None, "{m}x{n}");
+        }
+    }
 
     #[test]
     fn a_skinny_n_cut_with_idle_columns_starts_on_equal_n_tiles() {

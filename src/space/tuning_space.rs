@@ -566,6 +566,7 @@ impl Space {
             .chain(full.stream_k_start())
             .chain(full.wide_n_starts())
             .chain(full.n_fit_starts())
+            .chain(full.many_wave_n_fit_start())
             .chain(full.few_tile_swapped_start())
             .chain(full.even_m_swapped_starts())
             .chain(full.half_n_split_starts())
