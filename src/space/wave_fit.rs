@@ -246,6 +246,11 @@ impl Space {
     /// against 23.7 [19.2]; 320x2048x4096 on 80x64 (128) 15.3 against 16.5 on 64x96 and 19.1
     /// on 80x128 [16.9]. With both widths bench's default set ran 576x2048x7168 28.1 on
     /// 144x64 (128 tiles) [37.1-39.4].
+    ///
+    /// An M-major A (NN, NT) takes the 64-column width only, in pairs along N sharing A (as
+    /// [`Space::swapped_one_wave_start`]): 96x8192x8192 NT on 96x64 in pairs 40.7 us against
+    /// 43.8 for the best of bench's default set, 128x64 in pairs, and 42.8 for 96x128
+    /// [cuBLASLt, on 96x64 in pairs, 37.9] (H200, kernel against kernel, one call).
     pub fn even_m_swapped_starts(&self) -> Vec<KernelConfig> {
         let p = &self.problem;
         let cus = self.hw.compute_units.max(1) as i64;
@@ -253,15 +258,17 @@ impl Space {
             || !self.domain(ParamId::SwapAB).contains(1)
             || p.batch > 1
             || p.m % 128 == 0
-            || !p.k_contiguous(true)
             || p.k < 16 * 64
             || tile_count(p, 128, 128) > cus
         {
             return Vec::new();
         }
+        let a_k_major = p.k_contiguous(true);
+        let widths: &[i64] = if a_k_major { &[128, 64] } else { &[64] };
         let heights: Vec<i64> = self.swapped_heights().filter(|&h| p.m % h == 0).collect();
-        [128, 64]
-            .into_iter()
+        widths
+            .iter()
+            .copied()
             .filter_map(|width| {
                 let height = heights
                     .iter()
@@ -274,7 +281,11 @@ impl Space {
                     &[(ParamId::WavesN, 1)],
                 ]
                 .concat();
-                Some(self.with_deepest_pipeline(&prefs)?.raw_default())
+                if a_k_major {
+                    Some(self.with_deepest_pipeline(&prefs)?.raw_default())
+                } else {
+                    self.deepest_along_n_clusters(&prefs, &[2, 1])
+                }
             })
             .collect()
     }
@@ -510,12 +521,24 @@ mod tests {
                 assert!(s.extra_starts().contains(&s.one_wave_order(c)), "{m}x{n}");
             }
         }
-        // M of whole 128-row tiles, a wave of 128x128 tiles or more, an M-major A, no height
-        // dividing M (1088 = 64 x 17), too few tiles of any that does: none.
+        // An M-major A: the 64-column tile only, in pairs along N sharing A.
+        for (m, n, k, height) in [(576, 2048, 7168, 144), (96, 8192, 8192, 96)] {
+            let s = Space::for_problem(&GemmProblem::with_layout(m, n, k, Trans::N, Trans::T), &hw);
+            let starts = s.even_m_swapped_starts();
+            assert_eq!(starts.len(), 1, "{m}x{n}");
+            let c = starts[0];
+            s.check(&c).unwrap();
+            assert_eq!(
+                (c.mt0 as i64, c.mt1, c.sab, c.cn),
+                (height, 64, 1, 2),
+                "{m}x{n}"
+            );
+        }
+        // M of whole 128-row tiles, a wave of 128x128 tiles or more, no height dividing M
+        // (1088 = 64 x 17), too few tiles of any that does: none.
         for (m, n, ta) in [
             (1024, 1024, Trans::T),
             (576, 4096, Trans::T),
-            (576, 2048, Trans::N),
             (1088, 1024, Trans::T),
             (576, 512, Trans::T),
         ] {
