@@ -218,33 +218,26 @@ mod tests {
     #[test]
     fn an_n_major_b_of_odd_eights_starts_on_a_tile_exactly_n_wide() {
         let hw = HwSpec::by_name("H200").unwrap();
-        for (n, ta) in [(72, Trans::T), (88, Trans::N), (120, Trans::T)] {
-            let p = GemmProblem::with_layout(4096, n, 4096, ta, Trans::T);
+        // Odd multiples of 8 read B from its automatic K-major copy; N of 80, 96 or 112 (read
+        // in place in 16- or 32-column chunks otherwise) copy it by PackUnaligned.
+        let copied = crate::space::constraints::PACK_B;
+        for (m, n, ta, pu) in [
+            (4096, 72, Trans::T, 0),
+            (4096, 88, Trans::N, 0),
+            (4096, 120, Trans::T, 0),
+            (6144, 80, Trans::T, copied),
+            (6144, 96, Trans::N, copied),
+            (6144, 112, Trans::N, copied),
+        ] {
+            let p = GemmProblem::with_layout(m, n, m, ta, Trans::T);
             let s = Space::for_problem(&p, &hw);
             let starts = s.n_major_exact_starts();
             assert_eq!(starts.len(), 2, "N = {n}");
             for (c, pk) in starts.iter().zip([0, 1]) {
                 s.check(c).unwrap();
                 assert_eq!(
-                    (c.mt0, c.mt1 as i64, c.pk, c.sab),
-                    (64, n, pk, 0),
-                    "N = {n}"
-                );
-                assert!(s.extra_starts().contains(c), "N = {n}");
-            }
-        }
-        // N of 80, 96 or 112 (B read in place in 16- or 32-column chunks otherwise): the
-        // same tiles on B copied K-major.
-        for (n, ta) in [(80, Trans::T), (96, Trans::N), (112, Trans::N)] {
-            let p = GemmProblem::with_layout(6144, n, 6144, ta, Trans::T);
-            let s = Space::for_problem(&p, &hw);
-            let starts = s.n_major_exact_starts();
-            assert_eq!(starts.len(), 2, "N = {n}");
-            for (c, pk) in starts.iter().zip([0, 1]) {
-                s.check(c).unwrap();
-                assert_eq!(
-                    (c.mt0, c.mt1 as i64, c.pk, c.pu),
-                    (64, n, pk, crate::space::constraints::PACK_B),
+                    (c.mt0, c.mt1 as i64, c.pk, c.sab, c.pu),
+                    (64, n, pk, 0, pu),
                     "N = {n}"
                 );
                 assert!(s.extra_starts().contains(c), "N = {n}");
