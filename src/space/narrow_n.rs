@@ -15,7 +15,8 @@
 //! several to a compute unit, streamed them faster.
 //!
 //! A start beside the default, first among the starts so that `bench`'s default set and the
-//! search's first batch measure it; nothing here changes the default itself.
+//! search's first batch measure it (with, under a wave of 128-row tiles, those tiles
+//! data-parallel after it); nothing here changes the default itself.
 //!
 //! An N-major B (NT, TT) of 65 to 128 columns in odd steps of 8 (72, 88, 104, 120) gets its
 //! own starts: a tile exactly N wide, whose B no LDS chunk divides, so that it streams from
@@ -152,6 +153,45 @@ impl Space {
         )
     }
 
+    /// A second start for the narrow-N problems whose 128-row tiles make half a wave to
+    /// under one (where [`Space::narrow_n_start`] takes 64-row tiles on the persistent kernel):
+    /// the 128-row tile, two warpgroups along M beside the producer warp, 128 k a stage,
+    /// data-parallel, as deep as fits, for 16-bit inputs. Its rows of an M-major A are 256
+    /// bytes a k instead of 128. H200, kernel against kernel, one call (cuBLASLt in brackets),
+    /// against the persistent 64-row tile: 11008x6x4096 NN 27.5 us against 30.3 [27.6];
+    /// 13824x5x5120 39.2 against 39.5 [37.3]; 14336x8x4096 33.0 against 33.3 [32.1]. Bench's
+    /// default set before and after, one call: 11008x6x4096 NN 29.3 -> 27.5 [27.4-27.5];
+    /// 11008x16x4096 NN 29.6 -> 27.6 [27.2-27.6]; 14336x2x4096 33.4 -> 32.8 [32.2-32.3].
+    pub fn narrow_n_tall_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let cus = self.hw.compute_units.max(1) as i64;
+        let mt1 = (p.n + 15) / 16 * 16;
+        let tall = tile_count(p, 128, mt1);
+        if !constraints::is_wgmma(&self.raw_default())
+            || p.n > NARROW_N_MAX
+            || p.a_type.bytes() != 2
+            || tall >= cus
+            || tall * 2 < cus
+            || p.k <= 128
+        {
+            return None;
+        }
+        let space = self.with_deepest_pipeline(&[
+            (ParamId::MacroTile0, 128),
+            (ParamId::MacroTile1, mt1),
+            (ParamId::DepthU, 128),
+            (ParamId::WavesM, 8),
+            (ParamId::WavesN, 1),
+            (ParamId::SwapAB, 0),
+            (ParamId::ProducerWarp, 1),
+            (ParamId::PersistentKernel, 0),
+            (ParamId::PrefetchLocalRead, 1),
+            (ParamId::GlobalSplitU, 1),
+            (ParamId::GlobalSplitUAlgorithm, 1),
+        ])?;
+        Some(space.raw_default())
+    }
+
     /// An N-major B (NT, TT) of 65 to 128 columns, N an odd multiple of 8: 64-row tiles
     /// exactly N wide, data-parallel and persistent, one warpgroup beside the producer warp,
     /// as deep as fits. No chunk of 64, 32 or 16 columns divides such a tile, so B streams from
@@ -256,6 +296,40 @@ mod tests {
         let mut p = GemmProblem::with_layout(m, n, k, ta, tb);
         (p.a_type, p.b_type) = (t, t);
         Space::for_problem(&p, &HwSpec::by_name("H200").unwrap())
+    }
+
+    #[test]
+    fn narrow_n_under_a_wave_of_128_row_tiles_also_starts_on_them_data_parallel() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // 86 to 112 tiles of 128 rows (of 132 compute units), K- or M-major A.
+        for (m, n, k, ta) in [
+            (11008, 6, 4096, Trans::N),
+            (13824, 5, 5120, Trans::T),
+            (14336, 8, 4096, Trans::T),
+        ] {
+            let s = Space::for_problem(&GemmProblem::with_layout(m, n, k, ta, Trans::N), &hw);
+            let c = s.narrow_n_tall_start().expect("half a wave or more");
+            s.check(&c).unwrap();
+            assert_eq!(
+                (c.mt0, c.mt1, c.depth_u, c.wg, c.pk, c.pw, c.gsu),
+                (128, 16, 128, [8, 1], 0, 1, 1),
+                "{m}x{n}"
+            );
+            assert!(s.extra_starts().contains(&c), "{m}x{n}");
+        }
+        // A wave of 128-row tiles or more, under half of one, N past 64, 8-bit A: none.
+        let mut e4m3 = GemmProblem::new(11008, 6, 4096);
+        (e4m3.a_type, e4m3.b_type) = (DataType::F8, DataType::F8);
+        e4m3.fill_defaults();
+        for p in [
+            GemmProblem::new(28672, 8, 4096),
+            GemmProblem::new(4096, 8, 4096),
+            GemmProblem::new(11008, 96, 4096),
+            e4m3,
+        ] {
+            let s = Space::for_problem(&p, &hw);
+            assert_eq!(s.narrow_n_tall_start(), None, "{}x{}", p.m, p.n);
+        }
     }
 
     #[test]

@@ -547,6 +547,7 @@ impl Space {
         let starts: Vec<KernelConfig> = full
             .narrow_n_start()
             .into_iter()
+            .chain(full.narrow_n_tall_start())
             .chain(full.unswapped_twin_start())
             .chain(full.n_pair_start())
             .chain(full.three_warpgroup_start())
