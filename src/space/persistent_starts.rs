@@ -176,9 +176,9 @@ impl Space {
     /// [1582.4]); 16384x8192x4096 NN 1444.3 against 1405.3 [1575.3]. With fewer waves it
     /// tied or lost (H200: 4096^3 176.5 against 175.3, 8 x 2048^3 183.9 against 181.5).
     ///
-    /// Also from one nearly full wave, at any operand width, where the default's wider tiles leave
-    /// columns idle ([`Space::idle_columns_take_waves`]), with the tiles of a row side by side
-    /// (WorkGroupMapping 1) where they are few.
+    /// Also from one nearly full wave, at any operand width, where the default's wider tiles
+    /// leave columns idle ([`Space::idle_columns_take_waves`]), with the tiles of a row side by
+    /// side (WorkGroupMapping 1) where they are few.
     pub fn large_producer_warpgroup_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let cus = self.hw.compute_units.max(1) as i64;
@@ -210,13 +210,13 @@ impl Space {
     }
 
     /// Whether `tiles` 256x128 tiles (a nearly full wave or more) take less tensor-core time
-    /// than the default's tiles because those leave columns idle: N past a multiple of the default's
-    /// width, each wave counted whole at its tiles' area. 25600x640x4096 (Granite-3-8B's gate
-    /// and up projections at 640 tokens) makes 600 tiles of 128x256 whose last column is
-    /// half idle, five waves, against 500 of 256x128, four: on an H200, kernel against
-    /// kernel, one call, 237.6 us on the default's tile against 177.3 on 256x128 beside a
-    /// producer warpgroup, 193.0 on the persistent 128x224 and 189.9 on 128x128 [cuBLASLt,
-    /// on 256x128 tiles in pairs, 176.6].
+    /// than the default's tiles because those leave columns idle: N past a multiple of the
+    /// default's width, each wave counted whole at its tiles' area. 25600x640x4096
+    /// (Granite-3-8B's gate and up projections at 640 tokens) makes 600 tiles of 128x256
+    /// whose last column is half idle, five waves, against 500 of 256x128, four: on an H200,
+    /// kernel against kernel, one call, 237.6 us on the default's tile against 177.3 on
+    /// 256x128 beside a producer warpgroup, 193.0 on the persistent 128x224 and 189.9 on
+    /// 128x128 [cuBLASLt, on 256x128 tiles in pairs, 176.6].
     fn idle_columns_take_waves(&self, tiles: i64) -> bool {
         let p = &self.problem;
         let start = self.raw_default();
@@ -230,8 +230,9 @@ impl Space {
     }
 
     /// The persistent kernel on `mt0` x `mt1` tiles, warpgroups placed by `waves` (WavesM,
-    /// WavesN), swapped or not, beside a producer warpgroup (ProducerWarp=2), whole tiles, in
-    /// with the `extra` preferences (a cluster, a tile order), as deep as fits: what the producer-warpgroup starts share.
+    /// WavesN), swapped or not, beside a producer warpgroup (ProducerWarp=2), whole tiles, with
+    /// the `extra` preferences (a cluster, a tile order), as deep as fits: what the
+    /// producer-warpgroup starts share.
     pub(super) fn producer_warpgroup_tile(
         &self,
         mt0: i64,
