@@ -108,23 +108,33 @@ impl Space {
             return None;
         }
         let step = self.n_step();
-        let tiles_m = (p.m + mt0 - 1) / mt0 * p.batch.max(1);
-        let width = |c: i64| ((p.n + c - 1) / c + step - 1) / step * step;
-        let cost = |c: i64| ((tiles_m * c + cus - 1) / cus) * (mt0 + width(c));
-        let c = (tiles_n..=tiles_n + 2)
-            .filter(|&c| width(c) <= 256 && width(c) >= 128)
-            .min_by_key(|&c| (cost(c), c))?;
-        if cost(c) >= ((tiles_m * tiles_n + cus - 1) / cus) * (mt0 + mt1) {
+        let (width, cost) = (tiles_n..=tiles_n + 2)
+            .map(|c| self.n_cut(mt0, step, c))
+            .filter(|&(width, _)| (128..=256).contains(&width))
+            .min_by_key(|&(_, cost)| cost)?;
+        let default_waves = (tile_count(p, mt0, mt1) + cus - 1) / cus;
+        if cost >= default_waves * (mt0 + mt1) {
             return None;
         }
         let space = self.with_deepest_pipeline(&[
-            (ParamId::MacroTile1, width(c)),
+            (ParamId::MacroTile1, width),
             (ParamId::GlobalSplitU, 1),
             (ParamId::GlobalSplitUAlgorithm, 1),
             (ParamId::ProducerWarp, 1),
             (ParamId::PersistentKernel, 1),
         ])?;
         Some(space.raw_default())
+    }
+
+    /// N cut into `cuts` equal tiles of `rows` rows: the width (N / cuts rounded up to a
+    /// multiple of `step`) and the N-fit score of those tiles, a streaming estimate: waves of
+    /// workgroups times the rows and columns each streams along K.
+    fn n_cut(&self, rows: i64, step: i64, cuts: i64) -> (i64, i64) {
+        let p = &self.problem;
+        let cus = self.hw.compute_units.max(1) as i64;
+        let tiles_m = (p.m + rows - 1) / rows * p.batch.max(1);
+        let width = ((p.n + cuts - 1) / cuts + step - 1) / step * step;
+        (width, ((tiles_m * cuts + cus - 1) / cus) * (rows + width))
     }
 
     /// The N-fit start on widths in steps of `step`, with PackUnaligned `pack`.
@@ -150,12 +160,10 @@ impl Space {
         {
             return None;
         }
-        let tiles_m = (p.m + mt0 - 1) / mt0 * p.batch.max(1);
-        let width = |c: i64| ((p.n + c - 1) / c + step - 1) / step * step;
-        let cost = |c: i64| ((tiles_m * c + cus - 1) / cus) * (mt0 + width(c));
+        let width = |c: i64| self.n_cut(mt0, step, c).0;
         let c = (1..=(p.n / 16).max(tiles_n))
             .filter(|&c| width(c) <= 256)
-            .min_by_key(|&c| (cost(c), c))?;
+            .min_by_key(|&c| (self.n_cut(mt0, step, c).1, c))?;
         // Whole K per tile (the tiles fill the GPU by themselves), with the producer warp
         // where it fits: 8192x256x28672 e4m3 ran 99.5 us with it against 105.1 without
         // (H100); 3584x109x18944 58.8 us on MT64x64 without a split against 64.2 on MT64x112

@@ -210,8 +210,7 @@ impl Space {
             return None;
         }
         // An M-major A: tiles of 64 columns on one warpgroup, in pairs along N sharing A.
-        let a_k_major = p.k_contiguous(true);
-        let width = if a_k_major { 128 } else { 64 };
+        let width = if p.k_contiguous(true) { 128 } else { 64 };
         let height = self
             .swapped_heights()
             .map(|h| (tile_count(p, h, width), h))
@@ -226,10 +225,17 @@ impl Space {
             ],
         ]
         .concat();
-        if a_k_major {
-            Some(self.with_deepest_pipeline(&prefs)?.raw_default())
+        self.deepest_swapped(&prefs)
+    }
+
+    /// The swapped start of `prefs` as deep as fits; for an M-major A, in pairs along N
+    /// sharing A where that is valid (its chunks multicast cuts, as cuBLASLt's
+    /// `nvjet_sm90_tst_160x64_64x6_1x2` does), else alone.
+    fn deepest_swapped(&self, prefs: &[(ParamId, i64)]) -> Option<KernelConfig> {
+        if self.problem.k_contiguous(true) {
+            Some(self.with_deepest_pipeline(prefs)?.raw_default())
         } else {
-            self.deepest_along_n_clusters(&prefs, &[2, 1])
+            self.deepest_along_n_clusters(prefs, &[2, 1])
         }
     }
 
@@ -263,8 +269,11 @@ impl Space {
         {
             return Vec::new();
         }
-        let a_k_major = p.k_contiguous(true);
-        let widths: &[i64] = if a_k_major { &[128, 64] } else { &[64] };
+        let widths: &[i64] = if p.k_contiguous(true) {
+            &[128, 64]
+        } else {
+            &[64]
+        };
         let heights: Vec<i64> = self.swapped_heights().filter(|&h| p.m % h == 0).collect();
         widths
             .iter()
@@ -281,11 +290,7 @@ impl Space {
                     &[(ParamId::WavesN, 1)],
                 ]
                 .concat();
-                if a_k_major {
-                    Some(self.with_deepest_pipeline(&prefs)?.raw_default())
-                } else {
-                    self.deepest_along_n_clusters(&prefs, &[2, 1])
-                }
+                self.deepest_swapped(&prefs)
             })
             .collect()
     }
