@@ -91,33 +91,19 @@ mod tests {
 
     #[test]
     fn other_orders_are_left_alone() {
-        // B's tile the taller.
-        let s = space(1536, 768, 2048);
-        let c = named(
-            &s,
-            "MT64x192x64_MI64x8x16_WG4x1_PGR6_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1",
-        );
-        assert_eq!(s.one_wave_order(&c), c);
-        // One tile column.
-        let s = space(7168, 96, 2048);
-        let c = named(
-            &s,
-            "MT128x96x64_MI64x8x16_WG4x1_PGR7_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1",
-        );
-        assert_eq!(s.one_wave_order(&c), c);
-        // N in more than four tiles (14 here): the starts' own order.
-        let s = space(1152, 1280, 4096);
-        let c = named(
-            &s,
-            "MT128x96x64_MI64x8x16_WG4x1_PGR7_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1",
-        );
-        assert_eq!(s.one_wave_order(&c), c);
-        // More tiles than compute units: the order keeps what the next wave reads in L2.
-        let s = space(8192, 384, 4096);
-        let c = named(
-            &s,
-            "MT128x96x64_MI64x8x16_WG4x1_PGR7_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1",
-        );
-        assert_eq!(s.one_wave_order(&c), c);
+        for (m, n, k, name) in [
+            // B's tile the taller.
+            (1536, 768, 2048, "MT64x192x64_MI64x8x16_WG4x1_PGR6_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1"),
+            // One tile column.
+            (7168, 96, 2048, "MT128x96x64_MI64x8x16_WG4x1_PGR7_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1"),
+            // N in more than four tiles (14 here): the starts' own order.
+            (1152, 1280, 4096, "MT128x96x64_MI64x8x16_WG4x1_PGR7_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1"),
+            // More tiles than compute units: the order keeps what the next wave reads in L2.
+            (8192, 384, 4096, "MT128x96x64_MI64x8x16_WG4x1_PGR7_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1"),
+        ] {
+            let s = space(m, n, k);
+            let c = named(&s, name);
+            assert_eq!(s.one_wave_order(&c), c, "{m}x{n}x{k}");
+        }
     }
 }
