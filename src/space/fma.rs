@@ -63,6 +63,12 @@ const SMALL_SPLIT_MIN_K: i64 = 128;
 /// Starts on the default's other tiles whose score is within this many percent of its.
 const WAVE_START_MARGIN: i64 = 15;
 
+/// Stream-K's cost over an even share of the outputs a compute unit, in percent: what the
+/// [`Space::fma_stream_k_start`] estimate adds for the tiles' fix-ups and partial stores.
+/// Fitted to kernel-against-kernel times on an H200 (the start's doc has them): the start's
+/// tiles ran 1.17-1.18x the even share's estimate, against the eight-wave tiles' scores.
+const STREAM_K_COST: i64 = 125;
+
 /// (DepthU, PrefetchGlobalRead) of the eight-wave tiles: 8 k on three stages where both
 /// operands go through registers, else 16 k on four ([`Space::prefer_fma`] says why).
 const STAGES_THROUGH_REGISTERS: (i64, i64) = (8, 3);
@@ -341,6 +347,43 @@ impl Space {
             }
         }
         starts
+    }
+
+    /// A start for the FMA path where the eight-wave tiles apply but their waves would leave
+    /// much of the compute units idle (about one to three waves, each tile's count or
+    /// padding a poor fit): the base 128x128 tile on eight waves of 64x32 as stream-K (GSU1S,
+    /// 16 k on four stages, the default's copies), whose workgroups share all tiles' K
+    /// evenly. Taken where an even share of the outputs a compute unit at 128x128's rate, plus
+    /// [`STREAM_K_COST`], scores below the best eight-wave tile
+    /// ([`Space::fma_wave_score`]). H200, kernel against kernel, same call (cuBLASLt, on
+    /// 128x128 tiles of four warps split three ways, in brackets): 5120x512x2048 TN on the
+    /// start 273.7 us against 306.3 on the default's 256x96 (120 tiles, a third of the last
+    /// column idle) and 281.4 on 128x128 of four waves split three ways [246.5]; not taken at
+    /// 7680x512x2560, where it ran 490.1 against 454.6 on 256x128 (120 tiles) [431.9].
+    pub fn fma_stream_k_start(&self) -> Option<KernelConfig> {
+        let default = self.raw_default();
+        if !self.fma_waves_apply() || !default.on_fma_path() {
+            return None;
+        }
+        let base = WAVE_TILES[3];
+        let best = self.fma_wave_tiles().first()?.0;
+        let cus = (self.hw.compute_units as i64).max(1);
+        let share = tile_count(&self.problem, base.mt0, base.mt1) * base.mt0 * base.mt1 / cus;
+        let score = share * 100 / base.rate / (256 * 128 / 100) * STREAM_K_COST / 100;
+        if score >= best {
+            return None;
+        }
+        self.valid_start(&[
+            (ParamId::MacroTile0, base.mt0),
+            (ParamId::MacroTile1, base.mt1),
+            (ParamId::WavesM, base.waves_m),
+            (ParamId::WavesN, base.waves_n),
+            (ParamId::DepthU, STAGES_DEEP.0),
+            (ParamId::PrefetchGlobalRead, STAGES_DEEP.1),
+            (ParamId::GlobalSplitU, 1),
+            (ParamId::GlobalSplitUAlgorithm, 2),
+            (ParamId::PackMnMajor, default.pm as i64),
+        ])
     }
 
     /// Starts for the FMA path where even [`SMALL_SPLIT_TILE`]s are fewer than the compute
@@ -734,6 +777,34 @@ mod tests {
         let mi300 = HwSpec::by_name("mi300x").unwrap();
         let amd = Space::for_problem(&f32_problem(4096, 4096, 4096, "TN"), &mi300);
         assert_eq!(amd.domain(ParamId::PackMnMajor).values, vec![0]);
+    }
+
+    #[test]
+    fn fma_stream_k_starts_where_the_eight_wave_tiles_idle_their_waves() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // 5120x512: the best eight-wave tile makes one wave (256x96, 120 tiles, a third of
+        // the last column padding), the even share scores a quarter below it.
+        let s = Space::for_problem(&f32_problem(5120, 512, 2048, "TN"), &hw);
+        let c = s.fma_stream_k_start().expect("5120x512x2048 f32");
+        s.check(&c).unwrap();
+        assert_eq!((c.mi, c.mt0, c.mt1, c.wg), ([1, 1, 1], 128, 128, [2, 4]));
+        assert_eq!(
+            (c.depth_u, c.pgr, c.gsu, c.gsu_algo),
+            (16, 4, 1, GsuAlgo::StreamK)
+        );
+        assert!(s.extra_starts().contains(&c));
+        // 7680x512: 256x128 fills 120 of 132 compute units, stream-K's cost outweighs the rest.
+        let near = Space::for_problem(&f32_problem(7680, 512, 2560, "TN"), &hw);
+        assert_eq!(near.fma_stream_k_start(), None);
+        // Many waves: their last one matters little.
+        let big = Space::for_problem(&f32_problem(4096, 4096, 4096, "TN"), &hw);
+        assert_eq!(big.fma_stream_k_start(), None);
+        // Too few tiles for the eight-wave tiles (the few-tile default is stream-K already),
+        // and matrix-core types: none.
+        let few = Space::for_problem(&f32_problem(2048, 512, 2048, "TN"), &hw);
+        assert_eq!(few.fma_stream_k_start(), None);
+        let bf16 = Space::for_problem(&GemmProblem::new(5120, 512, 2048), &hw);
+        assert_eq!(bf16.fma_stream_k_start(), None);
     }
 
     #[test]

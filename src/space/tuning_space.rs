@@ -563,6 +563,7 @@ impl Space {
             .chain(full.square_split_start())
             .chain(full.fma_small_tile_split_starts())
             .chain(full.fma_split_start())
+            .chain(full.fma_stream_k_start())
             .chain(full.fma_wave_starts())
             .chain(full.stream_k_start())
             .chain(full.wide_n_starts())
