@@ -184,10 +184,15 @@ impl Space {
             // warpgroup, and slower on every other shape measured (docs/performance.md)...
             // except for K of at most two 128-byte rows, where a tile's time is its store and
             // one warpgroup's store runs under the other's loads and products
-            // (Space::short_k_ping_pong_start): there the search takes it.
+            // (Space::short_k_ping_pong_start), and for tf32, whose f32 tiles take twice the
+            // bytes to store (Space::tf32_ping_pong_start): there the search takes it.
             Domain::choice(
                 ParamId::PersistentKernel,
-                match (wgmma, problem.k <= two_line_depth(problem)) {
+                match (
+                    wgmma,
+                    problem.k <= two_line_depth(problem)
+                        || (problem.a_type.bytes() >= 4 && problem.b_type.bytes() >= 4),
+                ) {
                     (true, true) => vec![0, 1, 2],
                     (true, false) => vec![0, 1],
                     (false, _) => vec![0],
@@ -564,6 +569,7 @@ impl Space {
             .chain(full.fma_small_tile_split_starts())
             .chain(full.fma_split_start())
             .chain(full.fma_stream_k_start())
+            .chain(full.tf32_ping_pong_start())
             .chain(full.fma_wave_starts())
             .chain(full.stream_k_start())
             .chain(full.wide_n_starts())
