@@ -44,7 +44,7 @@ impl Space {
         Some(space.raw_default())
     }
 
-    /// A start for skinny GEMMs (one side of 9 to 32: decode at a small batch, a router)
+    /// A start for skinny GEMMs (one side of 2 to 32: decode at a small batch, a router)
     /// whose tiles of 64 along the long side leave at least half the compute units idle: the
     /// whole short side in one tile (swapped where it is M), two 128-byte rows of K a stage,
     /// K split two to four ways so that the tiles times the split fill at most one wave, each
@@ -55,12 +55,16 @@ impl Space {
     /// brackets): 2048x16x3584 on 64x16 in three 10.3 us, in two or four 10.5, against 11.2
     /// for bench's default set's best (stream-K) [11.9]; 16x2048x4096 on the swapped 16x64
     /// in three 10.7, in four 11.0, against 12.0 [14.2]. One 128-byte row of K a stage ran
-    /// 0.2-0.5 us slower, the reduction kernel (GSU<n>R) 0.7-2.0.
+    /// 0.2-0.5 us slower, the reduction kernel (GSU<n>R) 0.7-2.0. Where N is 2 to 8 and the
+    /// default runs warpgroup tiles (64x16) rather than the GEMV path, the same start; bench's
+    /// default set with it against without, one call (17 GEMMs): it won 1536x4x8192 (13.6
+    /// against 14.1 [12.6]), 3584x8x18944 (39.7 against 40.3 [42.9]) and 2048x7x16384 (23.7
+    /// against 23.9 [22.5]); the others moved within the call's noise (0.3 us).
     pub fn skinny_split_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let start = self.raw_default();
         let short = p.m.min(p.n);
-        if !constraints::is_wgmma(&start) || !(constraints::GEMV_MAX_N + 1..=32).contains(&short) {
+        if !constraints::is_wgmma(&start) || !(2..=32).contains(&short) {
             return None;
         }
         let swapped = p.m < p.n;
@@ -460,9 +464,12 @@ mod tests {
     fn skinny_problems_on_few_tiles_start_split_in_the_kernel() {
         let hw = HwSpec::by_name("H200").unwrap();
         // (m, n, k, tile, split): 32 tiles of 28 stages in three (four would leave seven
-        // stages a split), 32 of 32 stages in four, 64 tiles in two; M of 16 swapped.
+        // stages a split), 32 of 32 stages in four, 64 tiles in two; M of 16 swapped; N of 2
+        // to 8 where the default runs warpgroup tiles.
         for (m, n, k, tile, split) in [
             (2048, 16, 3584, (64, 16, 0), 3),
+            (2048, 7, 16384, (64, 16, 0), 4),
+            (4096, 8, 4096, (64, 16, 0), 2),
             (16, 2048, 4096, (16, 64, 1), 4),
             (4096, 32, 4096, (64, 32, 0), 2),
             (24, 4096, 4096, (32, 64, 1), 2),
@@ -477,10 +484,10 @@ mod tests {
             );
             assert!(s.extra_starts().contains(&c), "{m}x{n}x{k}");
         }
-        // GEMV widths, a short side past 32, tiles that fill half the GPU, K too short to
+        // One column, a short side past 32, tiles that fill half the GPU, K too short to
         // split: none.
         for (m, n, k) in [
-            (4096, 8, 4096),
+            (4096, 1, 4096),
             (2048, 48, 4096),
             (8192, 16, 4096),
             (2048, 16, 1024),
