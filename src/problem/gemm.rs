@@ -548,6 +548,19 @@ impl GemmProblem {
     }
 }
 
+/// Test problems of f32 operands read as tf32 (`c_xf32_r`), which several parts of the space
+/// treat apart.
+#[cfg(test)]
+impl GemmProblem {
+    pub(crate) fn tf32(m: i64, n: i64, k: i64) -> Self {
+        let mut p = GemmProblem::new(m, n, k);
+        (p.a_type, p.b_type, p.c_type, p.d_type) =
+            (DataType::F32, DataType::F32, DataType::F32, DataType::F32);
+        p.compute_type = ComputeType::Xf32;
+        p
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

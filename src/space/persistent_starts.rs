@@ -372,15 +372,8 @@ mod tests {
 
     #[test]
     fn tf32_products_of_two_tiles_a_compute_unit_start_on_ping_pong() {
-        use crate::problem::{ComputeType, DataType};
         let hw = HwSpec::by_name("H200").unwrap();
-        let tf32 = |m, n, k| {
-            let mut p = GemmProblem::new(m, n, k);
-            (p.a_type, p.b_type, p.c_type, p.d_type) =
-                (DataType::F32, DataType::F32, DataType::F32, DataType::F32);
-            p.compute_type = ComputeType::Xf32;
-            p
-        };
+        let tf32 = GemmProblem::tf32;
         let s = Space::for_problem(&tf32(4096, 4096, 1024), &hw);
         let c = s
             .tf32_ping_pong_start()
@@ -396,7 +389,7 @@ mod tests {
         let few = Space::for_problem(&tf32(2048, 2048, 2048), &hw);
         assert_eq!(few.tf32_ping_pong_start(), None);
         let mut f32 = tf32(4096, 4096, 1024);
-        f32.compute_type = ComputeType::F32;
+        f32.compute_type = crate::problem::ComputeType::F32;
         assert_eq!(Space::for_problem(&f32, &hw).tf32_ping_pong_start(), None);
         let bf16 = Space::for_problem(&GemmProblem::new(4096, 4096, 1024), &hw);
         assert_eq!(bf16.tf32_ping_pong_start(), None);

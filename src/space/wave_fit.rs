@@ -554,15 +554,8 @@ mod tests {
 
     #[test]
     fn four_byte_operands_also_start_on_one_wave_of_256_row_tiles() {
-        use crate::problem::{ComputeType, DataType};
         let hw = HwSpec::by_name("H200").unwrap();
-        let tf32 = |m, n, k| {
-            let mut p = GemmProblem::new(m, n, k);
-            (p.a_type, p.b_type, p.c_type, p.d_type) =
-                (DataType::F32, DataType::F32, DataType::F32, DataType::F32);
-            p.compute_type = ComputeType::Xf32;
-            p
-        };
+        let tf32 = GemmProblem::tf32;
         // 1152x4096: 5 x 26 tiles of 256x160 = 130, one nearly full wave of 132 (144 columns
         // would make 145 tiles, two waves); data-parallel, two warpgroups, as deep as fits.
         let s = Space::for_problem(&tf32(1152, 4096, 1152), &hw);
