@@ -362,6 +362,7 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
             tma,
             tma_c: (p.beta != 0.0).then_some(out_box),
             tma_d: Some(out_box),
+            persistent: true,
             epilogue: None,
             packs: Vec::new(),
         };
@@ -380,6 +381,7 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
             tma,
             tma_d: None,
             tma_c: None,
+            persistent: false,
             epilogue: None,
             packs: Vec::new(),
         };
@@ -412,6 +414,7 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
         tma_d: crate::space::constraints::stores_d_by_tensor_map(cfg, p)
             .then(|| output_box(cfg, p)),
         tma_c: None,
+        persistent: false,
         epilogue,
         packs: Vec::new(),
     }
@@ -1234,6 +1237,30 @@ mod tests {
         assert_eq!((b.k_major, b.inner, b.outer), (false, 64, 64));
         let d = defines(&block, &nt, &t);
         assert!(d.contains("#define GT_CLUSTER_N 4\n") && d.contains("#define GT_CLUSTER_M 2\n"));
+    }
+
+    #[test]
+    fn only_the_persistent_kernel_may_launch_fewer_workgroups_than_its_grid() {
+        // Data-parallel 128x160 tiles in clusters of four along M, storing through a map of
+        // D: 40 x 5 tiles, each its own workgroup, more than fit at once on an H200. Capped to
+        // what fits, the tiles past it went uncomputed (their D stayed as the harness filled
+        // it: NaN).
+        let p = GemmProblem::with_layout(5120, 768, 5120, Trans::N, Trans::T);
+        let dp = KernelConfig::parse(
+            "MT128x160x64_MI64x8x16_WG4x1_PGR6_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_CM4",
+        )
+        .unwrap();
+        let plan = launch_plan(&dp, &p, &target());
+        assert!(plan.tma_d.is_some() && !plan.persistent);
+        assert_eq!(plan.grid, [200, 1, 1]);
+        assert_eq!(plan.grid_at_once(Some(128)), [200, 1, 1]);
+        // The persistent twin walks its tiles over what fits.
+        let pk = KernelConfig { pk: 1, ..dp };
+        let plan = launch_plan(&pk, &p, &target());
+        assert!(plan.persistent);
+        let launched = plan.grid_at_once(Some(128));
+        assert_eq!(launched[0], plan.grid[0].min(128));
+        assert_eq!(plan.grid_at_once(None), plan.grid);
     }
 
     #[test]

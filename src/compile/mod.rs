@@ -76,11 +76,16 @@ pub struct LaunchPlan {
     /// every launch.
     #[serde(default)]
     pub tma: Option<[TmaBox; 2]>,
-    /// The box in which a persistent kernel stores its output tiles through a tensor map of
-    /// D ((M, N, batch), `inner` elements of M by `outer` of N); the backend encodes the map
-    /// into the arguments.
+    /// The box in which the kernel stores its output tiles through a tensor map of D ((M, N,
+    /// batch), `inner` elements of M by `outer` of N): the persistent kernel, and data-parallel
+    /// warpgroup tiles where D allows; the backend encodes the map into the arguments.
     #[serde(default)]
     pub tma_d: Option<TmaBox>,
+    /// Whether the kernel is persistent (PersistentKernel): its workgroups walk the tiles, so
+    /// the backend may launch fewer than `grid` ([`LaunchPlan::grid_at_once`]). Every other
+    /// kernel computes one tile (and split) per workgroup and needs its whole grid.
+    #[serde(default)]
+    pub persistent: bool,
     /// The box in which such a kernel loads C where beta reads it: a tensor map of C, laid
     /// out as D's (C and D share a type), in D's boxes.
     #[serde(default)]
@@ -114,6 +119,18 @@ pub struct PackPlan {
 }
 
 impl LaunchPlan {
+    /// The grid to launch where `at_once` workgroups fit on the GPU at once in whole clusters
+    /// (None: no clusters): a persistent kernel no more than that, or its last clusters would
+    /// run after the others instead of beside them; any other kernel its whole grid, or the
+    /// tiles past `at_once` would never be computed.
+    pub fn grid_at_once(&self, at_once: Option<u32>) -> [u32; 3] {
+        let mut grid = self.grid;
+        if let Some(most) = at_once.filter(|&most| self.persistent && most < grid[0]) {
+            grid[0] = most;
+        }
+        grid
+    }
+
     /// Workspace bytes the launch needs: the split-K partials and the packed operands.
     pub fn workspace_total(&self) -> u64 {
         self.packs

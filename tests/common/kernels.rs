@@ -117,6 +117,7 @@ pub fn single_wave_source(name: &str, text: String) -> KernelSource {
             tma: None,
             tma_d: None,
             tma_c: None,
+            persistent: false,
             epilogue: None,
             packs: Vec::new(),
         },

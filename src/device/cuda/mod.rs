@@ -543,17 +543,17 @@ impl Device for CudaDevice {
         if let Err(e) = driver::allow_shared(main, plan.shared_bytes) {
             return self.driver_failed("setting the dynamic shared memory size", e);
         }
-        // A persistent kernel (it stores through a map of D) walks its tiles over however many
-        // workgroups it is given: no more than can run at once in whole clusters, or its last
-        // clusters would wait for the others to finish.
-        let mut grid = plan.grid;
-        if plan.tma_d.is_some() {
+        // A persistent kernel walks its tiles over however many workgroups it is given: no
+        // more than can run at once in whole clusters (LaunchPlan::grid_at_once). A
+        // data-parallel kernel storing through a map of D as well needs its whole grid.
+        let grid = if plan.persistent {
             match driver::cluster_capacity(main, plan.block, plan.shared_bytes) {
-                Ok(Some(most)) if most < grid[0] => grid[0] = most,
-                Ok(_) => {}
+                Ok(at_once) => plan.grid_at_once(at_once),
                 Err(e) => return self.driver_failed("querying the clusters that fit at once", e),
             }
-        }
+        } else {
+            plan.grid
+        };
         // Operands packed before the main kernel (into the workspace, after the split-K
         // partials): the main kernel reads the packed copies (K-major on the warpgroup path,
         // M- or N-major on the FMA path), with each plan's leading dimension and stride.
