@@ -30,6 +30,10 @@ const WAVE_TILES: [WaveTile; 4] = [
     WaveTile::new(128, 128, 2, 4, 90),
 ];
 
+/// The tile of [`Space::fma_stream_k_start`]: the 128x128 one of [`WAVE_TILES`], the base tile
+/// the few-tile default runs as stream-K too.
+const STREAM_K_TILE: WaveTile = WAVE_TILES[3];
+
 /// One of the default's eight-wave tiles: its extents, its waves along M and N, and its FFMA
 /// rate in percent of the 256x128 tile's.
 #[derive(Debug, Clone, Copy)]
@@ -221,7 +225,7 @@ impl Space {
     fn fma_wave_score(&self, t: WaveTile) -> i64 {
         let cus = (self.hw.compute_units as i64).max(1);
         let waves = (tile_count(&self.problem, t.mt0, t.mt1) + cus - 1) / cus;
-        waves * t.mt0 * t.mt1 * 100 / t.rate / (256 * 128 / 100)
+        fma_area_score(waves * t.mt0 * t.mt1, t.rate)
     }
 
     /// The [`WAVE_TILES`] with their scores, best first (a stable sort: the table's order on a
@@ -365,11 +369,11 @@ impl Space {
         if !self.fma_waves_apply() || !default.on_fma_path() {
             return None;
         }
-        let base = WAVE_TILES[3];
+        let base = STREAM_K_TILE;
         let best = self.fma_wave_tiles().first()?.0;
         let cus = (self.hw.compute_units as i64).max(1);
         let share = tile_count(&self.problem, base.mt0, base.mt1) * base.mt0 * base.mt1 / cus;
-        let score = share * 100 / base.rate / (256 * 128 / 100) * STREAM_K_COST / 100;
+        let score = fma_area_score(share, base.rate) * STREAM_K_COST / 100;
         if score >= best {
             return None;
         }
@@ -493,6 +497,13 @@ impl Space {
             (ParamId::GlobalSplitUAlgorithm, 1),
         ])
     }
+}
+
+/// The FMA path's time score of `area` outputs a compute unit on a tile of `rate` (percent
+/// of the 256x128 tile's FFMA rate): units of one 256x128 tile's share at the full rate,
+/// times 100.
+fn fma_area_score(area: i64, rate: i64) -> i64 {
+    area * 100 / rate / (256 * 128 / 100)
 }
 
 #[cfg(test)]

@@ -45,8 +45,7 @@ impl Space {
         let p = &self.problem;
         let start = self.raw_default();
         if !constraints::is_wgmma(&start)
-            || p.a_type.bytes() < 4
-            || p.b_type.bytes() < 4
+            || !p.reads_f32_as_tf32()
             || !self.domain(ParamId::PersistentKernel).contains(2)
             || tile_count(p, 128, 128) < 2 * self.hw.compute_units as i64
         {

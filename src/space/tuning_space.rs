@@ -190,8 +190,7 @@ impl Space {
                 ParamId::PersistentKernel,
                 match (
                     wgmma,
-                    problem.k <= two_line_depth(problem)
-                        || (problem.a_type.bytes() >= 4 && problem.b_type.bytes() >= 4),
+                    problem.k <= two_line_depth(problem) || problem.reads_f32_as_tf32(),
                 ) {
                     (true, true) => vec![0, 1, 2],
                     (true, false) => vec![0, 1],

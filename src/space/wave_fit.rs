@@ -404,7 +404,7 @@ impl Space {
     /// nearly full wave of 256-row tiles.
     pub fn tall_wave_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
-        if p.a_type.bytes() < 4 || p.b_type.bytes() < 4 {
+        if !p.reads_f32_as_tf32() {
             return None;
         }
         self.wave_fit_start()?;
