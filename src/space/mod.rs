@@ -21,6 +21,7 @@ mod small_m;
 mod split_starts;
 mod tuning_space;
 mod unaligned;
+mod unreadable;
 mod unswapped_twin;
 mod wave_fit;
 

@@ -546,11 +546,14 @@ impl Space {
         };
         let default = self.default_config().ok();
         let mut out: Vec<KernelConfig> = Vec::new();
-        // The one-wave cuts first: where they apply the default's tiles leave most compute
-        // units idle, and bench's default set takes the first few starts only.
+        // An operand the tensor maps cannot read, on a problem bound by memory, first: there
+        // the default's copy of it costs about as much as the GEMM (unreadable.rs). Then the
+        // one-wave cuts: where they apply the default's tiles leave most compute units idle,
+        // and bench's default set takes the first few starts only.
         let starts: Vec<KernelConfig> = full
-            .narrow_n_start()
+            .unreadable_operand_start()
             .into_iter()
+            .chain(full.narrow_n_start())
             .chain(full.narrow_n_tall_start())
             .chain(full.unswapped_twin_start())
             .chain(full.n_pair_start())

@@ -32,10 +32,19 @@ pub(super) fn global_read(c: &KernelConfig, p: &GemmProblem) -> Result<(), Viola
     Ok(())
 }
 
+/// Whether vectors of `grvw` elements of A and B start aligned in every column and every
+/// batch: the leading dimensions (and, batched, the strides) are multiples of it.
+pub fn reads_aligned(p: &GemmProblem, grvw: i64) -> bool {
+    let grvw = grvw.max(1);
+    p.lda % grvw == 0
+        && p.ldb % grvw == 0
+        && (p.batch <= 1 || (p.stride_a % grvw == 0 && p.stride_b % grvw == 0))
+}
+
 /// `alignment`: every vector load starts aligned, in every column and every batch. The
 /// warpgroup path loads through tensor maps instead, and packs what they cannot read.
 pub(super) fn alignment(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violation> {
-    if is_wgmma(c) {
+    if is_wgmma(c) || reads_aligned(p, c.grvw as i64) {
         return Ok(());
     }
     if p.lda % c.grvw as i64 != 0 || p.ldb % c.grvw as i64 != 0 {
@@ -47,11 +56,8 @@ pub(super) fn alignment(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violati
             ),
         );
     }
-    if p.batch > 1 && (p.stride_a % c.grvw as i64 != 0 || p.stride_b % c.grvw as i64 != 0) {
-        return fail(
-            "alignment",
-            "batch strides of A and B must be multiples of GlobalReadVectorWidth".into(),
-        );
-    }
-    Ok(())
+    fail(
+        "alignment",
+        "batch strides of A and B must be multiples of GlobalReadVectorWidth".into(),
+    )
 }

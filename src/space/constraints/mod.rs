@@ -47,6 +47,7 @@ pub use lds_layout::{
     lds_bytes, persistent_c_stages, persistent_output_bytes, persistent_output_passes,
     persistent_passes, persistent_store_columns,
 };
+pub use loader::reads_aligned;
 pub use pack_mn_major::{mn_packed_operands, mn_packed_problem, pack_mn_major_values};
 pub use pack_unaligned::{pack_unaligned_values, unaligned_operands};
 pub use resources::{registers_estimate, workgroups_per_cu};
