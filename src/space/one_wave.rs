@@ -111,8 +111,9 @@ impl Space {
     pub fn three_warpgroup_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let fewest = self.three_warpgroup_parts()?;
-        // All of N where 192-row tiles on it fill the wave, else each half of it.
-        let cuts: &[i64] = if fewest == 2 { &[2] } else { &[1, 2] };
+        // All of N where 192-row tiles on it fill the wave, else each half of it; past 512
+        // columns, the fewest parts of at most 256.
+        let cuts: &[i64] = if fewest == 1 { &[1, 2] } else { &[fewest] };
         let whole = self.n_part_width(fewest);
         cuts.iter().find_map(|&parts| {
             let mt1 = self.n_part_width(parts);
@@ -386,10 +387,10 @@ impl Space {
     }
 
     /// The fewest equal parts of N that tiles on three warpgroups along M take: all of N up
-    /// to the widest warpgroup tile, each half past it. `None` where the space offers no
-    /// three warpgroups (Space::for_problem: the warpgroup path with N of 129 to 512 only),
-    /// which bounds the 192-row starts ([`Space::three_warpgroup_start`],
-    /// [`Space::three_warpgroup_waves_start`]) to that N range.
+    /// to the widest warpgroup tile, each half of it up to 512, past that parts of at most
+    /// 256 columns. `None` where the space offers no three warpgroups (Space::for_problem:
+    /// the warpgroup path with N past 128 only), which bounds the 192-row starts
+    /// ([`Space::three_warpgroup_start`], [`Space::three_warpgroup_waves_start`]) to it.
     pub(super) fn three_warpgroup_parts(&self) -> Option<i64> {
         let three = i64::from(constraints::THREE_WARPGROUPS);
         if !constraints::is_wgmma(&self.raw_default())
@@ -398,7 +399,7 @@ impl Space {
             return None;
         }
         let widest = i64::from(constraints::MAX_WGMMA_N);
-        Some(if self.problem.n > widest { 2 } else { 1 })
+        Some((self.problem.n + widest - 1) / widest)
     }
 
     /// The tile width that cuts N into `parts` equal parts, rounded up to a step of

@@ -87,13 +87,13 @@ impl Space {
         let n_tile = ((problem.n.max(16) + 15) / 16 * 16).min(128);
         let nvidia = hw.vendor == Vendor::Nvidia;
         let wgmma = shapes.contains(&constraints::wgmma_mi(problem.a_type));
-        // Powers of two, and on the warpgroup path for N of 129 to 512 three warpgroups along
-        // M (WavesM 12, constraints::THREE_WARPGROUPS: 192-row tiles whose one or two N tiles
-        // are each a whole instruction wide, Space::three_warpgroup_start). Elsewhere
-        // 128-row tiles of two warpgroups make the same instructions, and the space stays as
-        // it was.
+        // Powers of two, and on the warpgroup path for N past 128 three warpgroups along M
+        // (WavesM 12, constraints::THREE_WARPGROUPS: 192-row tiles, each warpgroup 64 rows by
+        // the whole tile's width, Space::three_warpgroup_start): where 192-row tiles cut the
+        // problem into fuller waves than 128-row ones (Space::three_warpgroup_waves_start). For
+        // N up to 128, 128-row tiles of two warpgroups make the same instructions.
         let mut waves_m = vec![1, 2, 4, 8];
-        if wgmma && (129..=constraints::MAX_WGMMA_TILE as i64).contains(&problem.n) {
+        if wgmma && problem.n > 128 {
             waves_m.push(constraints::THREE_WARPGROUPS as i64);
         }
         // On the warpgroup path N tiles come in the instruction's steps of 8 (72 or 120

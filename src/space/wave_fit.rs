@@ -147,7 +147,11 @@ impl Space {
     /// (Qwen2-7B's gate and up projections at 512 tokens) makes 396 tiles of 192x256, three
     /// waves of 132, against 592 of 128x256, 4.48 waves: on an H200 the search found 184.0 us
     /// on 192x256 against 221.2 for the best of bench's default set, on 128x256 [cuBLASLt
-    /// 186.3]; with the start, bench's default set ran 182.7 [185.3].
+    /// 186.3]; with the start, bench's default set ran 182.7 [185.3]. Past 512 columns, on
+    /// parts of N of at most 256: 4608x4096x3584 (Qwen2.5-7B's QKV projection at 4096 tokens)
+    /// makes 384 tiles of 192x256, three waves, against 576 of 128x256, 4.36; 173.8 us on
+    /// 192x256 against 185.3 for the best 128-row tile, stream-K on 128x256 [175.7] (kernel
+    /// against kernel, one call).
     pub fn three_warpgroup_waves_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let parts = self.three_warpgroup_parts()?;
@@ -162,7 +166,20 @@ impl Space {
         if tile_count(p, 192, mt1) <= cus || w192 > w128 || (w192 == w128 && parts > 1) {
             return None;
         }
-        self.three_warpgroup_tile(mt1)
+        let tile = self.three_warpgroup_tile(mt1)?;
+        // Wave after wave over more than two tile columns, the tiles go down groups of rows
+        // as the default's do (WorkGroupMapping), so the next wave finds its B columns in
+        // L2: 4096x12288x1024 f16 on 192x256 ran 161.8 us so against 174.6 with the
+        // one-wave starts' order (H200, one call).
+        let grouped = KernelConfig {
+            wgm: self.domain(ParamId::WorkGroupMapping).default as u32,
+            ..tile
+        };
+        Some(if parts > 2 && self.is_valid(&grouped) {
+            grouped
+        } else {
+            tile
+        })
     }
 
     /// Problems of a third of a wave to six waves of the default's tiles, M at least 256 and
@@ -685,9 +702,19 @@ mod tests {
         let s = Space::for_problem(&GemmProblem::new(49152, 248, 4096), &hw);
         let c = s.three_warpgroup_waves_start().expect("a tie on all of N");
         assert_eq!((c.mt0, c.mt1, c.pw, c.pk), (192, 248, 0, 0));
+        // Past 512 columns, parts of 256: 4608x4096 makes three waves of 192x256 against
+        // five of 128x256, grouped along M as the default is.
+        let s = Space::for_problem(&GemmProblem::new(4608, 4096, 3584), &hw);
+        let c = s
+            .three_warpgroup_waves_start()
+            .expect("three waves of 192x256");
+        s.check(&c).unwrap();
+        assert_eq!((c.mt0, c.mt1, c.wg, c.pk, c.wgm), (192, 256, [12, 1], 0, 8));
+        assert!(s.extra_starts().contains(&c));
         // 128-row tiles' waves as short (28672x512: three waves of 192-row tiles against
         // four of 128-row ones, 14336x512 two against two, 18944x512 two against three on
-        // halves of N), one wave or less (12288x300), N outside 129 to 512: none.
+        // halves of N, 37888x1024 six waves against nine on quarters), one wave or less
+        // (12288x300), N up to 128: none.
         for (m, n, k) in [
             (28672, 512, 8192),
             (14336, 512, 4096),
