@@ -13,9 +13,9 @@
 //!   and wider ones split in two ([`Space::few_tile_wave_starts`]); where K is long and B
 //!   K-major, the 64-row tile whose width cuts N evenly, persistent
 //!   ([`Space::few_tile_even_start`]).
-//! - N of 129 to 512 with many rows (12288x300x2048; 12288x224x4096 on each half of N): one
-//!   wave of 192-row tiles on three warpgroups along M, each instruction as wide as the tile
-//!   ([`Space::three_warpgroup_start`]).
+//! - N past 128 with many rows (12288x300x2048; 12288x224x4096 on each half of N; past 512
+//!   columns on parts of at most 256): one wave of 192-row tiles on three warpgroups along M,
+//!   each instruction as wide as the tile ([`Space::three_warpgroup_start`]).
 //!
 //! Widths along an N-major B go in steps of 32 (`Space::n_step`); an operand whose rows are
 //! aligned to 16 bytes only is copied into aligned rows first, as the other starts' twins do.
@@ -91,10 +91,12 @@ impl Space {
         })
     }
 
-    /// N of 129 to 512 columns where 192-row tiles make one wave that is fuller than the
-    /// 128-row tiles' last one: three warpgroups along M (WavesM 12, a 64-row slice each,
-    /// the instruction's N the whole tile width) on all of N, or on each half of it past 256
-    /// or where all of it makes too few tiles (widths in steps of `Space::n_step`), the
+    /// N past 128 columns where 192-row tiles make one wave that is fuller than the 128-row
+    /// tiles' last one: three warpgroups along M (WavesM 12, a 64-row slice each, the
+    /// instruction's N the whole tile width) on all of N, or on each half of it past 256 or
+    /// where all of it makes too few tiles, or past 512 on the fewest parts of at most 256
+    /// (widths in steps of `Space::n_step`; 1536x4096x1536 on 192x256, 128 tiles, ran 31.7 us
+    /// in bench's default set against 31.9 for 128x192 before [31.1-31.2], H200), the
     /// producer warp where it fits ([`Space::three_warpgroup_tile`]), as deep as fits.
     /// 24576x208x4096 on 192x208 without the producer warp (four stages) 67.2 us against
     /// 102.2 for the best start before it (128x128, persistent) [62.0; cuBLASLt runs 192x208

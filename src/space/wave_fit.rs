@@ -139,8 +139,9 @@ impl Space {
         })
     }
 
-    /// More than a wave of tiles with N of 129 to 512 (where the space offers three
-    /// warpgroups along M): 192-row tiles on all of N, or on each half of it past 256, where
+    /// More than a wave of tiles with N past 128 (where the space offers three warpgroups
+    /// along M): 192-row tiles on all of N, on each half of it past 256, or on the fewest
+    /// parts of at most 256 past 512, where
     /// their waves take no more time than the 128-row tiles' on the same width, a 192-row tile
     /// doing 1.5 times the work (as [`Space::three_warpgroup_start`] runs them under a wave:
     /// data-parallel, the producer warp where it fits, as deep as fits). 37888x512x3584
