@@ -408,6 +408,16 @@ impl Space {
         v
     }
 
+    /// The widest read vector up to `most` elements that the alignment rule takes (lda, ldb
+    /// and, batched, the strides, its multiples).
+    pub(super) fn widest_read(&self, most: i64) -> i64 {
+        let mut v = most.max(1);
+        while v > 1 && !constraints::reads_aligned(&self.problem, v) {
+            v /= 2;
+        }
+        v
+    }
+
     /// Skinny problems (N <= 128) whose unswapped start quantises badly onto the compute units
     /// start swapped (SwapAB=1), on the M tile in steps of 16 that streams the fewest operand
     /// rows per compute unit (waves x (A rows + B rows of a tile); B rows past N cost nothing,

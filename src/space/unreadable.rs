@@ -49,10 +49,7 @@ impl Space {
             return None;
         }
         let ea = p.a_type.bytes() as i64;
-        let mut grvw = 16 / ea.max(1);
-        while grvw > 1 && !constraints::reads_aligned(p, grvw) {
-            grvw /= 2;
-        }
+        let grvw = self.widest_read(16 / ea.max(1));
         if grvw * ea < MIN_VECTOR_BYTES {
             return None;
         }
