@@ -362,7 +362,7 @@ mod tests {
             for c in &starts {
                 s.check(c).unwrap();
                 assert_eq!((c.pk, c.gsu), (1, 1), "{m}x{n}x{k}");
-                assert!(s.extra_starts().contains(c), "{m}x{n}x{k}");
+                assert!(s.extra_starts().contains(&s.tile_order(c)), "{m}x{n}x{k}");
             }
             let got: Vec<GsuAlgo> = starts.iter().map(|c| c.gsu_algo).collect();
             assert_eq!(got, algos, "{m}x{n}x{k}");

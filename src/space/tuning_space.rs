@@ -618,7 +618,7 @@ impl Space {
             .collect();
         // Each stream-K twin right after its start (the default's first): the strategies
         // take the starts in order, as many as their first batch holds. A start whose tiles
-        // all run at once takes the tile order that places them best (one_wave_order.rs).
+        // all run at once takes the tile order that places them best (tile_order.rs).
         let with_twins: Vec<KernelConfig> = default
             .iter()
             .chain(&starts)
@@ -626,7 +626,7 @@ impl Space {
                 let twin = full.stream_k_twin(c);
                 std::iter::once(*c).chain(twin)
             })
-            .map(|c| full.one_wave_order(&c))
+            .map(|c| full.tile_order(&c))
             .collect();
         for c in with_twins
             .into_iter()
@@ -811,7 +811,9 @@ impl Space {
     pub fn default_config(&self) -> Result<KernelConfig, SpaceError> {
         let c = self.raw_default();
         if self.is_valid(&c) {
-            return Ok(c);
+            // Its tiles in the order that places them best where they all run at once, as
+            // every start takes it (tile_order.rs).
+            return Ok(self.tile_order(&c));
         }
         // Where no tile kernel is a few changes from the default (M or N of a few elements
         // whose leading dimensions no tile's vectors divide, as 7x1024x16 NT on an MI300X), the

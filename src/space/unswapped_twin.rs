@@ -67,7 +67,7 @@ mod tests {
                 (0, 128, width, 1, 0, 1, 6),
                 "{m}x{n}x{k}"
             );
-            assert!(s.extra_starts().contains(&c), "{m}x{n}x{k}");
+            assert!(s.extra_starts().contains(&s.tile_order(&c)), "{m}x{n}x{k}");
         }
         // Under half a wave of 128-row tiles (6144x96: 48), narrow N, or an unswapped
         // default: none.

@@ -492,7 +492,7 @@ mod tests {
                 (height, 128, 1, 0, 1),
                 "{m}x{n}"
             );
-            assert!(s.extra_starts().contains(&c), "{m}x{n}");
+            assert!(s.extra_starts().contains(&s.tile_order(&c)), "{m}x{n}");
         }
         // An M-major A: 64 columns in pairs along N, the lowest height of the most tiles
         // (160 and 176 both make 8 x 16).
@@ -541,7 +541,7 @@ mod tests {
                 s.check(c).unwrap();
                 assert_eq!((c.sab, c.wg, c.pk, c.gsu), (1, [4, 1], 0, 1), "{m}x{n}");
                 // (in the tile order of a start whose tiles all run at once)
-                assert!(s.extra_starts().contains(&s.one_wave_order(c)), "{m}x{n}");
+                assert!(s.extra_starts().contains(&s.tile_order(c)), "{m}x{n}");
             }
         }
         // An M-major A: the 64-column tile only, in pairs along N sharing A.
@@ -582,10 +582,7 @@ mod tests {
         assert_eq!((c.mt0, c.mt1, c.wg, c.pk, c.gsu), (256, 160, [8, 1], 0, 1));
         assert!(c.pgr >= 3, "{}", c.name());
         // The starts take the tile order of a start whose tiles all run at once.
-        let (c, fit) = (
-            s.one_wave_order(&c),
-            s.one_wave_order(&s.wave_fit_start().unwrap()),
-        );
+        let (c, fit) = (s.tile_order(&c), s.tile_order(&s.wave_fit_start().unwrap()));
         assert!(s.extra_starts().contains(&c));
         // The wave-fit start stays, ahead of it.
         let starts = s.extra_starts();
@@ -635,7 +632,7 @@ mod tests {
                 "{m}x{n}x{k}x{batch}: {}",
                 c.name()
             );
-            assert!(s.extra_starts().contains(&c));
+            assert!(s.extra_starts().contains(&s.tile_order(&c)));
         }
         // K of 64 steps or more: one warpgroup as deep as fits (5120x384x5120: 120 tiles of
         // 128x128, 80 steps of 64).
@@ -758,7 +755,7 @@ mod tests {
                 c.name()
             );
             assert!(c.pgr >= 4, "{}", c.name());
-            assert!(s.extra_starts().contains(&s.one_wave_order(&c)));
+            assert!(s.extra_starts().contains(&s.tile_order(&c)));
         }
         // An M-contiguous A (NN): none.
         let nn = GemmProblem::with_layout(28672, 512, 8192, Trans::N, Trans::N);
@@ -811,7 +808,7 @@ mod tests {
             );
             assert!(c.pgr >= 4, "{}", c.name());
             if alone == 0 {
-                assert!(s.extra_starts().contains(&c));
+                assert!(s.extra_starts().contains(&s.tile_order(&c)));
             }
         }
         // Where 128-row widths or 128-column heights fill the waves as well: none.
