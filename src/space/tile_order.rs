@@ -61,12 +61,15 @@ impl Space {
             && c.gsu == 1
             && c.pk <= 1
             && p.batch <= 1;
+        if !one_per_tile {
+            return *c;
+        }
         let one_wave = tile_count(p, mt0, mt1) <= self.hw.compute_units as i64;
         let few_columns = (2..=4).contains(&tile_columns);
+        // Stream-K's workgroups split tiles once they outnumber them: only the first rule,
+        // measured with it, reaches it.
         let streamed = c.gsu_algo == GsuAlgo::StreamK;
-        let wgm = if !one_per_tile {
-            return *c;
-        } else if few_columns && (!streamed || (one_wave && mt0 > mt1)) {
+        let wgm = if few_columns && (!streamed || (one_wave && mt0 > mt1)) {
             1
         } else if one_wave && !streamed {
             4
