@@ -33,8 +33,8 @@
 //! 3840x1500x1280 on 128x256 and 128x192) within 1% of each other except 4096^3 (16 best,
 //! 1.0% ahead of 8), left as the starts have them. Where B's tile is the taller, N in two
 //! tiles, one wave: 4096x130x11008 on 64x72 31.2 with 1 against 37.2 with 4 [34.8], 64x80
-//! 44.0 against 47.8 (bench's default set with either order, one call); 1536x768x2048 NT on 64x192 (four tile columns) 14.1 / 14.1 /
-//! 14.0 with 1 / 4 / 8.
+//! 44.0 against 47.8 (bench's default set with either order, one call); 1536x768x2048 NT
+//! on 64x192 (four tile columns) 14.1 / 14.1 / 14.0 with 1 / 4 / 8.
 //!
 //!   start, 2-4 tile columns (stream-K: one wave and A's tile the taller) -> WorkGroupMapping 1
 //!   any other one-wave start (not stream-K)                             -> WorkGroupMapping 4
@@ -52,8 +52,6 @@ impl Space {
     /// rule, which was measured with it.
     pub fn tile_order(&self, c: &KernelConfig) -> KernelConfig {
         let p = &self.problem;
-        let (mt0, mt1) = (c.mt0 as i64, c.mt1 as i64);
-        let tile_columns = (p.n + mt1 - 1) / mt1.max(1);
         let one_per_tile = constraints::is_wgmma(c)
             && c.gv == 0
             && c.cn == 1
@@ -64,6 +62,8 @@ impl Space {
         if !one_per_tile {
             return *c;
         }
+        let (mt0, mt1) = (c.mt0 as i64, c.mt1 as i64);
+        let tile_columns = (p.n + mt1 - 1) / mt1.max(1);
         let one_wave = tile_count(p, mt0, mt1) <= self.hw.compute_units as i64;
         let few_columns = (2..=4).contains(&tile_columns);
         // Stream-K's workgroups split tiles once they outnumber them: only the first rule,
@@ -95,64 +95,56 @@ mod tests {
     use crate::problem::GemmProblem;
     use crate::space::{KernelConfig, Space};
 
-    fn space(m: i64, n: i64, k: i64) -> Space {
-        let p = GemmProblem::new(m, n, k);
-        Space::for_problem(&p, &HwSpec::by_name("H200").unwrap())
+    /// The config `name` (valid for the m x n x k problem on an H200) and its tile order.
+    fn ordered(m: i64, n: i64, k: i64, name: &str) -> (KernelConfig, KernelConfig) {
+        let s = Space::for_problem(
+            &GemmProblem::new(m, n, k),
+            &HwSpec::by_name("H200").unwrap(),
+        );
+        let c = KernelConfig::parse(name).unwrap();
+        assert!(s.is_valid(&c), "{name}");
+        (c, s.tile_order(&c))
     }
 
-    fn named(s: &Space, name: &str) -> crate::space::KernelConfig {
-        let c = crate::space::KernelConfig::parse(name).unwrap();
-        assert!(s.is_valid(&c), "{name}");
-        c
+    /// `name` placed with WorkGroupMapping `wgm`, everything else as it was.
+    fn assert_placed(m: i64, n: i64, k: i64, name: &str, wgm: u32) {
+        let (c, placed) = ordered(m, n, k, name);
+        assert_eq!(placed.wgm, wgm, "{m}x{n}x{k}");
+        assert_eq!(
+            KernelConfig {
+                wgm: c.wgm,
+                ..placed
+            },
+            c,
+            "{m}x{n}x{k}"
+        );
     }
 
     #[test]
     fn one_wave_tall_a_tiles_sit_side_by_side_along_n() {
-        let s = space(4096, 333, 4096);
-        let c = named(
-            &s,
+        assert_placed(
+            4096,
+            333,
+            4096,
             "MT128x96x64_MI64x8x16_WG4x1_PGR7_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1",
+            1,
         );
-        assert_eq!(s.tile_order(&c).wgm, 1);
-        // Everything else stays as it was.
-        let mut back = s.tile_order(&c);
-        back.wgm = c.wgm;
-        assert_eq!(back, c);
     }
 
+    #[rustfmt::skip]
     #[test]
     fn other_one_wave_tiles_go_in_groups_of_four_rows() {
         for (m, n, k, name) in [
             // N in more than four tiles (14 here).
-            (
-                1152,
-                1280,
-                4096,
-                "MT128x96x64_MI64x8x16_WG4x1_PGR7_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1",
-            ),
+            (1152, 1280, 4096, "MT128x96x64_MI64x8x16_WG4x1_PGR7_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1"),
             // Two tile rows, 66 tile columns, ordered along N by its start.
-            (
-                256,
-                6272,
-                2304,
-                "MT128x96x64_MI64x8x16_WG8x1_PGR8_PLR1_LPA0_LPB0_SW1_GSU1_WGM1_GRVW8_SVW8_SU0_PW1",
-            ),
+            (256, 6272, 2304, "MT128x96x64_MI64x8x16_WG8x1_PGR8_PLR1_LPA0_LPB0_SW1_GSU1_WGM1_GRVW8_SVW8_SU0_PW1"),
         ] {
-            let s = space(m, n, k);
-            let c = named(&s, name);
-            let placed = s.tile_order(&c);
-            assert_eq!(placed.wgm, 4, "{m}x{n}x{k}");
-            assert_eq!(
-                KernelConfig {
-                    wgm: c.wgm,
-                    ..placed
-                },
-                c,
-                "{m}x{n}x{k}"
-            );
+            assert_placed(m, n, k, name, 4);
         }
     }
 
+    #[rustfmt::skip]
     #[test]
     fn few_tile_columns_walk_each_row_of_a_together() {
         for (m, n, k, name) in [
@@ -162,54 +154,35 @@ mod tests {
             (8192, 384, 4096, "MT128x96x64_MI64x8x16_WG4x1_PGR7_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1"),
             (18432, 256, 2304, "MT144x128x64_MI64x8x16_WG4x2_PGR5_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_SAB1_PK1"),
         ] {
-            let s = space(m, n, k);
-            let c = named(&s, name);
-            assert_eq!(s.tile_order(&c).wgm, 1, "{m}x{n}x{k}");
+            assert_eq!(ordered(m, n, k, name).1.wgm, 1, "{m}x{n}x{k}");
         }
     }
 
+    #[rustfmt::skip]
     #[test]
     fn other_orders_are_left_alone() {
         for (m, n, k, name) in [
             // Already in groups of four.
-            (
-                1152,
-                1280,
-                4096,
-                "MT128x96x64_MI64x8x16_WG4x1_PGR7_PLR1_LPA0_LPB0_SW1_GSU1_WGM4_GRVW8_SVW8_SU0_PW1",
-            ),
+            (1152, 1280, 4096, "MT128x96x64_MI64x8x16_WG4x1_PGR7_PLR1_LPA0_LPB0_SW1_GSU1_WGM4_GRVW8_SVW8_SU0_PW1"),
             // More tiles than compute units and N in more than four: the order keeps what the
             // next wave reads in L2.
-            (
-                8192,
-                1024,
-                4096,
-                "MT128x128x64_MI64x8x16_WG4x1_PGR7_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1",
-            ),
+            (8192, 1024, 4096, "MT128x128x64_MI64x8x16_WG4x1_PGR7_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1"),
             // Split K: more workgroups than tiles.
-            (
-                1152,
-                1280,
-                4096,
-                "MT128x96x64_MI64x8x16_WG4x1_PGR7_PLR1_LPA0_LPB0_SW1_GSU2R_WGM8_GRVW8_SVW8_SU0_PW1",
-            ),
+            (1152, 1280, 4096, "MT128x96x64_MI64x8x16_WG4x1_PGR7_PLR1_LPA0_LPB0_SW1_GSU2R_WGM8_GRVW8_SVW8_SU0_PW1"),
             // Stream-K on the persistent kernel.
-            (
-                256,
-                6272,
-                2304,
-                "MT64x256x64_MI64x8x16_WG4x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0",
-            ),
+            (256, 6272, 2304, "MT64x256x64_MI64x8x16_WG4x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0"),
         ] {
-            let s = space(m, n, k);
-            let c = named(&s, name);
-            assert_eq!(s.tile_order(&c), c, "{m}x{n}x{k}");
+            let (c, placed) = ordered(m, n, k, name);
+            assert_eq!(placed, c, "{m}x{n}x{k}");
         }
     }
 
     #[test]
     fn the_default_and_bench_set_take_the_order_too() {
-        let s = space(256, 6272, 2304);
+        let s = Space::for_problem(
+            &GemmProblem::new(256, 6272, 2304),
+            &HwSpec::by_name("H200").unwrap(),
+        );
         let d = s.default_config().unwrap();
         assert_eq!(s.tile_order(&d), d);
         for c in crate::bench::defaults::default_configs(&s, 12) {
