@@ -16,7 +16,9 @@
 //                                    warpgroup wgmma (mainloop/gt_wgmma.h), sm_90a;
 //                                    GtWgmmaMainloopWs: a producer warp issues the loads
 //                                    (into every workgroup of a cluster sharing A, with
-//                                    loader/gt_free_slots.h's cluster-wide releases)
+//                                    loader/gt_free_slots.h's cluster-wide releases), or a
+//                                    producer warpgroup that hands its registers to the
+//                                    warpgroups (mainloop/gt_producer_registers.h)
 //   a scheduler  scheduler/  which tile and which K range each workgroup takes:
 //                  GtDataParallel    one tile per workgroup in WorkGroupMapping order,
 //                                    split-K over the grid's y
@@ -68,6 +70,7 @@
 #include "atom/gt_sm90.h"
 #include "loader/gt_tma_loader.h"
 #include "loader/gt_free_slots.h"
+#include "mainloop/gt_producer_registers.h"
 #include "mainloop/gt_wgmma.h"
 #include "mainloop/gt_mainloop_wgmma.h"
 #include "mainloop/gt_mainloop_wgmma_ws.h"

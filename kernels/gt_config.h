@@ -102,8 +102,8 @@ struct GtCfg {
     static constexpr int WAVE = GT_VENDOR_AMD ? 64 : 32;
     static constexpr int THREADS = GT_THREADS;
     // ProducerWarp (warpgroup path only): one warp beyond the THREADS that compute issues the
-    // loads; 2 (persistent kernel): a whole producer warpgroup, which hands its registers to
-    // the computing warpgroups of the tile (setmaxnreg moves them between whole warpgroups).
+    // loads; 2: a whole producer warpgroup, which hands its registers to the two computing
+    // warpgroups of the tile (setmaxnreg moves them between whole warpgroups).
     static constexpr int PRODUCER_KIND = GT_PRODUCER_WARP;
     static constexpr bool PRODUCER_WARP = PRODUCER_KIND > 0;
     // Ping-pong (PersistentKernel=2): CONSUMERS sets of THREADS computing threads, each
@@ -169,8 +169,8 @@ static_assert(!GtCfg::PRODUCER_WARP || (GtCfg::WGMMA && (!GtCfg::STREAM_K || GtC
               "ProducerWarp is for the wgmma path, with stream-K only in the persistent kernel");
 // (Four computing warpgroups beside a producer warpgroup, 640 threads, hung in setmaxnreg on
 // an H200: the hand-over is made for the two of CUTLASS's cooperative kernels.)
-static_assert(GtCfg::PRODUCER_KIND < 2 || (GtCfg::PERSISTENT == 1 && GtCfg::THREADS == 256),
-              "a producer warpgroup (ProducerWarp=2) serves the two computing warpgroups of the persistent kernel");
+static_assert(GtCfg::PRODUCER_KIND < 2 || (GtCfg::PERSISTENT <= 1 && GtCfg::THREADS == 256),
+              "a producer warpgroup (ProducerWarp=2) serves two computing warpgroups of one tile");
 static_assert(GtCfg::CONSUMERS == 1 || (GtCfg::PERSISTENT && GtCfg::THREADS == 128 && GtCfg::PRODUCER_WARPGROUP &&
                                         GtCfg::CLUSTER == 1 && !GtCfg::SWAP_AB && GtCfg::BETA_ZERO),
               "ping-pong takes one unswapped warpgroup per tile and a producer warpgroup, without clusters, storing D only");

@@ -834,8 +834,24 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
     ];
     // A producer warpgroup handing its registers to two warpgroups (ProducerWarp=2): 192x192
     // in pairs along M with rows aligned to 16 bytes only, NN, 256x128 as stream-K, and
-    // swapped 160x256 with both operands M- and N-major.
+    // swapped 160x256 with both operands M- and N-major; in the data-parallel kernel the
+    // 384-row tiles whose 156 accumulators a thread spilled where the producer's path joined
+    // the warpgroups' (D through tensor maps; NN with beta, K split for the reduction kernel).
     let producer_warpgroup: Vec<Case> = vec![
+        (
+            problem(9216, 520, 4096, "TN", Bf16, Bf16, 0.0, 1),
+            "MT384x104x64_MI64x8x16_WG8x1_PGR3_PLR0_LPA0_LPB0_SW1_GSU1_WGM1_GRVW8_SVW8_SU0_PW2",
+            "",
+            false,
+            false,
+        ),
+        (
+            problem(5000, 333, 3000, "NN", F16, F16, 0.5, 1),
+            "MT384x112x64_MI64x8x16_WG8x1_PGR3_PLR0_LPA0_LPB0_SW1_GSU2R_WGM1_GRVW8_SVW8_SU0_PW2",
+            "1, 0",
+            false,
+            false,
+        ),
         (
             problem(3000, 3000, 3000, "TN", Bf16, Bf16, 0.0, 1),
             "MT192x192x64_MI64x8x16_WG4x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW2_PK1_CM2",

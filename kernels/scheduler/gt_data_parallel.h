@@ -39,26 +39,42 @@ template <class Cfg, class Mainloop, class Epilogue, class TmaEpilogue> struct G
 #pragma unroll
         for (int i = 0; i < Mainloop::ACC; ++i) acc[i] = 0.0f;
         const GtKRange<DU> kr{kt_begin, kt_count, kt_start};
-        Mainloop::run(args, smem, pos, tm * MT0, tn * MT1, batch, kr, acc);
-        if constexpr (Cfg::STORE_D_TMA) {
-            // The producer warp (if any) has nothing to store; the ring is free (the main loop
-            // ended on a barrier) and becomes the staging area.
-            if (tid < Cfg::THREADS) {
-                TmaEpilogue::write(args, smem, acc, pos, tm * MT0, tn * MT1, batch, tid, 0);
-                TmaEpilogue::drain_reads(tid);
+        // What follows the main loop: the tile's stores (every thread of the launch takes part
+        // in the barriers; the producer, if any, stores nothing).
+        auto epilogue = [&]() {
+            if constexpr (Cfg::STORE_D_TMA) {
+                // The ring is free (the main loop ended on a barrier) and becomes the staging
+                // area.
+                if (tid < Cfg::THREADS) {
+                    TmaEpilogue::write(args, smem, acc, pos, tm * MT0, tn * MT1, batch, tid, 0);
+                    TmaEpilogue::drain_reads(tid);
+                }
+                return;
             }
-            return;
+            if (tid < Cfg::THREADS) Epilogue::stage(ctile, acc, pos);
+            gt_barrier();
+            if constexpr (Cfg::GSU_SINGLE_KERNEL) {
+                // Only the split that finishes its tile last stores it, with the others'
+                // partials added.
+                __shared__ int last_split;
+                const gt_u32 tile = gt_u32(batch) * gridDim.x + blockIdx.x;
+                if (!GtSharedTile<Cfg>::finish_split(args, ctile, tile, split, tid, &last_split)) return;
+            }
+            if (tid < Cfg::THREADS) Epilogue::store(args, ctile, tm * MT0, tn * MT1, batch, split, tid);
+        };
+        if constexpr (Cfg::PRODUCER_WARPGROUP) {
+            // The producer warpgroup's path never joins the warpgroups' (mainloop/
+            // gt_mainloop_wgmma_ws.h): it only meets them on the staging barrier.
+            static_assert(!Cfg::GSU_SINGLE_KERNEL, "a producer warpgroup takes no part in summing split tiles");
+            Mainloop::run_apart(
+                args, smem, pos, tm * MT0, tn * MT1, batch, kr, acc,
+                [] {
+                    if constexpr (!Cfg::STORE_D_TMA) gt_barrier();
+                },
+                epilogue);
+        } else {
+            Mainloop::run(args, smem, pos, tm * MT0, tn * MT1, batch, kr, acc);
+            epilogue();
         }
-        // The producer warp (if any) has no accumulators and leaves the stores to the others.
-        if (tid < Cfg::THREADS) Epilogue::stage(ctile, acc, pos);
-        gt_barrier();
-        if constexpr (Cfg::GSU_SINGLE_KERNEL) {
-            // Only the split that finishes its tile last stores it, with the others' partials
-            // added.
-            __shared__ int last_split;
-            const gt_u32 tile = gt_u32(batch) * gridDim.x + blockIdx.x;
-            if (!GtSharedTile<Cfg>::finish_split(args, ctile, tile, split, tid, &last_split)) return;
-        }
-        if (tid < Cfg::THREADS) Epilogue::store(args, ctile, tm * MT0, tn * MT1, batch, split, tid);
     }
 };

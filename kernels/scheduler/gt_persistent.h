@@ -76,21 +76,11 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
 
     static constexpr int CONSUMERS = Cfg::CONSUMERS, COMPUTING = Cfg::THREADS * CONSUMERS;
     // A producer warpgroup (ping-pong's, or ProducerWarp=2's beside the two warpgroups of one
-    // tile) keeps 40 registers and the computing threads share the rest of the 65536, in
-    // steps of 8 and at most 256: 232 each for the two warpgroups (they enter with 168, 65536
-    // / 384). The src/space rules hold a config's estimate against the same figure. (A
-    // producer warpgroup handing registers to the two warpgroups of one 128x256 tile ran as
-    // fast as the producer warp on 2048^3 and 4096^3, and 7% slower on 8192^3, H200; it is
-    // for the tiles whose accumulators 168 registers cannot hold.)
-    static constexpr int PRODUCER_REGS = 40;
-    static constexpr int CONSUMER_SHARE = ((65536 - 128 * PRODUCER_REGS) / COMPUTING) & ~7;
-    static constexpr int CONSUMER_REGS = CONSUMER_SHARE < 256 ? CONSUMER_SHARE : 256;
-    // What every thread enters with: a sub-partition's 16384 registers over its warps.
-    static constexpr int ENTRY_REGS = (16384 / (((Cfg::LAUNCH_THREADS / 32) + 3) / 4 * 32)) & ~7;
-    static_assert(!Cfg::PRODUCER_WARPGROUP ||
-                      (Cfg::LAUNCH_THREADS == COMPUTING + 128 && PRODUCER_REGS < ENTRY_REGS &&
-                       CONSUMER_REGS > ENTRY_REGS && COMPUTING * CONSUMER_REGS + 128 * PRODUCER_REGS <= 65536),
-                  "a producer warpgroup beside computing ones that it gives registers to");
+    // tile) gives its registers to the computing threads (mainloop/gt_producer_registers.h).
+    // (Handing them to the two warpgroups of one 128x256 tile ran as fast as the producer warp
+    // on 2048^3 and 4096^3, and 7% slower on 8192^3, H200; it is for the tiles whose
+    // accumulators 168 registers cannot hold.)
+    typedef GtProducerRegisters<Cfg> Registers;
 
     GT_DEVICE static void run(const GtGemmArgs& args, unsigned char* lds, int tid) {
         // Each set of consumers places its warps in the tile alike.
@@ -145,7 +135,7 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
         free.sync_all();
         if (tid >= COMPUTING) {
             // A producer warpgroup gives its registers to the consumers.
-            if constexpr (Cfg::PRODUCER_WARPGROUP) gt_setmaxnreg_dec<PRODUCER_REGS>();
+            Registers::producer();
             // The producer: `it` counts the stages loaded, across tiles. Where C lands in the
             // staging area, it also loads each tile's C, once the leaders have handed the area
             // over (halfway through the tile's K steps): at the first stage whose slot they
@@ -170,7 +160,7 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
             }
             __syncwarp();
         } else {
-            if constexpr (Cfg::PRODUCER_WARPGROUP) gt_setmaxnreg_inc<CONSUMER_REGS>();
+            Registers::consumer();
             // The warpgroups: IN_FLIGHT stages stay in the tensor cores while the next is
             // issued; the stage before them is done and its slot goes back to the producer.
             constexpr int IN_FLIGHT = Cfg::PLR;

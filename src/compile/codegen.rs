@@ -109,6 +109,10 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
         include_str!("../../kernels/loader/gt_free_slots.h"),
     ),
     (
+        "mainloop/gt_producer_registers.h",
+        include_str!("../../kernels/mainloop/gt_producer_registers.h"),
+    ),
+    (
         "mainloop/gt_warp_mma.h",
         include_str!("../../kernels/mainloop/gt_warp_mma.h"),
     ),

@@ -18,6 +18,7 @@ mod persistent_starts;
 mod short_k;
 mod small_m;
 mod split_starts;
+mod tall_rows;
 mod tile_order;
 mod tuning_space;
 mod unaligned;

@@ -117,8 +117,12 @@ impl Space {
             !shapes.is_empty() && (!problem.k_contiguous(true) || !problem.k_contiguous(false));
         let mut n_tile_values: Vec<i64> = gemv_columns.iter().copied().chain(wide_tiles).collect();
         n_tile_values.dedup();
+        let mut m_tile_values = tile_values.clone();
+        if wgmma && problem.m > 256 {
+            m_tile_values.push(384);
+        }
         let domains = vec![
-            Domain::choice(ParamId::MacroTile0, tile_values.clone(), 128),
+            Domain::choice(ParamId::MacroTile0, m_tile_values, 128),
             Domain::choice(ParamId::MacroTile1, n_tile_values, n_tile),
             // 8-bit types take twice the K per instruction and per 128-byte row.
             // 8 k a stage on the FMA path only: its loop body of 8 x 128 FFMAs is what the
@@ -568,6 +572,7 @@ impl Space {
             .chain(full.unswapped_twin_start())
             .chain(full.n_pair_start())
             .chain(full.three_warpgroup_start())
+            .chain(full.tall_rows_start())
             .chain(full.three_warpgroup_waves_start())
             .chain(full.few_tile_even_start())
             .chain(full.swapped_one_wave_start())

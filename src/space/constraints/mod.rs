@@ -473,9 +473,34 @@ mod tests {
         };
         assert_eq!(rule(&KernelConfig { pw: 0, ..stream_k }, &seed, &hw), "ok");
         assert_eq!(rule(&stream_k, &seed, &hw), "producer-warp");
+        // A producer warpgroup serves two warpgroups of one tile, data-parallel or
+        // persistent, but not one warpgroup, ping-pong (its own) or a split summed in the
+        // kernel (the producer's path meets the warpgroups' only on the staging barrier).
+        assert_eq!(rule(&KernelConfig { pw: 2, ..ok }, &seed, &hw), "ok");
+        let one = KernelConfig {
+            mt0: 64,
+            wg: [4, 1],
+            pw: 2,
+            ..ok
+        };
+        assert_eq!(rule(&one, &seed, &hw), "producer-warp");
+        let split = KernelConfig {
+            pw: 2,
+            gsu: 2,
+            gsu_algo: GsuAlgo::SingleKernel,
+            ..ok
+        };
+        assert_eq!(rule(&split, &seed, &hw), "producer-warp");
         assert_eq!(
-            rule(&KernelConfig { pw: 2, ..ok }, &seed, &hw),
-            "producer-warp"
+            rule(
+                &KernelConfig {
+                    gsu_algo: GsuAlgo::Reduce,
+                    ..split
+                },
+                &seed,
+                &hw
+            ),
+            "ok"
         );
         // 1024 computing threads leave no room for a 33rd warp.
         let square = GemmProblem::new(4096, 4096, 4096);

@@ -160,12 +160,12 @@ pub fn packed_operands(c: &KernelConfig, p: &GemmProblem) -> [bool; 2] {
 }
 
 /// Registers a producer warpgroup keeps once it has handed the rest to the computing
-/// warpgroups (`PRODUCER_REGS` in kernels/scheduler/gt_persistent.h).
+/// warpgroups (`PRODUCER` in kernels/mainloop/gt_producer_registers.h).
 const PRODUCER_WARPGROUP_REGISTERS: u32 = 40;
 
 /// Registers each computing thread has beside a producer warpgroup (ping-pong's, or
 /// ProducerWarp=2's): what the producer's 40 leave of the register file, in steps of 8, at most
-/// 256 (`CONSUMER_REGS` in kernels/scheduler/gt_persistent.h): 232 for two warpgroups.
+/// 256 (`CONSUMER` in kernels/mainloop/gt_producer_registers.h): 232 for two warpgroups.
 fn producer_warpgroup_consumer_registers(computing_threads: u32, hw: &HwSpec) -> u32 {
     let rest = hw
         .registers_per_cu
@@ -178,8 +178,8 @@ fn producer_warpgroup_consumer_registers(computing_threads: u32, hw: &HwSpec) ->
 /// pipeline runs across tiles with the workgroup's barriers in it; the persistent kernel's
 /// stream-K has the producer warp), and the extra warp must fit: in the
 /// threads of a workgroup, and in the register file beside the computing threads. A producer
-/// warpgroup (ProducerWarp=2) gives its registers to the warpgroups of the persistent kernel's
-/// tiles, which get more than a producer warp beside them leaves (232 instead of 168 a thread
+/// warpgroup (ProducerWarp=2) gives its registers to the two warpgroups of a tile (in the
+/// data-parallel or the persistent kernel), which get more than a producer warp beside them leaves (232 instead of 168 a thread
 /// for two warpgroups): it must leave them more than they start with.
 pub(super) fn producer_warp(
     c: &KernelConfig,
@@ -205,16 +205,26 @@ pub(super) fn producer_warp(
         );
     }
     // Two computing warpgroups only: four beside a producer warpgroup (640 threads) hung in
-    // the register hand-over on an H200.
+    // the register hand-over on an H200. Ping-pong (PersistentKernel=2) has its own producer
+    // warpgroup with ProducerWarp=1.
     let computing = c.threads(hw.wave_size) * c.consumer_sets();
-    if c.pw == 2 && (c.pk != 1 || computing != 2 * WARPGROUP_WARPS * hw.wave_size) {
+    if c.pw == 2 && (c.pk == 2 || computing != 2 * WARPGROUP_WARPS * hw.wave_size) {
         return fail(
             rule,
             format!(
-                "ProducerWarp=2 (a producer warpgroup) hands its registers to the two computing warpgroups of the persistent kernel's tile: PersistentKernel=1 and WorkGroup of 8 warps (ping-pong, PersistentKernel=2, has its own with ProducerWarp=1), not PersistentKernel={} with {} warps",
+                "ProducerWarp=2 (a producer warpgroup) hands its registers to the two computing warpgroups of one tile: WorkGroup of 8 warps, PersistentKernel 0 or 1 (ping-pong, PersistentKernel=2, has its own with ProducerWarp=1), not PersistentKernel={} with {} warps",
                 c.pk,
                 computing / hw.wave_size
             ),
+        );
+    }
+    // The data-parallel kernel's producer warpgroup takes no part in summing split tiles in
+    // the kernel (kernels/scheduler/gt_data_parallel.h): its path never meets the
+    // warpgroups' after the main loop but on the staging barrier.
+    if c.pw == 2 && c.pk == 0 && c.gsu > 1 && c.gsu_algo == GsuAlgo::SingleKernel {
+        return fail(
+            rule,
+            "ProducerWarp=2 outside the persistent kernel splits K with the reduction kernel or atomics (GSU<n>R, GSU<n>A), not summed in the kernel (GSU<n>K)".into(),
         );
     }
     let threads = c.launch_threads(hw.wave_size);
@@ -348,7 +358,7 @@ pub(super) fn wgmma(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<()
     // the tile's width, so every wgmma reads a B tile as wide as the tile's and A is not read
     // twice (two warpgroups side by side along N each read all of A; on 192x160 tiles they
     // made 12288x300x2048 35.5 us against 28.1, H200).
-    if c.wg[0] == THREE_WARPGROUPS && (c.mt0 != 192 || c.wg[1] != 1) {
+    if c.wg[0] == THREE_WARPGROUPS && (!matches!(c.mt0, 192 | 384) || c.wg[1] != 1) {
         return fail(
             rule,
             format!(
