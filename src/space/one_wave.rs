@@ -10,9 +10,10 @@
 //!   alone leave compute units idle ([`Space::n_pair_start`]).
 //! - A few tiles each way with a moderate K (640x640x5120, 768x768x3072): 64-row tiles of the
 //!   width whose count fills one wave best, with one and with two 128-byte rows of K a stage,
-//!   and wider ones split in two ([`Space::few_tile_wave_starts`]); where K is long and B
-//!   K-major, the 64-row tile whose width cuts N evenly, persistent
-//!   ([`Space::few_tile_even_start`]).
+//!   and wider ones split in two ([`Space::few_tile_wave_starts`]); where B is N-major, also
+//!   whole K at the best fill and tiles of whole 128-byte chunks of B's rows split two to
+//!   four ways; where K is long and B K-major, the 64-row tile whose width cuts N evenly,
+//!   persistent ([`Space::few_tile_even_start`]).
 //! - N past 128 with many rows (12288x300x2048; 12288x224x4096 on each half of N; past 512
 //!   columns on parts of at most 256): one wave of 192-row tiles on three warpgroups along M,
 //!   each instruction as wide as the tile ([`Space::three_warpgroup_start`]).
@@ -168,6 +169,13 @@ impl Space {
     /// 15.9 [15.5]), 768x768x3072, 512x512x4096, 1024x512x8192, 384x768x6144, 896x896x4096
     /// (64x112, 16.8 against 19.1 [15.7]), 1024x768x4096 and 640x1280x2048, and lost on
     /// 512x1024x8192 NN (27.3 against 26.1), where 64x128 split in two ran 20.9 [19.5].
+    /// Where B is N-major the whole-K tile joins the split one: bench's default set, one call
+    /// (cuBLASLt, which runs 64x64 tiles of 13 stages there, in brackets): 512x640x4096 TT
+    /// 15.2 -> 13.3 us on 64x64 [12.0-12.4], NT 16.0 -> 13.3 [12.2-12.4]; 512x640x8192 TT
+    /// 25.2 -> 21.3 [15.9-16.0]; 384x896x4096 NT 15.1 -> 13.2 [12.3-12.5]; 384x768x2048 NT
+    /// 10.9 -> 9.2 [8.7-9.1]. With B K-major it took a better start's place (384x384x8192 NN:
+    /// 14.0 -> 15.5 [15.0]). There too the tiles of whole 128-byte chunks of B's rows split
+    /// in up to four follow ([`Space::few_tile_chunked_split`]).
     pub fn few_tile_wave_starts(&self) -> Vec<KernelConfig> {
         let Some(tile) = self.few_tile_wave_tile(None) else {
             return Vec::new();
@@ -175,11 +183,53 @@ impl Space {
         let depth = two_line_depth(&self.problem);
         let deep = [tile.as_slice(), &[(ParamId::DepthU, depth)]].concat();
         let split = self.few_tile_wave_tile(Some(2)).filter(|two| two != &tile);
-        [Some(tile), Some(deep), split]
+        // Where B is N-major in LDS and the start splits K (whole K fills less than two
+        // thirds of the wave), the 64-row tiles that fill it best with whole K too, from half
+        // a wave: 64 columns there are one 128-byte chunk a row, where the split's wider tiles
+        // (96 columns) stream in 64-byte ones.
+        let whole = (self.n_step() == 32)
+            .then(|| self.few_tile_wave_tile(Some(1)))
+            .flatten()
+            .filter(|one| one != &tile);
+        let chunked = (self.n_step() == 32)
+            .then(|| self.few_tile_chunked_split())
+            .flatten();
+        [Some(tile), Some(deep), split, whole, chunked]
             .iter()
             .flatten()
             .filter_map(|prefs| Some(self.with_deepest_pipeline(prefs)?.raw_default()))
             .collect()
+    }
+
+    /// Where B is N-major in LDS, the few-tile starts' 64-row tiles in whole 128-byte chunks
+    /// of B's rows (64 to 256 columns in steps of 64) with K split two to four ways in the
+    /// kernel: the fewest splits whose widest count of workgroups, up to one a compute unit,
+    /// fills at least 85% of them (the narrowest width of equals), each split streaming at
+    /// least MIN_STEPS_PER_SPLIT steps. cuBLASLt cuts these so
+    /// (`nvjet_sm90_tst_64x128_64x8_4x1_v_bz_splitK` on 512x640x8192 TT, 120 workgroups:
+    /// 64x128 tiles in three, its reduction in a kernel of its own). H200, kernel against
+    /// kernel, one call (cuBLASLt in brackets): 512x640x8192 TT on 64x128 in three 18.0 us
+    /// against 21.4 on whole-K 64x64 and 25.2 for the split start's 64x96 in two [15.7];
+    /// 384x896x8192 NT 19.1 against 21.6 [16.7]. Bench's default set with this and the
+    /// whole-K tile against neither, one call, 46 NT and TT GEMMs whose sets they change
+    /// (M and N of 384 to 1280, K of 2048 to 8192): 1.028x faster (geometric mean), 11 by more
+    /// than 2%, none slower by more than 0.3 us; 512x640x8192 NT 23.5 -> 17.8 [15.3-15.5],
+    /// 640x512x8192 NT 21.4 -> 17.6 [15.5-15.6], 896x384x8192 TT 20.6 -> 17.8 [16.9-17.2].
+    fn few_tile_chunked_split(&self) -> Option<Vec<(ParamId, i64)>> {
+        self.few_tile_wave_tile(None)?;
+        let p = &self.problem;
+        let cus = self.hw.compute_units.max(1) as i64;
+        let steps = p.k / self.raw_default().depth_u.max(1) as i64;
+        (2..=4)
+            .filter(|&split| steps >= split * MIN_STEPS_PER_SPLIT)
+            .find_map(|split| {
+                let (workgroups, width) = (1..=4)
+                    .map(|i| i * 64)
+                    .map(|w| (tile_count(p, 64, w) * split, -w))
+                    .filter(|&(workgroups, _)| workgroups <= cus)
+                    .max()?;
+                (workgroups * 100 >= cus * 85).then(|| one_wave_tile(64, -width, split))
+            })
     }
 
     /// Where the few-tile starts apply, the swapped tile of 96 rows of M by 64 columns of N
@@ -597,6 +647,37 @@ mod tests {
                 "{m}x{n}x{k}"
             );
         }
+    }
+
+    /// With B N-major, where whole K fills under two thirds of the wave, the split start's
+    /// tiles are joined by the 64x64 tiles that fill it best with whole K (80 of 132 on
+    /// 512x640) and by the tiles of whole 128-byte chunks split to fill it; with B K-major
+    /// (384x384 NN) neither joins.
+    #[test]
+    fn n_major_b_few_tiles_keep_a_whole_k_tile_beside_the_split() {
+        for (ta, tb) in [(Trans::T, Trans::T), (Trans::N, Trans::T)] {
+            let s = Space::for_problem(
+                &GemmProblem::with_layout(512, 640, 4096, ta, tb),
+                &HwSpec::by_name("H200").unwrap(),
+            );
+            let all = s.few_tile_wave_starts();
+            assert_eq!((all[0].mt1, all[0].gsu), (96, 2));
+            let whole = all[all.len() - 2];
+            assert_eq!((whole.mt0, whole.mt1, whole.gsu), (64, 64, 1));
+            // cuBLASLt's cut: 64x128 in three, 120 workgroups.
+            let chunked = all[all.len() - 1];
+            assert_eq!((chunked.mt0, chunked.mt1, chunked.gsu), (64, 128, 3));
+            assert_eq!(chunked.gsu_algo, GsuAlgo::SingleKernel);
+            for c in [whole, chunked] {
+                s.check(&c).unwrap();
+                assert!(s.extra_starts().contains(&s.tile_order(&c)));
+            }
+        }
+        let nn = Space::for_problem(
+            &GemmProblem::with_layout(384, 384, 8192, Trans::N, Trans::N),
+            &HwSpec::by_name("H200").unwrap(),
+        );
+        assert!(nn.few_tile_wave_starts().iter().all(|c| c.gsu == 2));
     }
 
     /// Few tiles with a long K and B K-major: the persistent 64-row tile whose width cuts N
