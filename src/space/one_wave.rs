@@ -187,13 +187,12 @@ impl Space {
         // thirds of the wave), the 64-row tiles that fill it best with whole K too, from half
         // a wave: 64 columns there are one 128-byte chunk a row, where the split's wider tiles
         // (96 columns) stream in 64-byte ones.
-        let whole = (self.n_step() == 32)
+        let n_major = self.n_step() == 32;
+        let whole = n_major
             .then(|| self.few_tile_wave_tile(Some(1)))
             .flatten()
             .filter(|one| one != &tile);
-        let chunked = (self.n_step() == 32)
-            .then(|| self.few_tile_chunked_split())
-            .flatten();
+        let chunked = n_major.then(|| self.few_tile_chunked_split()).flatten();
         [Some(tile), Some(deep), split, whole, chunked]
             .iter()
             .flatten()
@@ -201,7 +200,8 @@ impl Space {
             .collect()
     }
 
-    /// Where B is N-major in LDS, the few-tile starts' 64-row tiles in whole 128-byte chunks
+    /// Where the few-tile starts apply (the caller, [`Space::few_tile_wave_starts`], has
+    /// checked) and B is N-major in LDS, their 64-row tiles in whole 128-byte chunks
     /// of B's rows (64 to 256 columns in steps of 64) with K split two to four ways in the
     /// kernel: the fewest splits whose widest count of workgroups, up to one a compute unit,
     /// fills at least 85% of them (the narrowest width of equals), each split streaming at
@@ -216,7 +216,6 @@ impl Space {
     /// than 2%, none slower by more than 0.3 us; 512x640x8192 NT 23.5 -> 17.8 [15.3-15.5],
     /// 640x512x8192 NT 21.4 -> 17.6 [15.5-15.6], 896x384x8192 TT 20.6 -> 17.8 [16.9-17.2].
     fn few_tile_chunked_split(&self) -> Option<Vec<(ParamId, i64)>> {
-        self.few_tile_wave_tile(None)?;
         let p = &self.problem;
         let cus = self.hw.compute_units.max(1) as i64;
         let steps = p.k / self.raw_default().depth_u.max(1) as i64;

@@ -179,8 +179,9 @@ fn producer_warpgroup_consumer_registers(computing_threads: u32, hw: &HwSpec) ->
 /// stream-K has the producer warp), and the extra warp must fit: in the
 /// threads of a workgroup, and in the register file beside the computing threads. A producer
 /// warpgroup (ProducerWarp=2) gives its registers to the two warpgroups of a tile (in the
-/// data-parallel or the persistent kernel), which get more than a producer warp beside them leaves (232 instead of 168 a thread
-/// for two warpgroups): it must leave them more than they start with.
+/// data-parallel or the persistent kernel), which get more than a producer warp beside them
+/// leaves (232 instead of 168 a thread for two warpgroups): it must leave them more than they
+/// start with.
 pub(super) fn producer_warp(
     c: &KernelConfig,
     p: &GemmProblem,
@@ -354,15 +355,15 @@ pub(super) fn wgmma(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<()
             ),
         );
     }
-    // Three warpgroups along M: one 64-row slice of a 192-row tile each, the instruction's N
-    // the tile's width, so every wgmma reads a B tile as wide as the tile's and A is not read
+    // Three warpgroups along M: one 64-row slice of a 192-row tile each (two of a 384-row
+    // one), the instruction's N the tile's width, so every wgmma reads a B tile as wide as the tile's and A is not read
     // twice (two warpgroups side by side along N each read all of A; on 192x160 tiles they
     // made 12288x300x2048 35.5 us against 28.1, H200).
     if c.wg[0] == THREE_WARPGROUPS && (!matches!(c.mt0, 192 | 384) || c.wg[1] != 1) {
         return fail(
             rule,
             format!(
-                "WavesM {THREE_WARPGROUPS} (three warpgroups) takes MacroTile0=192 and WavesN=1, not MacroTile0={} with WavesN={}",
+                "WavesM {THREE_WARPGROUPS} (three warpgroups) takes MacroTile0 192 or 384 and WavesN=1, not MacroTile0={} with WavesN={}",
                 c.mt0, c.wg[1]
             ),
         );
