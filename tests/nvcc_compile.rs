@@ -836,7 +836,8 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
     // in pairs along M with rows aligned to 16 bytes only, NN, 256x128 as stream-K, and
     // swapped 160x256 with both operands M- and N-major; in the data-parallel kernel the
     // 384-row tiles whose 156 accumulators a thread spilled where the producer's path joined
-    // the warpgroups' (D through tensor maps; NN with beta, K split for the reduction kernel).
+    // the warpgroups' (D through tensor maps; NN with beta, K split for the reduction kernel);
+    // the wave-filling large tiles.
     let producer_warpgroup: Vec<Case> = vec![
         (
             problem(9216, 520, 4096, "TN", Bf16, Bf16, 0.0, 1),
@@ -876,6 +877,30 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
         (
             problem(5000, 1000, 5000, "NT", Bf16, Bf16, 0.0, 1),
             "MT160x256x64_MI64x8x16_WG4x2_PGR3_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW2_SAB1_PK1_CM2",
+            "",
+            false,
+            false,
+        ),
+        // The large tiles that fill the waves (src/space/big_tile_waves.rs): 256x160 stores
+        // its 160 columns in four groups of 40, 256x120 (NN, C read back) in three of 40,
+        // 192x144 on two warpgroups side by side.
+        (
+            problem(4096, 2500, 4096, "TN", Bf16, Bf16, 0.0, 1),
+            "MT256x160x64_MI64x8x16_WG8x1_PGR3_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW2_PK1",
+            "",
+            false,
+            false,
+        ),
+        (
+            problem(5120, 1500, 1280, "NN", F16, F16, 1.0, 1),
+            "MT256x120x64_MI64x8x16_WG8x1_PGR3_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW2_PK1",
+            "1, 0",
+            false,
+            false,
+        ),
+        (
+            problem(2304, 1576, 768, "TN", F16, F16, 0.0, 1),
+            "MT192x144x64_MI64x8x16_WG4x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM4_GRVW8_SVW8_SU0_PW2_PK1",
             "",
             false,
             false,

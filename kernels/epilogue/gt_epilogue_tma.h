@@ -33,12 +33,16 @@
 
 // Column groups of the persistent epilogue: the fewest equal groups of at most `most` bytes
 // of columns per row of M (with 256, 128 columns of a 16-bit D, 64 of f32: a group of 128 rows
-// is then 32 KiB either way), whole 8-column groups, or the whole tile when MT1 does not split
-// so.
-__host__ __device__ constexpr int gt_out_passes(int mt1, int es, int most) {
-    return mt1 % ((mt1 * es + most - 1) / most) == 0 && (mt1 / ((mt1 * es + most - 1) / most)) % 8 == 0
-               ? (mt1 * es + most - 1) / most
-               : 1;
+// is then 32 KiB either way), whole 8-column groups. Where the fewest do not split MT1 so,
+// `widen` looks on to twice as many (a producer warpgroup's tall tiles: 256x160 of a 16-bit D
+// in four groups of 40 columns instead of the whole tile); otherwise, or where none does, the
+// whole tile is one group.
+__host__ __device__ constexpr int gt_out_passes(int mt1, int es, int most, bool widen) {
+    const int fewest = (mt1 * es + most - 1) / most;
+    for (int p = fewest; p <= (widen ? 2 * fewest : fewest); ++p)
+        if (mt1 % p == 0 && (mt1 / p) % 8 == 0)
+            return p;
+    return 1;
 }
 
 template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
@@ -46,7 +50,7 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     // Column groups of at most GROUP_BYTES a row: 128 beside a producer warpgroup, whose tall
     // tiles then keep four operand stages (src/space's persistent_group_limit).
     static constexpr int GROUP_BYTES = Cfg::PRODUCER_KIND == 2 ? 128 : 256;
-    static constexpr int PASSES = gt_out_passes(Cfg::MT1, int(sizeof(TD)), GROUP_BYTES), OUT_N = Cfg::MT1 / PASSES;
+    static constexpr int PASSES = gt_out_passes(Cfg::MT1, int(sizeof(TD)), GROUP_BYTES, Cfg::PRODUCER_KIND == 2), OUT_N = Cfg::MT1 / PASSES;
     static constexpr int ACC = Mainloop::ACC;
     static_assert(Cfg::BETA_ZERO || sizeof(typename Cfg::TC) == sizeof(TD),
                   "C is read into a tile of D's layout: C and D share a type");

@@ -155,6 +155,17 @@ fn sweep_space(s: &Space, full: &Space, fixes: &[(String, String)]) -> Result<Sp
         .filter(|&v| v != three)
         .collect();
     s.domain_mut(ParamId::WavesM).restrict(&waves);
+    // K in five likewise (160 million points for 4096^3 with it): it is for 128-row tiles
+    // of all of N whose count times five fills one wave, which the split start measures
+    // (`Space::full_n_split_start`); `--fix GlobalSplitU=5` asks for it.
+    let splits: Vec<i64> = s
+        .domain(ParamId::GlobalSplitU)
+        .values
+        .iter()
+        .copied()
+        .filter(|&v| v != 5)
+        .collect();
+    s.domain_mut(ParamId::GlobalSplitU).restrict(&splits);
     for (name, values) in fixes {
         // A fix may widen a pinned parameter again: start from the full domain. Which path
         // is swept was settled by `sweep_spaces`.

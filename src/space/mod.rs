@@ -5,6 +5,7 @@
 //! what makes sense there (e.g. the MI shapes of the dtype on that arch), and every config a
 //! strategy gets from it passes [`constraints::check`].
 
+mod big_tile_waves;
 mod config;
 pub mod constraints;
 mod enumerate;
@@ -19,6 +20,7 @@ mod short_k;
 mod small_m;
 mod split_starts;
 mod tall_rows;
+mod thin_rows;
 mod tile_order;
 mod tuning_space;
 mod unaligned;

@@ -459,6 +459,21 @@ impl Space {
         let step = self.n_step();
         ((self.problem.n + parts - 1) / parts + step - 1) / step * step
     }
+
+    /// The width of `rows`-row tiles on N in as many equal parts ([`Space::n_part_width`]) as
+    /// one wave holds beside M's tile rows, where that wave is at least `min_fill_percent`
+    /// full; `None` where it is not, or where M's tile rows alone fill more than a wave.
+    pub(super) fn one_wave_width(&self, rows: i64, min_fill_percent: i64) -> Option<i64> {
+        let p = &self.problem;
+        let cus = self.hw.compute_units.max(1) as i64;
+        let parts = cus / ((p.m + rows - 1) / rows);
+        if parts == 0 {
+            return None;
+        }
+        let width = self.n_part_width(parts);
+        let tiles = tile_count(p, rows, width);
+        (tiles <= cus && tiles * 100 >= cus * min_fill_percent).then_some(width)
+    }
 }
 
 /// The data-parallel warpgroup tile the one-wave starts run ([`split_in_kernel_tile`]), with

@@ -207,6 +207,13 @@ impl Space {
     /// 4096x200x14336 56.7 us on MT64x208 GSU2K against 60.2 on the N-fit MT64x112 [56.7];
     /// 3584x109x18944 58.0 on MT64x112 GSU2K [62.0]; 3584x160x18944 62.3 on MT64x160 GSU2K
     /// against 59.8 on the N-fit MT64x80 [65.2].
+    ///
+    /// Where no split of the 64-row tiles fills the wave so, and they fill less than 80% of it
+    /// unsplit, 128-row tiles (two warpgroups of 64 rows) split in up to six, as cuBLASLt cuts
+    /// 3072x96x24576
+    /// (`nvjet_sm90_tst_128x96_64x7_4x1_v_bz_splitK`, 24 tiles in five): H200, kernel against
+    /// kernel, one call, 51.8 us on MT128x96 GSU5K against 54.0 for the best of bench's default
+    /// set (64x48 unsplit) and 52.2 on 64x96 in two [49.2].
     pub fn full_n_split_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let start = self.raw_default();
@@ -215,18 +222,30 @@ impl Space {
             return None;
         }
         let cus = self.hw.compute_units as i64;
-        let tiles = tile_count(p, 64, mt1);
-        let split = (2..=4)
-            .rev()
-            .find(|&s| tiles * s <= cus && tiles * s * 10 >= cus * 8)?;
+        let splits = self.domain(ParamId::GlobalSplitU);
+        // The 128-row tiles only where the 64-row ones fill less than the wave's 80% alone.
+        let thin = tile_count(p, 64, mt1);
+        let heights = if thin * 10 < cus * 8 {
+            &[(64, 4), (128, 6)][..]
+        } else {
+            &[(64, 4)][..]
+        };
+        let (rows, split) = heights.iter().find_map(|&(rows, most)| {
+            let tiles = tile_count(p, rows, mt1);
+            let split = (2..=most)
+                .rev()
+                .filter(|&s| splits.admits(s))
+                .find(|&s| tiles * s <= cus && tiles * s * 10 >= cus * 8)?;
+            Some((rows, split))
+        })?;
         // Each split still streams a long K (the estimate is of streaming).
         if p.k < split * 16 * start.depth_u as i64 {
             return None;
         }
         let space = self.with_deepest_pipeline(&[
-            (ParamId::MacroTile0, 64),
+            (ParamId::MacroTile0, rows),
             (ParamId::MacroTile1, mt1),
-            (ParamId::WavesM, 4),
+            (ParamId::WavesM, rows / 16),
             (ParamId::SwapAB, 0),
             (ParamId::GlobalSplitU, split),
             (ParamId::GlobalSplitUAlgorithm, 3),
@@ -344,6 +363,18 @@ mod tests {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
             assert_eq!(s.full_n_split_start(), None, "{m}x{n}x{k}");
         }
+    }
+
+    #[test]
+    fn where_64_row_tiles_split_fill_no_wave_128_row_tiles_split_in_up_to_six() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // 48 tiles of 64x96 make 96 or 144 workgroups; 24 of 128x96 in five make 120.
+        let s = Space::for_problem(&GemmProblem::new(3072, 96, 24576), &hw);
+        let c = s.full_n_split_start().expect("24 tiles in five");
+        s.check(&c).unwrap();
+        assert_eq!((c.mt0, c.mt1, c.wg, c.gsu), (128, 96, [8, 1], 5));
+        assert_eq!(c.gsu_algo, GsuAlgo::SingleKernel);
+        assert!(s.extra_starts().contains(&c));
     }
 
     #[test]

@@ -14,7 +14,7 @@
 use super::config::KernelConfig;
 use super::constraints;
 use super::param::ParamId;
-use super::tuning_space::{tile_count, Space};
+use super::tuning_space::Space;
 
 /// The tile's rows: two warpgroups of three 64-row instruction slices each.
 pub const TALL_ROWS: i64 = 384;
@@ -58,24 +58,17 @@ impl Space {
         if p.batch > 1 {
             return None;
         }
-        // One wave of `rows`-row tiles on N in as many equal parts as it holds beside M's
-        // tile rows, where that wave is at least MIN_FILL_PERCENT full: the parts' width.
-        let cus = self.hw.compute_units.max(1) as i64;
-        let one_wave_width = |rows: i64| {
-            let parts = cus / ((p.m + rows - 1) / rows);
-            if parts == 0 {
-                return None;
-            }
-            let width = self.n_part_width(parts);
-            let tiles = tile_count(p, rows, width);
-            (tiles <= cus && tiles * 100 >= cus * MIN_FILL_PERCENT).then_some(width)
-        };
         // Where 128-row tiles of a width up to 256 fill a wave the other starts cover it; the
         // tall tiles are for M whose 128-row tiles leave a row of tiles without a full wave.
-        if one_wave_width(128).is_some_and(|w| w <= i64::from(constraints::MAX_WGMMA_N)) {
+        if self
+            .one_wave_width(128, MIN_FILL_PERCENT)
+            .is_some_and(|w| w <= i64::from(constraints::MAX_WGMMA_N))
+        {
             return None;
         }
-        let width = one_wave_width(TALL_ROWS).filter(|&w| w >= MIN_WIDTH)?;
+        let width = self
+            .one_wave_width(TALL_ROWS, MIN_FILL_PERCENT)
+            .filter(|&w| w >= MIN_WIDTH)?;
         let prefs = [
             (ParamId::MacroTile0, TALL_ROWS),
             (ParamId::MacroTile1, width),

@@ -154,7 +154,7 @@ impl Space {
             Domain::choice(ParamId::LdsSwizzle, vec![0, 1], 0),
             Domain::choice(
                 ParamId::GlobalSplitU,
-                vec![1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64],
+                vec![1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 64],
                 default_split(problem, hw, n_tile),
             ),
             Domain::choice(ParamId::GlobalSplitUAlgorithm, vec![0, 1, 2, 3], 1),
@@ -620,6 +620,10 @@ impl Space {
             .chain(full.large_producer_warpgroup_start())
             .chain(full.one_row_pair_start())
             .chain(full.swapped_wide_wave_start())
+            // Last: where the set is full it yields to the starts above (measured on fewer
+            // kinds of problem).
+            .chain(full.big_tile_wave_start())
+            .chain(full.thin_rows_start())
             .collect();
         // Each stream-K twin right after its start (the default's first): the strategies
         // take the starts in order, as many as their first batch holds. A start whose tiles
@@ -1403,6 +1407,8 @@ mod tests {
             ("StaggerU", "0"),
             ("GlobalReadVectorWidth", "8"),
             ("GlobalSplitUAlgorithm", "1"),
+            // The splits the sweep's preset keeps (bench/sweep.rs).
+            ("GlobalSplitU", "1,2,3,4,6,8,12,16,24,32,64"),
         ] {
             s.fix(p, v).unwrap();
         }

@@ -71,16 +71,16 @@ fn staged_output(c: &KernelConfig, stages: u64) -> u64 {
 
 /// Column groups in which the persistent kernel stages and stores its output tile: the fewest
 /// equal groups of at most `group_bytes` ([`persistent_group_limit`]) of columns per row of M
-/// (with 256, 128 columns of a 16-bit D, 64 of f32), whole 8-column groups, or the whole tile
-/// when MT1 does not split so (`gt_out_passes` in kernels/epilogue/gt_epilogue_tma.h). Groups
-/// of 128 f32 columns left a 128x256 tile three operand stages beside a 64 KiB staging area.
-pub fn persistent_output_passes(mt1: u32, d_bytes: u32, group_bytes: u32) -> u32 {
-    let want = (mt1 * d_bytes).div_ceil(group_bytes.max(1)).max(1);
-    if mt1.is_multiple_of(want) && (mt1 / want).is_multiple_of(8) {
-        want
-    } else {
-        1
-    }
+/// (with 256, 128 columns of a 16-bit D, 64 of f32), whole 8-column groups. Where the fewest
+/// do not split MT1 so, `widen` looks on to twice as many; otherwise, or where none does, the
+/// whole tile is one group (`gt_out_passes` in kernels/epilogue/gt_epilogue_tma.h). Groups of
+/// 128 f32 columns left a 128x256 tile three operand stages beside a 64 KiB staging area.
+pub fn persistent_output_passes(mt1: u32, d_bytes: u32, group_bytes: u32, widen: bool) -> u32 {
+    let fewest = (mt1 * d_bytes).div_ceil(group_bytes.max(1)).max(1);
+    let most = if widen { 2 * fewest } else { fewest };
+    (fewest..=most)
+        .find(|&p| mt1.is_multiple_of(p) && (mt1 / p).is_multiple_of(8))
+        .unwrap_or(1)
 }
 
 /// The warpgroup path's operand ring: PrefetchGlobalRead stages of unpadded K-major tiles (the
@@ -110,7 +110,15 @@ pub fn persistent_group_limit(c: &KernelConfig) -> u32 {
 
 /// The persistent kernel's column groups for this config and D.
 pub fn persistent_passes(c: &KernelConfig, p: &GemmProblem) -> u32 {
-    persistent_output_passes(c.mt1, p.d_type.bytes() as u32, persistent_group_limit(c))
+    // Beside a producer warpgroup the groups may be more than the fewest: 256x160 of a 16-bit
+    // D stages 20 KiB in four groups instead of its whole 80 KiB, which leaves room for three
+    // operand stages.
+    persistent_output_passes(
+        c.mt1,
+        p.d_type.bytes() as u32,
+        persistent_group_limit(c),
+        c.pw == 2,
+    )
 }
 
 /// Whether each warpgroup of the persistent kernel stages and stores its own columns

@@ -659,13 +659,17 @@ mod tests {
         use crate::problem::DataType;
         let hw = HwSpec::by_name("H200").unwrap();
         // 16-bit D: 128 columns a group; f32 D: 64, so a 128-row group is 32 KiB either way.
-        assert_eq!(persistent_output_passes(256, 2, 256), 2);
-        assert_eq!(persistent_output_passes(256, 4, 256), 4);
-        assert_eq!(persistent_output_passes(80, 4, 256), 2);
+        assert_eq!(persistent_output_passes(256, 2, 256, false), 2);
+        assert_eq!(persistent_output_passes(256, 4, 256, false), 4);
+        assert_eq!(persistent_output_passes(80, 4, 256, false), 2);
         // 120 f32 columns split into no whole 8-column halves: one group.
-        assert_eq!(persistent_output_passes(120, 4, 256), 1);
+        assert_eq!(persistent_output_passes(120, 4, 256, false), 1);
         // Beside a producer warpgroup, 128 bytes: a 192-column 16-bit tile in three groups.
-        assert_eq!(persistent_output_passes(192, 2, 128), 3);
+        assert_eq!(persistent_output_passes(192, 2, 128, true), 3);
+        // 160 columns of a 16-bit D: three groups do not split them; widened, four of 40.
+        assert_eq!(persistent_output_passes(160, 2, 128, false), 1);
+        assert_eq!(persistent_output_passes(160, 2, 128, true), 4);
+        assert_eq!(persistent_output_passes(176, 2, 128, true), 1);
         let p = GemmProblem {
             c_type: DataType::F32,
             d_type: DataType::F32,

@@ -50,7 +50,7 @@ fn verdicts(s: &Space, n: usize) -> Verdicts {
     let mut rng = ChaCha8Rng::seed_from_u64(18);
     // WavesM's values are drawn as they were before it took 12 (three warpgroups along M),
     // MacroTile1's as before the warpgroup path took widths of an odd multiple of 8 (8
-    // itself only as the GEMV's).
+    // itself only as the GEMV's), GlobalSplitU's as before it took 5.
     let gemv = s.domain(ParamId::Gemv).contains(1);
     let drawn = |d: &Domain| -> Vec<i64> {
         d.values
@@ -58,6 +58,7 @@ fn verdicts(s: &Space, n: usize) -> Verdicts {
             .copied()
             .filter(|&v| d.id != ParamId::WavesM || v != i64::from(super::THREE_WARPGROUPS))
             .filter(|&v| d.id != ParamId::MacroTile1 || v % 16 == 0 || (gemv && v <= 8))
+            .filter(|&v| d.id != ParamId::GlobalSplitU || v != 5)
             .collect()
     };
     let value = |d: &Domain, rng: &mut ChaCha8Rng| {

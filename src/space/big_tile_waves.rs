@@ -1,0 +1,182 @@
+//! A start for problems of one to a few waves whose 128-row tiles fill their waves poorly:
+//! 256- or 192-row tiles beside a producer warpgroup (ProducerWarp=2, which hands its
+//! registers to two consumer warpgroups of 128 or 192 x up to 160 accumulators each), on the
+//! persistent kernel, of the width whose tile count fills its waves best. A larger tile gives
+//! M and N coarser steps of their own, so between the 128- and the 192- and 256-row tiles one
+//! usually fills the waves and the tile edges better than the other; and each of its tiles
+//! reads fewer operand bytes per multiply.
+//!
+//! cuBLASLt runs such tiles there (`ncu`, H200): `nvjet_sm90_tst_256x112_64x4_2x1_v_bz_coopA`
+//! on 8960x777x1536 (7 x 35 = 245 tiles on 132 units), `_hsh_192x144_64x5_2x1_v_bz_coopB` on
+//! 2304x1576x768 f16 (132 tiles), `_320x128_64x3_1x2_h_bz_coopB` on 5120x2048x2048.
+//!
+//! Problem in, at most one config out; bench's default set and the search's first batch take
+//! it beside the others (`Space::extra_starts`).
+
+use super::config::KernelConfig;
+use super::constraints;
+use super::param::ParamId;
+use super::tuning_space::{tile_count, Space};
+
+/// The large tiles' rows, each with how its two consumer warpgroups share the tile (WavesM,
+/// WavesN): one above the other at 256 rows (128 each), side by side at 192 (192 rows each, half
+/// the columns).
+const LARGE_TILES: [(i64, [i64; 2]); 2] = [(256, [8, 1]), (192, [4, 2])];
+
+/// The widths the tiles try: narrower, a 256-row tile reads too much of A per multiply (it
+/// lost to 128-row tiles of the same count).
+const WIDTHS: std::ops::RangeInclusive<i64> = 96..=256;
+
+/// What a tile's perimeter costs beside its area in the waves' estimate: each of its rows and
+/// columns counts as 32 of its elements (the operand bytes each K step reads). For 128-row
+/// tiles this is close to the wave-fitting start's width + 64 (`Space::wave_fit_start`).
+const PERIMETER_WEIGHT: i64 = 32;
+
+/// Waves of the default's tiles up to which the start applies: past them the last wave's
+/// share of the time is small, and the large tiles' own start covers the largest problems
+/// (`Space::large_producer_warpgroup_start`).
+const MAX_WAVES: i64 = 4;
+
+/// K steps (of the default's DepthU) a tile streams at least: with fewer, a tile's time is
+/// mostly its epilogue, which the larger tiles do not shorten.
+const MIN_K_STEPS: i64 = 8;
+
+/// Every stage released as soon as it is multiplied (PrefetchLocalRead 0), as on the tall
+/// rows' tiles (`Space::tall_rows_start`): H200, kernel against kernel, one call (cuBLASLt in
+/// brackets), 4096x2500x4096 on 256x160 108.2 us against 113.0 with PrefetchLocalRead 1
+/// [106.5]; 8960x777x1536 on 256x112 (four stages) 34.8 against 35.5-35.8 [34.6].
+const RELEASE_EARLY: [(ParamId, i64); 1] = [(ParamId::PrefetchLocalRead, 0)];
+
+/// By how much, in percent, the large tiles' estimate must beat the 128-row tiles' best: on a
+/// tie the 128-row tiles ran as fast (4096^3 on 256x128 179.8 us, on 128x256 178.0; H200,
+/// one call).
+const MIN_GAIN_PERCENT: i64 = 2;
+
+impl Space {
+    /// The persistent kernel on 256-row tiles (two warpgroups of 128 rows) or 192-row tiles
+    /// (two of 192 rows side by side), beside a producer warpgroup, every stage released as
+    /// soon as it is multiplied, as deep as fits, of the
+    /// width whose waves take the least time by [`Space::waves_estimate`], where that beats the
+    /// best 128-row tile (64 to 256 columns) by 2%. 16-bit operands without a batch only
+    /// (measured there).
+    ///
+    /// H200, kernel against kernel, one call (cuBLASLt in brackets): 4096x2500x4096 on
+    /// 256x160 (two waves) 113.3 us against 116.5 on the persistent 128x224 (three) [108.0];
+    /// 8960x777x1536 on 256x112 35.7 against 38.1 on 128x160 [34.3]; 2304x1576x768 f16 on
+    /// 192x144 (one wave of 132 tiles) 13.7 against 14.3 on 128x232 [13.2]. Where the estimate
+    /// ties, so did the times (4096^3); on 5120x2048x2048, estimated 8% faster, 256x160 ran
+    /// 61.9 against 61.6 on 128x160 [59.3]. Tiles whose waves are not full lost: 14336x700x4096
+    /// NN on 256x144 (three waves of 280 tiles) 149.6 against 123.4 on 128x240.
+    pub fn big_tile_wave_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let start = self.raw_default();
+        let cus = self.hw.compute_units.max(1) as i64;
+        if !constraints::is_wgmma(&start)
+            || tile_count(p, start.mt0 as i64, start.mt1 as i64) > MAX_WAVES * cus
+            || p.k < MIN_K_STEPS * start.depth_u as i64
+            || p.batch > 1
+            || p.a_type.bytes() != 2
+            || p.b_type.bytes() != 2
+            || !self.domain(ParamId::ProducerWarp).admits(2)
+            || !self.domain(ParamId::PersistentKernel).contains(1)
+        {
+            return None;
+        }
+        let step = self.n_step();
+        let widths = |least: i64, waves: [i64; 2]| {
+            self.domain(ParamId::MacroTile1)
+                .values
+                .iter()
+                .copied()
+                .filter(move |&n| (least..=256).contains(&n) && n % (step * waves[1]) == 0)
+        };
+        let best_128 = widths(64, [4, 1])
+            .map(|n| self.waves_estimate(128, n))
+            .min()?;
+        let mut best: Option<(i64, i64, KernelConfig)> = None;
+        for (rows, waves) in LARGE_TILES {
+            if !self.domain(ParamId::MacroTile0).contains(rows) {
+                continue;
+            }
+            for n in widths(*WIDTHS.start(), waves) {
+                let estimate = self.waves_estimate(rows, n);
+                // The least estimate first; on a tie the larger tile (fewer epilogues).
+                let better = best
+                    .as_ref()
+                    .is_none_or(|(e, area, _)| (estimate, -rows * n) < (*e, -*area));
+                if !better || estimate * 100 > best_128 * (100 - MIN_GAIN_PERCENT) {
+                    continue;
+                }
+                if let Some(c) = self.producer_warpgroup_tile(rows, n, waves, 0, &RELEASE_EARLY) {
+                    best = Some((estimate, rows * n, c));
+                }
+            }
+        }
+        best.map(|(_, _, c)| c)
+    }
+
+    /// The time the waves of `rows` x `width` tiles take, in relative units: waves, each
+    /// counted whole, times a tile's area plus [`PERIMETER_WEIGHT`] per row and column.
+    fn waves_estimate(&self, rows: i64, width: i64) -> i64 {
+        let cus = self.hw.compute_units.max(1) as i64;
+        let waves = (tile_count(&self.problem, rows, width) + cus - 1) / cus;
+        waves * (rows * width + PERIMETER_WEIGHT * (rows + width))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::hw::HwSpec;
+    use crate::problem::{DataType, GemmProblem};
+    use crate::space::{KernelConfig, Space};
+
+    fn h200(p: &GemmProblem) -> Space {
+        Space::for_problem(p, &HwSpec::by_name("H200").unwrap())
+    }
+
+    fn start(p: &GemmProblem) -> Option<KernelConfig> {
+        h200(p).big_tile_wave_start()
+    }
+
+    #[test]
+    fn takes_the_large_tile_that_fills_the_waves() {
+        let mut f16 = GemmProblem::new(2304, 1576, 768);
+        f16.a_type = DataType::F16;
+        f16.b_type = DataType::F16;
+        f16.c_type = DataType::F16;
+        f16.d_type = DataType::F16;
+        for (p, (mt0, mt1, wg)) in [
+            (GemmProblem::new(4096, 2500, 4096), (256, 160, [8, 1])),
+            (GemmProblem::new(8960, 777, 1536), (256, 112, [8, 1])),
+            (f16, (192, 144, [4, 2])),
+        ] {
+            let c = start(&p).unwrap_or_else(|| panic!("{}", p.label()));
+            assert_eq!((c.mt0, c.mt1, c.wg), (mt0, mt1, wg), "{}", p.label());
+            assert_eq!((c.pw, c.pk, c.gsu, c.sab, c.plr), (2, 1, 1, 0, 0));
+            assert!(h200(&p).is_valid(&c));
+            // The search's first batch takes it (in the tile order its waves want).
+            let extra = h200(&p).extra_starts();
+            let same =
+                |e: &KernelConfig| (e.mt0, e.mt1, e.wg, e.pw, e.pk) == (c.mt0, c.mt1, c.wg, 2, 1);
+            assert!(extra.iter().any(same), "{}", p.label());
+        }
+    }
+
+    #[test]
+    fn not_where_the_128_row_tiles_fill_the_waves_as_well() {
+        // 128x256 tiles fill 4096^3's four waves as well as 256x128 tiles do.
+        assert_eq!(start(&GemmProblem::new(4096, 4096, 4096)), None);
+        assert_eq!(start(&GemmProblem::new(16384, 256, 4096)), None);
+    }
+
+    #[test]
+    fn not_for_batches_or_other_operand_widths() {
+        let mut batched = GemmProblem::new(4096, 2500, 4096);
+        batched.batch = 2;
+        assert_eq!(start(&batched), None);
+        let mut e4m3 = GemmProblem::new(4096, 2500, 4096);
+        e4m3.a_type = DataType::F8;
+        e4m3.b_type = DataType::F8;
+        assert_eq!(start(&e4m3), None);
+    }
+}
