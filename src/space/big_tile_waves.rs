@@ -1,7 +1,8 @@
 //! A start for problems of one to a few waves whose 128-row tiles fill their waves poorly:
 //! 256- or 192-row tiles beside a producer warpgroup (ProducerWarp=2, which hands its
 //! registers to two consumer warpgroups of 128 or 192 x up to 160 accumulators each), on the
-//! persistent kernel, of the width whose tile count fills its waves best. A larger tile gives
+//! persistent kernel (data-parallel where the tiles make one wave), of the width whose tile
+//! count fills its waves best. A larger tile gives
 //! M and N coarser steps of their own, so between the 128- and the 192- and 256-row tiles one
 //! usually fills the waves and the tile edges better than the other; and each of its tiles
 //! reads fewer operand bytes per multiply.
@@ -45,7 +46,7 @@ const MIN_K_STEPS: i64 = 8;
 /// rows' tiles (`Space::tall_rows_start`): H200, kernel against kernel, one call (cuBLASLt in
 /// brackets), 4096x2500x4096 on 256x160 108.2 us against 113.0 with PrefetchLocalRead 1
 /// [106.5]; 8960x777x1536 on 256x112 (four stages) 34.8 against 35.5-35.8 [34.6].
-const RELEASE_EARLY: [(ParamId, i64); 1] = [(ParamId::PrefetchLocalRead, 0)];
+const RELEASE_EARLY: (ParamId, i64) = (ParamId::PrefetchLocalRead, 0);
 
 /// By how much, in percent, the large tiles' estimate must beat the 128-row tiles' best: on a
 /// tie the 128-row tiles ran as fast (4096^3 on 256x128 179.8 us, on 128x256 178.0; H200,
@@ -53,9 +54,8 @@ const RELEASE_EARLY: [(ParamId, i64); 1] = [(ParamId::PrefetchLocalRead, 0)];
 const MIN_GAIN_PERCENT: i64 = 2;
 
 impl Space {
-    /// The persistent kernel on 256-row tiles (two warpgroups of 128 rows) or 192-row tiles
-    /// (two of 192 rows side by side), beside a producer warpgroup, every stage released as
-    /// soon as it is multiplied, as deep as fits, of the
+    /// 256-row tiles (two warpgroups of 128 rows) or 192-row tiles (two of 192 rows side by
+    /// side) beside a producer warpgroup ([`Space::big_tile`]: persistent past one wave), of the
     /// width whose waves take the least time by [`Space::waves_estimate`], where that beats the
     /// best 128-row tile (64 to 256 columns) by 2%. 16-bit operands without a batch only
     /// (measured there).
@@ -107,12 +107,38 @@ impl Space {
                 if !better || estimate * 100 > best_128 * (100 - MIN_GAIN_PERCENT) {
                     continue;
                 }
-                if let Some(c) = self.producer_warpgroup_tile(rows, n, waves, 0, &RELEASE_EARLY) {
+                if let Some(c) = self.big_tile(rows, n, waves) {
                     best = Some((estimate, rows * n, c));
                 }
             }
         }
         best.map(|(_, _, c)| c)
+    }
+
+    /// The `rows` x `width` tile on two warpgroups placed by `waves` beside a producer
+    /// warpgroup, every stage released early, as deep as fits: on the persistent kernel, or
+    /// where its tiles all run at once on the data-parallel one, whose output tile takes the
+    /// stages' bytes after the main loop (so any width keeps the stages, and a stage more).
+    /// H200, kernel against kernel, one call (cuBLASLt in brackets): 10240x450x2560 f16 on
+    /// 256x152 (120 tiles) data-parallel with four stages 38.4 us, on the persistent 256x160
+    /// (whose 152 columns split into no column groups beside three stages) 39.6 [37.3];
+    /// 2304x1576x768 f16 on 192x144 13.8 against 14.0 [13.1].
+    fn big_tile(&self, rows: i64, width: i64, waves: [i64; 2]) -> Option<KernelConfig> {
+        let cus = self.hw.compute_units.max(1) as i64;
+        let persistent = i64::from(tile_count(&self.problem, rows, width) > cus);
+        let tile = [
+            (ParamId::MacroTile0, rows),
+            (ParamId::MacroTile1, width),
+            (ParamId::WavesM, waves[0]),
+            (ParamId::WavesN, waves[1]),
+            (ParamId::SwapAB, 0),
+            (ParamId::ProducerWarp, 2),
+            (ParamId::PersistentKernel, persistent),
+            (ParamId::GlobalSplitU, 1),
+            (ParamId::GlobalSplitUAlgorithm, 1),
+            RELEASE_EARLY,
+        ];
+        Some(self.with_deepest_pipeline(&tile)?.raw_default())
     }
 
     /// The time the waves of `rows` x `width` tiles take, in relative units: waves, each
@@ -145,19 +171,33 @@ mod tests {
         f16.b_type = DataType::F16;
         f16.c_type = DataType::F16;
         f16.d_type = DataType::F16;
-        for (p, (mt0, mt1, wg)) in [
-            (GemmProblem::new(4096, 2500, 4096), (256, 160, [8, 1])),
-            (GemmProblem::new(8960, 777, 1536), (256, 112, [8, 1])),
-            (f16, (192, 144, [4, 2])),
+        let mut f16_wide = GemmProblem::new(10240, 450, 2560);
+        f16_wide.a_type = DataType::F16;
+        f16_wide.b_type = DataType::F16;
+        f16_wide.c_type = DataType::F16;
+        f16_wide.d_type = DataType::F16;
+        // (problem, (rows, columns, warpgroups, persistent)): one wave of tiles (132 of
+        // 192x144, 120 of 256x152) on the data-parallel kernel.
+        for (p, (mt0, mt1, wg, pk)) in [
+            (GemmProblem::new(4096, 2500, 4096), (256, 160, [8, 1], 1)),
+            (GemmProblem::new(8960, 777, 1536), (256, 112, [8, 1], 1)),
+            (f16, (192, 144, [4, 2], 0)),
+            (f16_wide, (256, 152, [8, 1], 0)),
         ] {
             let c = start(&p).unwrap_or_else(|| panic!("{}", p.label()));
-            assert_eq!((c.mt0, c.mt1, c.wg), (mt0, mt1, wg), "{}", p.label());
-            assert_eq!((c.pw, c.pk, c.gsu, c.sab, c.plr), (2, 1, 1, 0, 0));
+            assert_eq!(
+                (c.mt0, c.mt1, c.wg, c.pk),
+                (mt0, mt1, wg, pk),
+                "{}",
+                p.label()
+            );
+            assert_eq!((c.pw, c.gsu, c.sab, c.plr), (2, 1, 0, 0));
             assert!(h200(&p).is_valid(&c));
             // The search's first batch takes it (in the tile order its waves want).
             let extra = h200(&p).extra_starts();
-            let same =
-                |e: &KernelConfig| (e.mt0, e.mt1, e.wg, e.pw, e.pk) == (c.mt0, c.mt1, c.wg, 2, 1);
+            let same = |e: &KernelConfig| {
+                (e.mt0, e.mt1, e.wg, e.pw, e.pk) == (c.mt0, c.mt1, c.wg, 2, c.pk)
+            };
             assert!(extra.iter().any(same), "{}", p.label());
         }
     }
