@@ -54,11 +54,15 @@ const RELEASE_EARLY: (ParamId, i64) = (ParamId::PrefetchLocalRead, 0);
 const MIN_GAIN_PERCENT: i64 = 2;
 
 impl Space {
-    /// 256-row tiles (two warpgroups of 128 rows) or 192-row tiles (two of 192 rows side by
-    /// side) beside a producer warpgroup ([`Space::big_tile`]: persistent past one wave), of the
-    /// width whose waves take the least time by [`Space::waves_estimate`], where that beats the
-    /// best 128-row tile (64 to 256 columns) by 2%. 16-bit operands without a batch only
-    /// (measured there).
+    /// 256-row tiles (two warpgroups of 128 rows) and 192-row tiles (two of 192 rows side by
+    /// side) beside a producer warpgroup ([`Space::big_tile`]: persistent past one wave): of
+    /// each height the width whose waves take the least time by [`Space::waves_estimate`],
+    /// where that beats the best 128-row tile (64 to 256 columns) by 2%, the better estimate
+    /// first. Which height wins is measured: the estimate put 256x104 a little ahead on
+    /// 14336x700x4096 NN, where 192x144 ran 114.0 us against 119.0 [112.1] (cuBLASLt runs
+    /// `nvjet_sm90_tst_192x144_64x5_2x1_v_bz_coopB` there). Operands of one width, 16 or 8
+    /// bits, without a batch (measured there: 14336x1000x4096 e4m3 on 256x144 81.8 against
+    /// 85.4 on the persistent 128x144 [83.1]; cuBLASLt runs `_qqtst_256x144_128x4_2x1_v_bz_coopA`).
     ///
     /// H200, kernel against kernel, one call (cuBLASLt in brackets): 4096x2500x4096 on
     /// 256x160 (two waves) 113.3 us against 116.5 on the persistent 128x224 (three) [108.0];
@@ -67,7 +71,7 @@ impl Space {
     /// ties, so did the times (4096^3); on 5120x2048x2048, estimated 8% faster, 256x160 ran
     /// 61.9 against 61.6 on 128x160 [59.3]. Tiles whose waves are not full lost: 14336x700x4096
     /// NN on 256x144 (three waves of 280 tiles) 149.6 against 123.4 on 128x240.
-    pub fn big_tile_wave_start(&self) -> Option<KernelConfig> {
+    pub fn big_tile_wave_starts(&self) -> Vec<KernelConfig> {
         let p = &self.problem;
         let start = self.raw_default();
         let cus = self.hw.compute_units.max(1) as i64;
@@ -75,12 +79,12 @@ impl Space {
             || tile_count(p, start.mt0 as i64, start.mt1 as i64) > MAX_WAVES * cus
             || p.k < MIN_K_STEPS * start.depth_u as i64
             || p.batch > 1
-            || p.a_type.bytes() != 2
-            || p.b_type.bytes() != 2
+            || p.a_type.bytes() != p.b_type.bytes()
+            || p.a_type.bytes() > 2
             || !self.domain(ParamId::ProducerWarp).admits(2)
             || !self.domain(ParamId::PersistentKernel).contains(1)
         {
-            return None;
+            return Vec::new();
         }
         let step = self.n_step();
         let widths = |least: i64, waves: [i64; 2]| {
@@ -90,14 +94,19 @@ impl Space {
                 .copied()
                 .filter(move |&n| (least..=256).contains(&n) && n % (step * waves[1]) == 0)
         };
-        let best_128 = widths(64, [4, 1])
+        let Some(best_128) = widths(64, [4, 1])
             .map(|n| self.waves_estimate(128, n))
-            .min()?;
-        let mut best: Option<(i64, i64, KernelConfig)> = None;
+            .min()
+        else {
+            return Vec::new();
+        };
+        // The best tile of each height, the better estimate first.
+        let mut out: Vec<(i64, KernelConfig)> = Vec::new();
         for (rows, waves) in LARGE_TILES {
             if !self.domain(ParamId::MacroTile0).contains(rows) {
                 continue;
             }
+            let mut best: Option<(i64, i64, KernelConfig)> = None;
             for n in widths(*WIDTHS.start(), waves) {
                 let estimate = self.waves_estimate(rows, n);
                 // The least estimate first; on a tie the larger tile (fewer epilogues).
@@ -111,8 +120,10 @@ impl Space {
                     best = Some((estimate, rows * n, c));
                 }
             }
+            out.extend(best.map(|(estimate, _, c)| (estimate, c)));
         }
-        best.map(|(_, _, c)| c)
+        out.sort_by_key(|&(estimate, _)| estimate);
+        out.into_iter().map(|(_, c)| c).collect()
     }
 
     /// The `rows` x `width` tile on two warpgroups placed by `waves` beside a producer
@@ -153,7 +164,7 @@ impl Space {
 #[cfg(test)]
 mod tests {
     use crate::hw::HwSpec;
-    use crate::problem::{DataType, GemmProblem};
+    use crate::problem::{DataType, GemmProblem, Trans};
     use crate::space::{KernelConfig, Space};
 
     fn h200(p: &GemmProblem) -> Space {
@@ -161,7 +172,7 @@ mod tests {
     }
 
     fn start(p: &GemmProblem) -> Option<KernelConfig> {
-        h200(p).big_tile_wave_start()
+        h200(p).big_tile_wave_starts().first().copied()
     }
 
     #[test]
@@ -203,6 +214,23 @@ mod tests {
     }
 
     #[test]
+    fn each_height_offers_its_best_tile() {
+        let nn = GemmProblem::with_layout(14336, 700, 4096, Trans::N, Trans::N);
+        let tiles: Vec<_> = h200(&nn)
+            .big_tile_wave_starts()
+            .iter()
+            .map(|c| (c.mt0, c.mt1, c.wg))
+            .collect();
+        assert_eq!(tiles, [(256, 104, [8, 1]), (192, 144, [4, 2])]);
+        let mut e4m3 = GemmProblem::new(14336, 1000, 4096);
+        e4m3.a_type = DataType::F8;
+        e4m3.b_type = DataType::F8;
+        let c = start(&e4m3).unwrap();
+        assert_eq!((c.mt0, c.mt1, c.depth_u, c.plr), (256, 144, 128, 0));
+        assert!(h200(&e4m3).is_valid(&c));
+    }
+
+    #[test]
     fn not_where_the_128_row_tiles_fill_the_waves_as_well() {
         // 128x256 tiles fill 4096^3's four waves as well as 256x128 tiles do.
         assert_eq!(start(&GemmProblem::new(4096, 4096, 4096)), None);
@@ -214,9 +242,12 @@ mod tests {
         let mut batched = GemmProblem::new(4096, 2500, 4096);
         batched.batch = 2;
         assert_eq!(start(&batched), None);
-        let mut e4m3 = GemmProblem::new(4096, 2500, 4096);
-        e4m3.a_type = DataType::F8;
-        e4m3.b_type = DataType::F8;
-        assert_eq!(start(&e4m3), None);
+        let mut mixed = GemmProblem::new(4096, 2500, 4096);
+        mixed.a_type = DataType::F8;
+        assert_eq!(start(&mixed), None);
+        let mut f32 = GemmProblem::new(4096, 2500, 4096);
+        f32.a_type = DataType::F32;
+        f32.b_type = DataType::F32;
+        assert_eq!(start(&f32), None);
     }
 }

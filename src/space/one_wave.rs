@@ -285,6 +285,37 @@ impl Space {
         self.deepest_along_n_clusters(&prefs, clusters)
     }
 
+    /// Where the few-tile starts apply, the swapped tile of 96 rows of M by 128 columns of N
+    /// (two of the instruction's 64-row slices along N) with K split two to four ways in the
+    /// kernel, the most workgroups up to one a compute unit, where they fill 85% of them and
+    /// each split streams MIN_STEPS_PER_SPLIT steps or more. Against the 96x64 tile it reads
+    /// each row of A once per 128 columns, not 64. cuBLASLt splits such problems on tiles of
+    /// 128 columns too (`nvjet_sm90_tst_144x128_64x6_1x2_h_bz_splitK`, 22 x 2 tiles in three,
+    /// on 3072x256x24576). H200, kernel against kernel, one call (cuBLASLt in brackets):
+    /// 3072x256x24576 on 96x128 in two 60.0 us against 68.4 for the best of bench's default set
+    /// (64x128, whole K) and 69.6 on 96x64 whole K [59.6]; 144x128 in three 63.6.
+    pub fn few_tile_swapped_split_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        if self.few_tile_wave_tile(None).is_none() || !self.domain(ParamId::SwapAB).contains(1) {
+            return None;
+        }
+        let cus = self.hw.compute_units.max(1) as i64;
+        let steps = p.k / self.raw_default().depth_u.max(1) as i64;
+        let tiles = tile_count(p, 96, 128);
+        let split = (2..=4)
+            .filter(|&s| tiles * s <= cus && steps >= s * MIN_STEPS_PER_SPLIT)
+            .max()?;
+        if tiles * split * 100 < cus * 85 {
+            return None;
+        }
+        let prefs = [
+            one_wave_tile(96, 128, split).as_slice(),
+            &[(ParamId::SwapAB, 1), (ParamId::WavesM, 4)],
+        ]
+        .concat();
+        Some(self.with_deepest_pipeline(&prefs)?.raw_default())
+    }
+
     /// Where the few-tile starts apply, B is K-major (TN, NN) and N is past 256 (narrower N is
     /// the N-fit and pair starts'): the persistent 64-row tile whose width (past 64, up to
     /// 128, in steps of `Space::n_step`) leaves the fewest idle columns of N, the narrowest of
@@ -498,6 +529,20 @@ mod tests {
             &GemmProblem::new(m, n, k),
             &HwSpec::by_name("H200").unwrap(),
         )
+    }
+
+    #[test]
+    fn few_tiles_of_long_k_start_on_swapped_96x128_tiles_split_to_fill_the_wave() {
+        // 32 x 2 tiles in two: 128 workgroups.
+        let s = h200(3072, 256, 24576);
+        let c = s.few_tile_swapped_split_start().unwrap();
+        assert_eq!((c.mt0, c.mt1, c.sab, c.gsu), (96, 128, 1, 2));
+        assert_eq!(c.gsu_algo, GsuAlgo::SingleKernel);
+        assert!(s.is_valid(&c));
+        // K too short to split: 24 steps.
+        assert_eq!(h200(3072, 256, 1536).few_tile_swapped_split_start(), None);
+        // A wave of tiles already: not a few-tile problem.
+        assert_eq!(h200(8192, 1024, 8192).few_tile_swapped_split_start(), None);
     }
 
     #[test]

@@ -594,6 +594,7 @@ impl Space {
             .chain(full.n_fit_starts())
             .chain(full.many_wave_n_fit_start())
             .chain(full.few_tile_swapped_start())
+            .chain(full.few_tile_swapped_split_start())
             .chain(full.even_m_swapped_starts())
             .chain(full.half_n_split_starts())
             .chain(full.full_n_split_start())
@@ -622,8 +623,8 @@ impl Space {
             .chain(full.swapped_wide_wave_start())
             // Last: where the set is full it yields to the starts above (measured on fewer
             // kinds of problem).
-            .chain(full.big_tile_wave_start())
-            .chain(full.thin_rows_start())
+            .chain(full.big_tile_wave_starts())
+            .chain(full.one_warpgroup_wave_starts())
             .collect();
         // Each stream-K twin right after its start (the default's first): the strategies
         // take the starts in order, as many as their first batch holds. A start whose tiles
