@@ -251,11 +251,7 @@ impl Space {
     /// [13.1]).
     pub fn few_tile_swapped_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
-        if self.few_tile_wave_tile(None).is_none() || !self.domain(ParamId::SwapAB).contains(1) {
-            return None;
-        }
-        let cus = self.hw.compute_units.max(1) as i64;
-        let steps = p.k / self.raw_default().depth_u.max(1) as i64;
+        let (cus, steps) = self.swapped_few_tiles()?;
         let tiles = tile_count(p, 96, 64);
         let split = if tiles * 2 <= cus && steps >= 2 * MIN_STEPS_PER_SPLIT {
             2
@@ -285,6 +281,16 @@ impl Space {
         self.deepest_along_n_clusters(&prefs, clusters)
     }
 
+    /// Where the few-tile starts apply and the space swaps A and B, the compute units and the
+    /// default's K steps the swapped few-tile starts size their splits by.
+    fn swapped_few_tiles(&self) -> Option<(i64, i64)> {
+        if self.few_tile_wave_tile(None).is_none() || !self.domain(ParamId::SwapAB).contains(1) {
+            return None;
+        }
+        let steps = self.problem.k / self.raw_default().depth_u.max(1) as i64;
+        Some((self.hw.compute_units.max(1) as i64, steps))
+    }
+
     /// Where the few-tile starts apply, the swapped tile of 96 rows of M by 128 columns of N
     /// (two of the instruction's 64-row slices along N) with K split two to four ways in the
     /// kernel, the most workgroups up to one a compute unit, where they fill 85% of them and
@@ -296,11 +302,7 @@ impl Space {
     /// (64x128, whole K) and 69.6 on 96x64 whole K [59.6]; 144x128 in three 63.6.
     pub fn few_tile_swapped_split_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
-        if self.few_tile_wave_tile(None).is_none() || !self.domain(ParamId::SwapAB).contains(1) {
-            return None;
-        }
-        let cus = self.hw.compute_units.max(1) as i64;
-        let steps = p.k / self.raw_default().depth_u.max(1) as i64;
+        let (cus, steps) = self.swapped_few_tiles()?;
         let tiles = tile_count(p, 96, 128);
         let split = (2..=4)
             .filter(|&s| tiles * s <= cus && steps >= s * MIN_STEPS_PER_SPLIT)
