@@ -146,26 +146,15 @@ fn sweep_space(s: &Space, full: &Space, fixes: &[(String, String)]) -> Result<Sp
     // Three warpgroups along M (WavesM 12) would add a quarter to the sweep of N past 128
     // (184 million points for 4096x300x4096); the start that needs them measures them, and
     // `--fix WavesM=12` asks for them.
-    let three = i64::from(constraints::THREE_WARPGROUPS);
-    let waves: Vec<i64> = s
-        .domain(ParamId::WavesM)
-        .values
-        .iter()
-        .copied()
-        .filter(|&v| v != three)
-        .collect();
-    s.domain_mut(ParamId::WavesM).restrict(&waves);
+    leave_out(
+        &mut s,
+        ParamId::WavesM,
+        i64::from(constraints::THREE_WARPGROUPS),
+    );
     // K in five likewise (160 million points for 4096^3 with it): it is for 128-row tiles
     // of all of N whose count times five fills one wave, which the split start measures
     // (`Space::full_n_split_start`); `--fix GlobalSplitU=5` asks for it.
-    let splits: Vec<i64> = s
-        .domain(ParamId::GlobalSplitU)
-        .values
-        .iter()
-        .copied()
-        .filter(|&v| v != 5)
-        .collect();
-    s.domain_mut(ParamId::GlobalSplitU).restrict(&splits);
+    leave_out(&mut s, ParamId::GlobalSplitU, 5);
     for (name, values) in fixes {
         // A fix may widen a pinned parameter again: start from the full domain. Which path
         // is swept was settled by `sweep_spaces`.
@@ -177,6 +166,18 @@ fn sweep_space(s: &Space, full: &Space, fixes: &[(String, String)]) -> Result<Sp
         s.fix(name, values)?;
     }
     Ok(s)
+}
+
+/// `s` without `value` of parameter `id`: the preset leaves it out.
+fn leave_out(s: &mut Space, id: ParamId, value: i64) {
+    let kept: Vec<i64> = s
+        .domain(id)
+        .values
+        .iter()
+        .copied()
+        .filter(|&v| v != value)
+        .collect();
+    s.domain_mut(id).restrict(&kept);
 }
 
 /// Up to `max` valid configs of the sweep spaces (all of them when there are fewer).

@@ -11,8 +11,8 @@
 //! on 8960x777x1536 (7 x 35 = 245 tiles on 132 units), `_hsh_192x144_64x5_2x1_v_bz_coopB` on
 //! 2304x1576x768 f16 (132 tiles), `_320x128_64x3_1x2_h_bz_coopB` on 5120x2048x2048.
 //!
-//! Problem in, at most one config out; bench's default set and the search's first batch take
-//! it beside the others (`Space::extra_starts`).
+//! Problem in, at most one config per height out; bench's default set and the search's first
+//! batch take them beside the others (`Space::extra_starts`).
 
 use super::config::KernelConfig;
 use super::constraints;
@@ -137,19 +137,13 @@ impl Space {
     fn big_tile(&self, rows: i64, width: i64, waves: [i64; 2]) -> Option<KernelConfig> {
         let cus = self.hw.compute_units.max(1) as i64;
         let persistent = i64::from(tile_count(&self.problem, rows, width) > cus);
-        let tile = [
-            (ParamId::MacroTile0, rows),
-            (ParamId::MacroTile1, width),
-            (ParamId::WavesM, waves[0]),
-            (ParamId::WavesN, waves[1]),
-            (ParamId::SwapAB, 0),
-            (ParamId::ProducerWarp, 2),
-            (ParamId::PersistentKernel, persistent),
-            (ParamId::GlobalSplitU, 1),
-            (ParamId::GlobalSplitUAlgorithm, 1),
-            RELEASE_EARLY,
-        ];
-        Some(self.with_deepest_pipeline(&tile)?.raw_default())
+        self.producer_warpgroup_tile(
+            rows,
+            width,
+            waves,
+            0,
+            &[(ParamId::PersistentKernel, persistent), RELEASE_EARLY],
+        )
     }
 
     /// The time the waves of `rows` x `width` tiles take, in relative units: waves, each

@@ -216,19 +216,36 @@ impl Space {
     /// than 2%, none slower by more than 0.3 us; 512x640x8192 NT 23.5 -> 17.8 [15.3-15.5],
     /// 640x512x8192 NT 21.4 -> 17.6 [15.5-15.6], 896x384x8192 TT 20.6 -> 17.8 [16.9-17.2].
     fn few_tile_chunked_split(&self) -> Option<Vec<(ParamId, i64)>> {
-        let p = &self.problem;
-        let cus = self.hw.compute_units.max(1) as i64;
-        let steps = p.k / self.raw_default().depth_u.max(1) as i64;
+        let (cus, steps) = self.split_room();
         (2..=4)
             .filter(|&split| steps >= split * MIN_STEPS_PER_SPLIT)
             .find_map(|split| {
-                let (workgroups, width) = (1..=4)
-                    .map(|i| i * 64)
-                    .map(|w| (tile_count(p, 64, w) * split, -w))
-                    .filter(|&(workgroups, _)| workgroups <= cus)
-                    .max()?;
-                (workgroups * 100 >= cus * 85).then(|| one_wave_tile(64, -width, split))
+                let (workgroups, width) =
+                    self.fullest_thin_width((1..=4).map(|i| i * 64), split)?;
+                (workgroups * 100 >= cus * 85).then(|| one_wave_tile(64, width, split))
             })
+    }
+
+    /// Of 64-row tiles of `widths` with K split `split` ways, the most workgroups up to one a
+    /// compute unit and, of widths that make as many, the narrowest (the fewest idle columns):
+    /// (workgroups, width).
+    fn fullest_thin_width(
+        &self,
+        widths: impl Iterator<Item = i64>,
+        split: i64,
+    ) -> Option<(i64, i64)> {
+        let cus = self.hw.compute_units.max(1) as i64;
+        widths
+            .map(|w| (tile_count(&self.problem, 64, w) * split, -w))
+            .filter(|&(workgroups, _)| workgroups <= cus)
+            .max()
+            .map(|(workgroups, w)| (workgroups, -w))
+    }
+
+    /// The compute units and the default's K steps that the few-tile splits are sized by.
+    fn split_room(&self) -> (i64, i64) {
+        let steps = self.problem.k / self.raw_default().depth_u.max(1) as i64;
+        (self.hw.compute_units.max(1) as i64, steps)
     }
 
     /// Where the few-tile starts apply, the swapped tile of 96 rows of M by 64 columns of N
@@ -287,8 +304,7 @@ impl Space {
         if self.few_tile_wave_tile(None).is_none() || !self.domain(ParamId::SwapAB).contains(1) {
             return None;
         }
-        let steps = self.problem.k / self.raw_default().depth_u.max(1) as i64;
-        Some((self.hw.compute_units.max(1) as i64, steps))
+        Some(self.split_room())
     }
 
     /// Where the few-tile starts apply, the swapped tile of 96 rows of M by 128 columns of N
@@ -427,17 +443,9 @@ impl Space {
         {
             return None;
         }
-        // The most workgroups up to one a compute unit; of widths that make as many, the
-        // narrowest (the fewest idle columns).
         let step = self.n_step();
         let best = |split: i64| {
-            (2..=16)
-                .map(|i| i * 16)
-                .filter(|w| w % step == 0)
-                .map(|w| (tile_count(p, 64, w) * split, -w))
-                .filter(|&(workgroups, _)| workgroups <= cus)
-                .max()
-                .map(|(workgroups, w)| (workgroups, -w))
+            self.fullest_thin_width((2..=16).map(|i| i * 16).filter(|w| w % step == 0), split)
         };
         let (split, (workgroups, mt1)) = match split {
             Some(s) => (s, best(s)?),

@@ -264,8 +264,8 @@ impl Space {
 
     /// The persistent kernel on `mt0` x `mt1` tiles, warpgroups placed by `waves` (WavesM,
     /// WavesN), swapped or not, beside a producer warpgroup (ProducerWarp=2), whole tiles, with
-    /// the `extra` preferences (a cluster, a tile order), as deep as fits: what the
-    /// producer-warpgroup starts share.
+    /// the `extra` preferences (a cluster, a tile order; taken last, so they may also choose
+    /// the data-parallel kernel), as deep as fits: what the producer-warpgroup starts share.
     pub(super) fn producer_warpgroup_tile(
         &self,
         mt0: i64,
