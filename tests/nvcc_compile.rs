@@ -395,11 +395,15 @@ fn bf16_4096_cubed(beta: f64) -> GemmProblem {
 /// The staged output tile is read back in 16-byte vectors (StoreVectorWidth 4 and 8: one or two
 /// per run), never element by element, and the lane-dependent order of the two halves of an
 /// 8-wide run keeps the run in registers (an indexed array would land in local memory). With
-/// beta 1: where beta is 0 the warpgroup kernels store D through tensor maps instead (below).
+/// beta 1 and C in f32: where C has D's type, or beta is 0, the warpgroup kernels store D
+/// through tensor maps instead (below).
 #[test]
 fn the_staged_tile_is_read_back_in_16_byte_vectors() {
     let Some(nvcc) = nvcc_or_skip() else { return };
-    let p = bf16_4096_cubed(1.0);
+    let p = GemmProblem {
+        c_type: DataType::F32,
+        ..bf16_4096_cubed(1.0)
+    };
     for (name, vectors) in [
         (
             "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM16_GRVW4_SVW8_SU0",
@@ -432,33 +436,43 @@ fn the_staged_tile_is_read_back_in_16_byte_vectors() {
     }
 }
 
-/// Where beta is 0 and D's rows start on 16-byte boundaries, the data-parallel warpgroup
-/// kernel stages D in its own type and stores it through a tensor map (GT_STORE_D_TMA): no
+/// Where D's rows start on 16-byte boundaries (and C, where beta reads it, has D's type and
+/// such rows), the data-parallel warpgroup kernel stages D in its own type and stores it
+/// through a tensor map (GT_STORE_D_TMA), with beta 1 after loading C's tile through one: no
 /// staged floats read back, no local memory.
 #[test]
 fn whole_warpgroup_tiles_of_d_go_out_through_tensor_maps() {
     let Some(nvcc) = nvcc_or_skip() else { return };
-    let p = bf16_4096_cubed(0.0);
+    const LOAD: &str = "cp.async.bulk.tensor.3d.shared::cluster.global";
     for name in [
         "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM16_GRVW4_SVW8_SU0",
         "MT96x64x64_MI64x8x16_WG4x1_PGR10_PLR1_LPA0_LPB0_SW1_GSU1_WGM1_GRVW8_SVW8_SU0_PW1_SAB1",
     ] {
         let cfg = KernelConfig::parse(name).unwrap();
-        let main = ptx_for(&nvcc, &cfg, &p);
-        let main = entry(&main, name);
+        let mut loads = Vec::new();
+        for beta in [0.0, 1.0] {
+            let main = ptx_for(&nvcc, &cfg, &bf16_4096_cubed(beta));
+            let main = entry(&main, name);
+            assert!(
+                main.contains("cp.async.bulk.tensor.3d.global.shared::cta"),
+                "{name} with beta {beta} does not store through a tensor map"
+            );
+            assert!(
+                main.contains("stmatrix"),
+                "{name} with beta {beta} stages D without matrix stores"
+            );
+            assert!(
+                !main.contains("ld.shared.v4.f32"),
+                "{name} with beta {beta} still reads an f32 staging tile back"
+            );
+            assert!(!main.contains(".local"), "{name} uses local memory");
+            loads.push(main.matches(LOAD).count());
+        }
+        // The operands' loads, and with beta 1 C's besides them.
         assert!(
-            main.contains("cp.async.bulk.tensor.3d.global.shared::cta"),
-            "{name} does not store through a tensor map"
+            loads[1] > loads[0],
+            "{name}: no load of C's tile ({loads:?})"
         );
-        assert!(
-            main.contains("stmatrix"),
-            "{name} stages D without matrix stores"
-        );
-        assert!(
-            !main.contains("ld.shared.v4.f32"),
-            "{name} still reads an f32 staging tile back"
-        );
-        assert!(!main.contains(".local"), "{name} uses local memory");
     }
 }
 

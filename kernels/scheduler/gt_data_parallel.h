@@ -5,7 +5,8 @@
 // the reduction kernel (GSU<n>R / GSU<n>A), or is summed in this kernel by the split of the
 // tile that finishes last (GSU<n>K, epilogue/gt_fixup.h). A whole warpgroup tile whose D the
 // tensor maps can write (GtCfg::STORE_D_TMA) goes out through `TmaEpilogue` instead: staged in
-// D's type by matrix stores, stored by one thread (epilogue/gt_epilogue_tma.h).
+// D's type by matrix stores (blended with C's tile, loaded in place through a tensor map of C,
+// where beta reads it), stored by one thread (epilogue/gt_epilogue_tma.h).
 #pragma once
 
 template <class Cfg, class Mainloop, class Epilogue, class TmaEpilogue> struct GtDataParallel {
@@ -36,6 +37,9 @@ template <class Cfg, class Mainloop, class Epilogue, class TmaEpilogue> struct G
         const int kt_count = (ktiles - kt_begin) < per_split ? (ktiles - kt_begin > 0 ? ktiles - kt_begin : 0)
                                                               : per_split;
         const int kt_start = (Cfg::SU > 0 && kt_count > 0) ? int((gt_i64)group * Cfg::SU % kt_count) : 0;
+        // The barriers C arrives on (where beta reads it through a tensor map); the main loop's
+        // first barrier orders their initialisation before any wait.
+        if constexpr (Cfg::STORE_D_TMA) TmaEpilogue::init(tid);
 #pragma unroll
         for (int i = 0; i < Mainloop::ACC; ++i) acc[i] = 0.0f;
         const GtKRange<DU> kr{kt_begin, kt_count, kt_start};
@@ -46,6 +50,11 @@ template <class Cfg, class Mainloop, class Epilogue, class TmaEpilogue> struct G
                 // The ring is free (the main loop ended on a barrier) and becomes the staging
                 // area.
                 if (tid < Cfg::THREADS) {
+                    // Where beta reads C, each leader loads its boxes of C's tile into the
+                    // staging area (in place: the ring holds no operand any more).
+                    if constexpr (TmaEpilogue::READS_C) {
+                        if (TmaEpilogue::leader(tid)) TmaEpilogue::issue_c(args, smem, tm * MT0, tn * MT1, batch, tid, 0);
+                    }
                     TmaEpilogue::write(args, smem, acc, pos, tm * MT0, tn * MT1, batch, tid, 0);
                     TmaEpilogue::drain_reads(tid);
                 }

@@ -155,6 +155,10 @@ fn sweep_space(s: &Space, full: &Space, fixes: &[(String, String)]) -> Result<Sp
     // of all of N whose count times five fills one wave, which the split start measures
     // (`Space::full_n_split_start`); `--fix GlobalSplitU=5` asks for it.
     leave_out(&mut s, ParamId::GlobalSplitU, 5);
+    // 320-row tiles likewise: they are for a producer warpgroup's two warpgroups side by side,
+    // which the large-tile start measures (`Space::big_tile_wave_starts`); `--fix
+    // MacroTile0=320` asks for them.
+    leave_out(&mut s, ParamId::MacroTile0, 320);
     for (name, values) in fixes {
         // A fix may widen a pinned parameter again: start from the full domain. Which path
         // is swept was settled by `sweep_spaces`.

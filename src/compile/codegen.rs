@@ -400,6 +400,7 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
     };
     let epilogue =
         (cfg.gsu > 1 && !cfg.sums_splits_in_kernel()).then(|| split_k_epilogue_plan(cfg, p));
+    let by_map = crate::space::constraints::stores_d_by_tensor_map(cfg, p);
     LaunchPlan {
         symbol: cfg.name(),
         grid: [(tiles_m * tiles_n) as u32, cfg.gsu, p.batch as u32],
@@ -414,10 +415,10 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
             0
         },
         tma,
-        // Whole tiles stored as the persistent kernel stores them, where D allows it.
-        tma_d: crate::space::constraints::stores_d_by_tensor_map(cfg, p)
-            .then(|| output_box(cfg, p)),
-        tma_c: None,
+        // Whole tiles stored as the persistent kernel stores them, where D allows it, C (where
+        // beta reads it) loaded into them in the same boxes.
+        tma_d: by_map.then(|| output_box(cfg, p)),
+        tma_c: (by_map && p.beta != 0.0).then(|| output_box(cfg, p)),
         persistent: false,
         epilogue,
         packs: Vec::new(),
@@ -1492,7 +1493,8 @@ mod tests {
         // 216 persistent stream-K blocks, the others unchanged (checked here); and again when
         // the data-parallel warpgroup kernels stored D through tensor maps where D allows it:
         // a `GT_STORE_D_TMA` line in those blocks, every block otherwise unchanged (checked
-        // here, the line left out).
+        // here, the line left out); and again when they took beta, C through a tensor map: 768
+        // more blocks with that line (the beta problems'), none otherwise changed.
         let persistent_stream_k = |c: &KernelConfig| c.pk > 0 && c.gsu_algo == GsuAlgo::StreamK;
         let mut before = Sha256::new();
         for (c, p, t) in blocks.iter().filter(|b| !persistent_stream_k(&b.0)) {
@@ -1509,7 +1511,7 @@ mod tests {
                 .filter(|(c, p, _)| crate::space::constraints::stores_d_by_tensor_map(c, p))
                 .count()
         );
-        assert_eq!(tma_stores, 960);
+        assert_eq!(tma_stores, 1728);
         assert_eq!(
             format!("{:x}", before.finalize()),
             "e1a2cc17ee7e249da1e9a14e5347460b5a1ed6c3696dea03fc74505720c98de6"
@@ -1524,7 +1526,7 @@ mod tests {
         assert_eq!(count(&persistent_stream_k), 216);
         assert_eq!(
             format!("{:x}", h.finalize()),
-            "4d90e49b3355479b5a660709e34dce6296f129e6612da4cf547c2dcfbb47d432"
+            "79fba84a9164be2e2f0f0857eee18963e69bc3d8b91a4dbf8e41827aff374256"
         );
     }
 }

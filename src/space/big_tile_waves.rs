@@ -1,6 +1,6 @@
 //! A start for problems of one to a few waves whose 128-row tiles fill their waves poorly:
-//! 256- or 192-row tiles beside a producer warpgroup (ProducerWarp=2, which hands its
-//! registers to two consumer warpgroups of 128 or 192 x up to 160 accumulators each), on the
+//! 256-, 192- or 320-row tiles beside a producer warpgroup (ProducerWarp=2, which hands its
+//! registers to two consumer warpgroups of 128, 192 or 320 rows each), on the
 //! persistent kernel (data-parallel where the tiles make one wave), of the width whose tile
 //! count fills its waves best. A larger tile gives
 //! M and N coarser steps of their own, so between the 128- and the 192- and 256-row tiles one
@@ -9,7 +9,9 @@
 //!
 //! cuBLASLt runs such tiles there (`ncu`, H200): `nvjet_sm90_tst_256x112_64x4_2x1_v_bz_coopA`
 //! on 8960x777x1536 (7 x 35 = 245 tiles on 132 units), `_hsh_192x144_64x5_2x1_v_bz_coopB` on
-//! 2304x1576x768 f16 (132 tiles), `_320x128_64x3_1x2_h_bz_coopB` on 5120x2048x2048.
+//! 2304x1576x768 f16 (132 tiles), `_320x128_64x3_1x2_h_bz_coopB` on 5120x2048x2048,
+//! `_hsh_320x128_64x3_1x2_h_bz_coopB` on 5120x1024x5120 NN f16 and
+//! `_qqtst_320x128_128x3_1x2_h_bz_coopB` on 20480x256x7168 e4m3 (128 tiles each).
 //!
 //! Problem in, at most one config per height out; bench's default set and the search's first
 //! batch take them beside the others (`Space::extra_starts`).
@@ -20,9 +22,9 @@ use super::param::ParamId;
 use super::tuning_space::{tile_count, Space};
 
 /// The large tiles' rows, each with how its two consumer warpgroups share the tile (WavesM,
-/// WavesN): one above the other at 256 rows (128 each), side by side at 192 (192 rows each, half
-/// the columns).
-const LARGE_TILES: [(i64, [i64; 2]); 2] = [(256, [8, 1]), (192, [4, 2])];
+/// WavesN): one above the other at 256 rows (128 each), side by side at 192 and 320 (all the
+/// rows each, half the columns).
+const LARGE_TILES: [(i64, [i64; 2]); 3] = [(256, [8, 1]), (192, [4, 2]), (320, [4, 2])];
 
 /// The widths the tiles try: narrower, a 256-row tile reads too much of A per multiply (it
 /// lost to 128-row tiles of the same count).
@@ -71,6 +73,12 @@ impl Space {
     /// ties, so did the times (4096^3); on 5120x2048x2048, estimated 8% faster, 256x160 ran
     /// 61.9 against 61.6 on 128x160 [59.3]. Tiles whose waves are not full lost: 14336x700x4096
     /// NN on 256x144 (three waves of 280 tiles) 149.6 against 123.4 on 128x240.
+    ///
+    /// 320-row tiles (two warpgroups of 320 x half the columns, cuBLASLt's 320x128), bench's
+    /// default set before and after, one call: 5120x1024x5120 NN f16 76.5 -> 73.2 us [72.7],
+    /// 20480x256x7168 e4m3 59.9 -> 55.7 [56.5], 10240x1024x4096 116.9 -> 112.1 [111.3],
+    /// 10240x512x4096 60.1 -> 58.1 [57.6]; 20 other GEMMs whose sets they joined kept their
+    /// winner (times within 1.2%).
     pub fn big_tile_wave_starts(&self) -> Vec<KernelConfig> {
         let p = &self.problem;
         let start = self.raw_default();
@@ -222,6 +230,31 @@ mod tests {
         let c = start(&e4m3).unwrap();
         assert_eq!((c.mt0, c.mt1, c.depth_u, c.plr), (256, 144, 128, 0));
         assert!(h200(&e4m3).is_valid(&c));
+    }
+
+    #[test]
+    fn one_wave_of_320_row_tiles_where_they_fill_it() {
+        // 5120/320 x 1024/128 and 20480/320 x 256/128 make 128 tiles, one wave: the 320x128
+        // tile (two warpgroups of 320 x 64 side by side) first, data-parallel.
+        let mut nn = GemmProblem::with_layout(5120, 1024, 5120, Trans::N, Trans::N);
+        (nn.a_type, nn.b_type, nn.c_type, nn.d_type) =
+            (DataType::F16, DataType::F16, DataType::F16, DataType::F16);
+        let mut e4m3 = GemmProblem::new(20480, 256, 7168);
+        e4m3.a_type = DataType::F8;
+        e4m3.b_type = DataType::F8;
+        for p in [nn, e4m3, GemmProblem::new(10240, 512, 4096)] {
+            let c = start(&p).unwrap_or_else(|| panic!("{}", p.label()));
+            assert_eq!(
+                (c.mt0, c.mt1, c.wg, c.pw, c.pk, c.plr),
+                (320, 128, [4, 2], 2, 0, 0),
+                "{}",
+                p.label()
+            );
+            assert!(h200(&p).is_valid(&c));
+        }
+        // Past one wave the persistent kernel: 10240x1024x4096 makes 256 of them.
+        let c = start(&GemmProblem::new(10240, 1024, 4096)).unwrap();
+        assert_eq!((c.mt0, c.mt1, c.pk), (320, 128, 1));
     }
 
     #[test]

@@ -117,9 +117,12 @@ impl Space {
             !shapes.is_empty() && (!problem.k_contiguous(true) || !problem.k_contiguous(false));
         let mut n_tile_values: Vec<i64> = gemv_columns.iter().copied().chain(wide_tiles).collect();
         n_tile_values.dedup();
+        // Past 256 rows on the warpgroup path: 320 (two warpgroups side by side beside a
+        // producer warpgroup, Space::big_tile_wave_starts) and 384 (two stacked,
+        // Space::tall_rows_start).
         let mut m_tile_values = tile_values.clone();
         if wgmma && problem.m > 256 {
-            m_tile_values.push(384);
+            m_tile_values.extend([320, 384]);
         }
         let domains = vec![
             Domain::choice(ParamId::MacroTile0, m_tile_values, 128),

@@ -64,9 +64,11 @@ pub(super) fn output_types(p: &GemmProblem) -> Result<(), Violation> {
 /// consumers stage alpha * accumulators in D's type with matrix stores, and one thread hands
 /// the tile to the tensor memory accelerator (kernels/epilogue/gt_epilogue_tma.h), in place
 /// of the f32 staging tile that every thread reads back and writes out in vectors. Not a
-/// parameter: wherever D allows it, one whole tile per workgroup (no split-K, no stream-K), no
-/// C to read, and the staging area, every column group in a part of its own, fits in the LDS
-/// the kernel has anyway (the operand ring or the f32 tile, after the main loop).
+/// parameter: wherever D allows it, one whole tile per workgroup (no split-K, no stream-K), and
+/// the staging area, every column group in a part of its own, fits in the LDS the kernel has
+/// anyway (the operand ring or the f32 tile, after the main loop). Where beta reads C, C must
+/// allow it too ([`c_fits_output_tile`]): once the main loop is done, C's tile comes into the
+/// staging area through a tensor map of C and each consumer blends it where it stages D.
 ///
 /// D allows it where the persistent kernel's rule (`persistent`) does and the matrix stores
 /// apply: a 16-bit D whose rows and batches start on 16-byte boundaries, MacroTile0 in whole
@@ -85,7 +87,7 @@ pub fn stores_d_by_tensor_map(c: &KernelConfig, p: &GemmProblem) -> bool {
         && c.gv == 0
         && c.gsu == 1
         && c.gsu_algo != crate::space::GsuAlgo::StreamK
-        && p.beta == 0.0
+        && super::lds_layout::c_fits_output_tile(p)
         && p.d_type.bytes() == 2
         && (c.sab == 0 || super::persistent_store_columns(c, p).is_multiple_of(16))
         && c.mt0 as i64 % unit == 0
@@ -99,6 +101,7 @@ pub fn stores_d_by_tensor_map(c: &KernelConfig, p: &GemmProblem) -> bool {
 mod tests {
     use super::stores_d_by_tensor_map;
     use crate::problem::{DataType, GemmProblem};
+    use crate::space::constraints::lds_layout::c_fits_output_tile;
     use crate::space::KernelConfig;
 
     fn cfg(name: &str) -> KernelConfig {
@@ -116,9 +119,18 @@ mod tests {
         let mut odd = GemmProblem::new(2881, 256, 2880);
         odd.ldd = 2881;
         assert!(!stores_d_by_tensor_map(&swapped, &odd));
+        // C to read: through a tensor map of C where C has D's type and aligned rows.
         let mut beta = p.clone();
         beta.beta = 1.0;
-        assert!(!stores_d_by_tensor_map(&swapped, &beta));
+        assert!(c_fits_output_tile(&beta));
+        assert!(stores_d_by_tensor_map(&swapped, &beta));
+        let mut odd_c = beta.clone();
+        odd_c.ldc = 2881;
+        assert!(!c_fits_output_tile(&odd_c));
+        assert!(!stores_d_by_tensor_map(&swapped, &odd_c));
+        let mut f32_c = beta.clone();
+        f32_c.c_type = DataType::F32;
+        assert!(!stores_d_by_tensor_map(&swapped, &f32_c));
         // An f32 D keeps its vector stores.
         let mut f32_d = p.clone();
         (f32_d.c_type, f32_d.d_type) = (DataType::F32, DataType::F32);

@@ -206,7 +206,16 @@ const MAX_C_STAGES: u32 = 2;
 /// The driver refuses a launch whose dynamic and static bytes together pass the limit (an
 /// H100 refused a stream-K kernel of exactly 232448 dynamic bytes).
 pub(super) fn static_lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
-    let c_barriers = if c.pk > 0 && p.beta != 0.0 && is_wgmma(c) {
+    // The data-parallel kernel's C, through a tensor map, arrives on the in-place barriers:
+    // counted wherever its tile and C may take that path (epilogue::stores_d_by_tensor_map,
+    // which asks more of the tile).
+    let c_through_map = c.pk > 0
+        || (c.gv == 0
+            && c.gsu == 1
+            && c.gsu_algo != GsuAlgo::StreamK
+            && p.d_type.bytes() == 2
+            && c_fits_output_tile(p));
+    let c_barriers = if c_through_map && p.beta != 0.0 && is_wgmma(c) {
         persistent_c_barrier_bytes(persistent_c_stages(c, p))
     } else {
         0
@@ -245,6 +254,19 @@ fn persistent_c_barrier_bytes(stages: u32) -> u64 {
     } else {
         32 * stages as u64
     }
+}
+
+/// Whether C, where beta reads it, can come into a tile laid out as D's through a tensor map:
+/// C of D's type, its rows and batches on 16-byte boundaries (the persistent kernel's rule,
+/// `persistent`). Measured on an H200 (kernel against kernel, one call each): the
+/// data-parallel 128x256 tile on 4096x1024x4096 with beta 1 ran 55.4-56.3 us reading C in the
+/// f32 staging tile's vector stores, 49.3 with C through a tensor map, against 46.6 with beta
+/// 0; asking L2 for C's tile before the main loop instead ran 57.5, loading C a few runs
+/// ahead in the vector stores 56.2.
+pub fn c_fits_output_tile(p: &GemmProblem) -> bool {
+    let unit = 16 / p.d_type.bytes().max(1) as i64;
+    p.beta == 0.0
+        || (p.c_type == p.d_type && p.ldc % unit == 0 && (p.batch <= 1 || p.stride_c % unit == 0))
 }
 
 /// `lds-layout`: LdsSwizzle=1 replaces padding.
