@@ -3,7 +3,7 @@
 //! registers to two consumer warpgroups of 128, 192 or 320 rows each), on the
 //! persistent kernel (data-parallel where the tiles make one wave), of the width whose tile
 //! count fills its waves best. A larger tile gives
-//! M and N coarser steps of their own, so between the 128- and the 192- and 256-row tiles one
+//! M and N coarser steps of their own, so between the 128-row tiles and the larger ones one
 //! usually fills the waves and the tile edges better than the other; and each of its tiles
 //! reads fewer operand bytes per multiply.
 //!
@@ -56,8 +56,8 @@ const RELEASE_EARLY: (ParamId, i64) = (ParamId::PrefetchLocalRead, 0);
 const MIN_GAIN_PERCENT: i64 = 2;
 
 impl Space {
-    /// 256-row tiles (two warpgroups of 128 rows) and 192-row tiles (two of 192 rows side by
-    /// side) beside a producer warpgroup ([`Space::big_tile`]: persistent past one wave): of
+    /// 256-row tiles (two warpgroups of 128 rows) and 192- and 320-row tiles (two of all the
+    /// rows side by side) beside a producer warpgroup ([`Space::big_tile`]: persistent past one wave): of
     /// each height the width whose waves take the least time by [`Space::waves_estimate`],
     /// where that beats the best 128-row tile (64 to 256 columns) by 2%, the better estimate
     /// first. Which height wins is measured: the estimate put 256x104 a little ahead on

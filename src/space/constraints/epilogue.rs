@@ -82,13 +82,7 @@ pub(super) fn output_types(p: &GemmProblem) -> Result<(), Violation> {
 pub fn stores_d_by_tensor_map(c: &KernelConfig, p: &GemmProblem) -> bool {
     use super::lds_layout::{lds_bytes, persistent_group_bytes, persistent_passes};
     let unit = 16 / p.d_type.bytes().max(1) as i64;
-    super::is_wgmma(c)
-        && c.pk == 0
-        && c.gv == 0
-        && c.gsu == 1
-        && c.gsu_algo != crate::space::GsuAlgo::StreamK
-        && super::lds_layout::c_fits_output_tile(p)
-        && p.d_type.bytes() == 2
+    super::lds_layout::whole_tile_output_by_map(c, p)
         && (c.sab == 0 || super::persistent_store_columns(c, p).is_multiple_of(16))
         && c.mt0 as i64 % unit == 0
         && super::scheduler::d_fits_output_boxes(c, p)

@@ -207,14 +207,9 @@ const MAX_C_STAGES: u32 = 2;
 /// H100 refused a stream-K kernel of exactly 232448 dynamic bytes).
 pub(super) fn static_lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     // The data-parallel kernel's C, through a tensor map, arrives on the in-place barriers:
-    // counted wherever its tile and C may take that path (epilogue::stores_d_by_tensor_map,
-    // which asks more of the tile).
-    let c_through_map = c.pk > 0
-        || (c.gv == 0
-            && c.gsu == 1
-            && c.gsu_algo != GsuAlgo::StreamK
-            && p.d_type.bytes() == 2
-            && c_fits_output_tile(p));
+    // counted wherever its kernel and C may take that path (epilogue::stores_d_by_tensor_map
+    // asks more of the tile).
+    let c_through_map = c.pk > 0 || whole_tile_output_by_map(c, p);
     let c_barriers = if c_through_map && p.beta != 0.0 && is_wgmma(c) {
         persistent_c_barrier_bytes(persistent_c_stages(c, p))
     } else {
@@ -254,6 +249,20 @@ fn persistent_c_barrier_bytes(stages: u32) -> u64 {
     } else {
         32 * stages as u64
     }
+}
+
+/// What the data-parallel kernel's tensor-map output (epilogue::stores_d_by_tensor_map) asks
+/// of the kernel and the problem before its tile: the warpgroup path, one whole tile per
+/// workgroup (not persistent, no GEMV, no split-K, no stream-K), a 16-bit D, and C (where beta
+/// reads it) readable into D's tile ([`c_fits_output_tile`]).
+pub fn whole_tile_output_by_map(c: &KernelConfig, p: &GemmProblem) -> bool {
+    is_wgmma(c)
+        && c.pk == 0
+        && c.gv == 0
+        && c.gsu == 1
+        && c.gsu_algo != GsuAlgo::StreamK
+        && c_fits_output_tile(p)
+        && p.d_type.bytes() == 2
 }
 
 /// Whether C, where beta reads it, can come into a tile laid out as D's through a tensor map:
