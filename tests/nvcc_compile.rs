@@ -1043,6 +1043,57 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
     }
 }
 
+/// Where every operand's rows start off the 16-byte grid (1001x1003x2047 f32, packed), the
+/// FMA default on Hopper copies both first, K-contiguous ones M- or N-major (mode 3) and M- or
+/// N-contiguous ones as they lie onto aligned rows (mode 4, kernels/loader/gt_pack_kernel.h),
+/// reads the copies in 16-byte vectors and stores D in 4-byte ones; with its packing kernels
+/// it compiles for sm_90a without spills in every layout.
+#[test]
+fn fma_off_grid_operands_compile_with_their_aligned_copies() {
+    let Some(nvcc) = nvcc_or_skip() else { return };
+    let hw = HwSpec::by_name("H200").unwrap();
+    let target = Target::arch(Vendor::Nvidia, "sm_90a");
+    let mut failures = Vec::new();
+    for layout in ["TN", "NN", "NT", "TT"] {
+        let p = problem(
+            1001,
+            1003,
+            2047,
+            layout,
+            DataType::F32,
+            DataType::F32,
+            0.0,
+            1,
+        );
+        let c = Space::for_problem(&p, &hw).default_config().unwrap();
+        assert_eq!((c.pm, c.grvw, c.svw), (3, 4, 1), "{layout}: {}", c.name());
+        let text = gemmtune::compile::codegen::generate(&c, &p, &target).text;
+        for (name, k_contiguous) in [("A", p.k_contiguous(true)), ("B", p.k_contiguous(false))] {
+            let mode = if k_contiguous { 3 } else { 4 };
+            let line = format!("#define GT_PACK_{name} {mode}");
+            assert!(text.contains(&line), "{layout}: no `{line}`");
+        }
+        let ptx = ptx_for(&nvcc, &c, &p);
+        assert!(
+            ptx.contains("_pack_a") && ptx.contains("_pack_b"),
+            "{layout}"
+        );
+        match pool::compile_batch(&nvcc, &[c], &p, &target, None, 0)
+            .pop()
+            .unwrap()
+        {
+            Ok(k) if k.resources.spill_bytes.unwrap_or(0) > 0 => failures.push(format!(
+                "{layout} {}: {:?} spill bytes",
+                c.name(),
+                k.resources.spill_bytes
+            )),
+            Ok(_) => {}
+            Err(e) => failures.push(format!("{layout} {}: {e}", c.name())),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// The FMA path's default on Hopper (a 256x128 tile of eight waves with the cross-stage
 /// prefetch; at 4096^3 with the kernels that copy K-contiguous operands M- or N-major first)
 /// and its branch-free interior loop (an operand copied straight into LDS) compile for sm_90a

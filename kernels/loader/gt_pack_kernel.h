@@ -1,7 +1,9 @@
 // loader/gt_pack_kernel.h: the body of an operand-packing kernel (<name>_pack_a / _pack_b), run
 // before the main kernel. On the FMA path (PackMNMajor) it copies a K-contiguous operand M- or
 // N-major, the orientation of the FMA mainloop's LDS tiles, so the main kernel copies it into
-// LDS as it lies instead of through registers (gt_pack_to_mn_major below). On the warpgroup
+// LDS as it lies instead of through registers (gt_pack_to_mn_major below), and an M- or
+// N-major one whose rows start off the 16-byte grid onto aligned rows (gt_realign_mn_major),
+// so the main kernel copies it in whole 16-byte vectors. On the warpgroup
 // path it serves a GEMM whose operand the tensor memory accelerator cannot read where it is,
 // or reads slowly: a leading dimension or batch stride that is not a
 // multiple of 16 bytes (N = 109 rows of B in an NT GEMM), an M- or N-major operand whose tile
@@ -106,11 +108,33 @@ GT_DEVICE void gt_pack_to_mn_major(const T* src, gt_i64 ld, gt_i64 stride, gt_i6
                       gt_i64(blockIdx.y) * GT_PACK_TILE, dst + b * k * rp, rp);
 }
 
+// Copies `rows` x K stored M- or N-major (element (r, k) at src[k * ld + r]) whose rows or
+// batches start off the 16-byte grid into dst[k * rp + r], the same layout on aligned rows
+// (PackMNMajor on such an operand, so the FMA main loop copies it in 16-byte vectors): the grid
+// of gt_pack_to_mn_major, each thread moving one element of eight K rows, the lanes along the
+// contiguous rows on both sides.
+template <class T>
+GT_DEVICE void gt_realign_mn_major(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst) {
+    const gt_i64 b = blockIdx.z, rp = gt_packed_mn_ld<T>(rows);
+    const gt_i64 r = gt_i64(blockIdx.x) * GT_PACK_TILE + threadIdx.x;
+    if (r >= rows) return;
+    src += b * stride;
+    dst += b * k * rp;
+#pragma unroll
+    for (int s = 0; s < GT_PACK_TILE; s += GT_PACK_ROWS) {
+        const gt_i64 kk = gt_i64(blockIdx.y) * GT_PACK_TILE + threadIdx.y + s;
+        if (kk < k) dst[kk * rp + r] = src[kk * ld + r];
+    }
+}
+
 // Packs `rows` x K (rows = M for A, N for B): MODE 1 stored K-major, copied K-major; 2 stored
-// M- or N-major, copied K-major; 3 stored K-major, copied M- or N-major.
+// M- or N-major, copied K-major; 3 stored K-major, copied M- or N-major; 4 stored M- or
+// N-major off the 16-byte grid, copied as it lies onto aligned rows.
 template <class T, int MODE>
 GT_DEVICE void gt_pack_operand(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst) {
-    if constexpr (MODE == 3) {
+    if constexpr (MODE == 4) {
+        gt_realign_mn_major(src, ld, stride, rows, k, dst);
+    } else if constexpr (MODE == 3) {
         gt_pack_to_mn_major(src, ld, stride, rows, k, dst);
     } else if constexpr (MODE == 2) {
         gt_pack_mn_major(src, ld, stride, rows, k, dst);

@@ -787,7 +787,8 @@ fn epilogue_defines(s: &PartSpec, b: &mut DefineBlock) {
 /// The packing kernels run before the main one (kernels/loader/gt_pack_kernel.h): each reads
 /// its operand as stored and writes the copy the main kernel reads: 1 = stored K-major,
 /// copied K-major; 2 = stored M- or N-major, copied K-major (both the warpgroup path's); 3 =
-/// stored K-major, copied M- or N-major (the FMA path's PackMNMajor).
+/// stored K-major, copied M- or N-major; 4 = stored M- or N-major off the 16-byte grid,
+/// copied as it lies onto aligned rows (both the FMA path's PackMNMajor).
 fn pack_defines(s: &PartSpec, b: &mut DefineBlock) {
     let (c, stored) = (&s.cfg, s.stored);
     let [k_a, k_b] = packed_operands(c, stored);
@@ -795,7 +796,8 @@ fn pack_defines(s: &PartSpec, b: &mut DefineBlock) {
     let mode = |k_major: bool, mn_major: bool, k_contiguous: bool| match (k_major, mn_major) {
         (true, _) if k_contiguous => Some(1),
         (true, _) => Some(2),
-        (false, true) => Some(3),
+        (false, true) if k_contiguous => Some(3),
+        (false, true) => Some(4),
         (false, false) => None,
     };
     if let Some(m) = mode(k_a, mn_a, stored.k_contiguous(true)) {

@@ -142,16 +142,31 @@ impl Space {
     /// 256x152 (120 tiles) data-parallel with four stages 38.4 us, on the persistent 256x160
     /// (whose 152 columns split into no column groups beside three stages) 39.6 [37.3];
     /// 2304x1576x768 f16 on 192x144 13.8 against 14.0 [13.1].
+    ///
+    /// With beta, where the persistent kernel has no room for C's tile beside three stages
+    /// (320x128: C's 80 KiB), the data-parallel kernel, which brings C into its operand ring
+    /// once the main loop is done. H200, kernel against kernel, one call: 1600x6400x4096
+    /// beta 1 on 320x128 data-parallel 121.1 us in TN and NT, against 122.2 and 139.4 for the
+    /// best 128-row tile [112.2, 112.5]; with beta 0 the persistent 320x128 ran 109-110 [108.6].
     fn big_tile(&self, rows: i64, width: i64, waves: [i64; 2]) -> Option<KernelConfig> {
         let cus = self.hw.compute_units.max(1) as i64;
         let persistent = i64::from(tile_count(&self.problem, rows, width) > cus);
-        self.producer_warpgroup_tile(
-            rows,
-            width,
-            waves,
-            0,
-            &[(ParamId::PersistentKernel, persistent), RELEASE_EARLY],
-        )
+        let tile = |persistent: i64| {
+            self.producer_warpgroup_tile(
+                rows,
+                width,
+                waves,
+                0,
+                &[(ParamId::PersistentKernel, persistent), RELEASE_EARLY],
+            )
+        };
+        tile(persistent).or_else(|| {
+            if persistent == 1 && self.problem.beta != 0.0 {
+                tile(0)
+            } else {
+                None
+            }
+        })
     }
 
     /// The time the waves of `rows` x `width` tiles take, in relative units: waves, each
@@ -175,6 +190,28 @@ mod tests {
 
     fn start(p: &GemmProblem) -> Option<KernelConfig> {
         h200(p).big_tile_wave_starts().first().copied()
+    }
+
+    #[test]
+    fn with_beta_tiles_the_persistent_kernel_has_no_room_for_run_data_parallel() {
+        let beta = GemmProblem {
+            beta: 1.0,
+            ..GemmProblem::new(1600, 6400, 4096)
+        };
+        let starts = h200(&beta).big_tile_wave_starts();
+        let tall = starts
+            .iter()
+            .find(|c| c.mt0 == 320)
+            .expect("a 320-row start with beta");
+        h200(&beta).check(tall).unwrap();
+        assert_eq!((tall.mt1, tall.pk, tall.pw), (128, 0, 2));
+        // Beta 0: the same tile persistent.
+        let plain = h200(&GemmProblem::new(1600, 6400, 4096)).big_tile_wave_starts();
+        let tall = plain
+            .iter()
+            .find(|c| c.mt0 == 320)
+            .expect("a 320-row start");
+        assert_eq!((tall.mt1, tall.pk), (128, 1));
     }
 
     #[test]

@@ -12,6 +12,7 @@
 use super::tuning_space::tile_count;
 use super::{constraints, KernelConfig, ParamId, Space};
 use crate::hw::Vendor;
+use crate::problem::GemmProblem;
 
 /// The NVIDIA default's tiles, each eight waves of 64x64, 64x48, 96x32 or 64x32 outputs. The
 /// rates are fitted to kernel-against-kernel times on an H200 (same calls, each tile on the
@@ -116,6 +117,11 @@ impl Space {
             (ParamId::LdsSwizzle, 0),
             (ParamId::LdsPadA, 4),
             (ParamId::LdsPadB, 4),
+            // 8 bytes, narrower where D's rows (or C's) start off that grid.
+            (
+                ParamId::StoreVectorWidth,
+                self.widest_store((8 / self.problem.d_type.bytes() as i64).max(1)),
+            ),
         ];
         let nvidia = self.hw.vendor == Vendor::Nvidia;
         // On NVIDIA, where the GEMV path applies (N or M up to 8), its first start, unless A
@@ -136,13 +142,19 @@ impl Space {
             *self = self.preferring(all.iter());
             return;
         }
+        // Where an operand's rows start off the 16-byte grid, every candidate copies the
+        // operands that makes aligned (where it can) and reads as wide as the rows then allow.
+        let align = self.fma_alignment_packs();
+        let reads = |packs: i64| (ParamId::GlobalReadVectorWidth, self.fma_read_width(packs));
         let narrow = [
             (ParamId::WavesM, 1),
             (ParamId::WavesN, 4),
             (ParamId::DepthU, if nvidia { 16 } else { 8 }),
             (ParamId::PrefetchGlobalRead, 3),
+            (ParamId::PackMnMajor, align),
+            reads(align),
         ];
-        let wide: Vec<[(ParamId, i64); 7]> = if self.fma_waves_apply() {
+        let wide: Vec<[(ParamId, i64); 8]> = if self.fma_waves_apply() {
             let packs = self.fma_default_packs();
             self.fma_wave_tiles()
                 .into_iter()
@@ -157,6 +169,8 @@ impl Space {
                 (ParamId::WavesN, 4),
                 (ParamId::DepthU, 16),
                 (ParamId::GlobalSplitU, 1),
+                (ParamId::PackMnMajor, align),
+                reads(align),
             ];
             if shared {
                 prefs.extend([
@@ -279,17 +293,61 @@ impl Space {
     }
 
     /// PackMNMajor of the default: every operand it can copy where the copies are cheap enough
-    /// ([`PACK_DEFAULT_SHARE`]), else none.
+    /// ([`PACK_DEFAULT_SHARE`]), else those whose copies align its reads
+    /// ([`Space::fma_alignment_packs`]).
     fn fma_default_packs(&self) -> i64 {
         match self.fma_pack_share() {
             Some((bits, share)) if share <= PACK_DEFAULT_SHARE => bits,
-            _ => 0,
+            _ => self.fma_alignment_packs(),
         }
     }
 
+    /// The problem the FMA main loop reads with the operands of `packs` (PackMNMajor) copied
+    /// M- or N-major first.
+    fn fma_packed_problem(&self, packs: i64) -> GemmProblem {
+        constraints::mn_packed_with(u32::try_from(packs).unwrap_or(0), &self.problem)
+    }
+
+    /// The widest read vector (GlobalReadVectorWidth, at most 16 bytes) that keeps every read
+    /// aligned with the operands of `packs` copied first (their copies' rows are aligned).
+    fn fma_read_width(&self, packs: i64) -> i64 {
+        let p = self.fma_packed_problem(packs);
+        let mut v = (16 / p.a_type.bytes() as i64).max(1);
+        while v > 1 && !constraints::reads_aligned(&p, v) {
+            v /= 2;
+        }
+        v
+    }
+
+    /// Where an operand's rows (or batches) start off the 16-byte grid (K = 2047 in f32 TN,
+    /// M = 4095 in NT), the fewest operands whose copies (PackMNMajor: K-contiguous ones
+    /// copied M- or N-major, the others as they lie, each onto aligned rows) let every read be
+    /// a whole 16-byte vector; 0 where the reads are aligned already (or off NVIDIA, where
+    /// nothing is copied and the default reads in narrower vectors). Without it the f32
+    /// default took neither and no candidate tile was valid. H200, kernel against kernel, same call (cuBLASLt in brackets):
+    /// 1000x513x2047 TN on 128x128 stream-K, both copied 95.3 us, read in place in 4-byte
+    /// vectors 101.9 [76.6], against 263.7 for the best of the default set before; 3000x2000x1001
+    /// TN on 256x128, 400.2 against 442.6-461.4 [288.9]; 1001x1024x1024 NN (A M-contiguous,
+    /// lda 1001) 79.2 in 4-byte vectors [62.3].
+    fn fma_alignment_packs(&self) -> i64 {
+        let widest = (16 / self.problem.a_type.bytes() as i64).max(1);
+        if constraints::reads_aligned(&self.problem, widest) {
+            return 0;
+        }
+        [constraints::PACK_A, constraints::PACK_B]
+            .into_iter()
+            .chain([constraints::PACK_A | constraints::PACK_B])
+            .map(i64::from)
+            .find(|&bits| {
+                self.domain(ParamId::PackMnMajor).contains(bits)
+                    && constraints::reads_aligned(&self.fma_packed_problem(bits), widest)
+            })
+            .unwrap_or(0)
+    }
+
     /// The preferences that put the default on `t` with the operands of `packs` copied first,
-    /// on the stages that takes.
-    fn fma_wave_tile(&self, t: WaveTile, packs: i64) -> [(ParamId, i64); 7] {
+    /// on the stages that takes, reading as wide as the rows then allow.
+    fn fma_wave_tile(&self, t: WaveTile, packs: i64) -> [(ParamId, i64); 8] {
         self.fma_wave_tile_on(t, packs, self.fma_stages(packs))
     }
 
@@ -299,7 +357,7 @@ impl Space {
         t: WaveTile,
         packs: i64,
         (depth, stages): (i64, i64),
-    ) -> [(ParamId, i64); 7] {
+    ) -> [(ParamId, i64); 8] {
         [
             (ParamId::MacroTile0, t.mt0),
             (ParamId::MacroTile1, t.mt1),
@@ -308,6 +366,7 @@ impl Space {
             (ParamId::DepthU, depth),
             (ParamId::PrefetchGlobalRead, stages),
             (ParamId::PackMnMajor, packs),
+            (ParamId::GlobalReadVectorWidth, self.fma_read_width(packs)),
         ]
     }
 
@@ -788,6 +847,37 @@ mod tests {
         let mi300 = HwSpec::by_name("mi300x").unwrap();
         let amd = Space::for_problem(&f32_problem(4096, 4096, 4096, "TN"), &mi300);
         assert_eq!(amd.domain(ParamId::PackMnMajor).values, vec![0]);
+    }
+
+    #[test]
+    fn fma_default_copies_operands_off_the_16_byte_grid_onto_aligned_rows() {
+        let h200 = HwSpec::by_name("H200").unwrap();
+        let default = |p: &GemmProblem, hw: &HwSpec| {
+            let s = Space::for_problem(p, hw);
+            let c = s.default_config().unwrap();
+            assert!(s.is_valid(&c), "{}", c.name());
+            for start in s.extra_starts() {
+                assert!(s.is_valid(&start), "{}", start.name());
+            }
+            (c.pm, c.grvw, c.svw, c.gsu_algo)
+        };
+        // K = 2047, TN: both operands' rows are off the grid; copied, they read in 16-byte
+        // vectors, and the few tiles still run as stream-K. D's rows (1000) are on it.
+        assert_eq!(
+            default(&f32_problem(1000, 513, 2047, "TN"), &h200),
+            (3, 4, 2, GsuAlgo::StreamK)
+        );
+        // lda = 1001, NN: A is M-contiguous off the grid, copied as it lies; B (ldb = K =
+        // 1024) stays in place; D's rows take 4-byte stores.
+        assert_eq!(default(&f32_problem(1001, 1024, 1024, "NN"), &h200).0, 1);
+        assert_eq!(default(&f32_problem(1001, 1024, 1024, "NN"), &h200).1, 4);
+        assert_eq!(default(&f32_problem(1001, 1024, 1024, "NN"), &h200).2, 1);
+        // 4095^3 NT: both M- and N-contiguous, both off the grid.
+        assert_eq!(default(&f32_problem(4095, 4095, 4095, "NT"), &h200).0, 3);
+        // On AMD nothing is copied: the default reads in vectors as wide as the rows allow.
+        let mi300 = HwSpec::by_name("mi300x").unwrap();
+        let (pm, grvw, svw, _) = default(&f32_problem(1000, 514, 2046, "TN"), &mi300);
+        assert_eq!((pm, grvw, svw), (0, 2, 2));
     }
 
     #[test]

@@ -104,6 +104,28 @@ impl Space {
             .collect()
     }
 
+    /// The data-parallel twin of a persistent start (or default) where beta reads C and C's
+    /// tile costs the persistent kernel stages: it stages the whole tile's C beside the
+    /// operand ring (kernels/epilogue/gt_epilogue_tma.h), while the data-parallel kernel
+    /// brings C through its tensor map into the ring once the main loop is done
+    /// (kernels/scheduler/gt_data_parallel.h) and keeps every stage. The twin: the same
+    /// config data-parallel, as deep as fits, where that is deeper. H200, kernel against
+    /// kernel, one call (cuBLASLt in brackets): 1600x6400x4096 beta 1 on 128x224, persistent
+    /// on three stages 133.6 us, data-parallel on four 122.4 [114.4]; with beta 0, persistent
+    /// on four 115.0, on three 128.4, data-parallel on four 117.3 [108.6].
+    pub(super) fn beta_data_parallel_twin(&self, c: &KernelConfig) -> Option<KernelConfig> {
+        if self.problem.beta == 0.0 || c.pk == 0 || c.gsu_algo == GsuAlgo::StreamK {
+            return None;
+        }
+        let prefs: Vec<(ParamId, i64)> = ParamId::ALL
+            .iter()
+            .map(|&id| (id, id.get(c)))
+            .chain([(ParamId::PersistentKernel, 0)])
+            .collect();
+        let twin = self.with_deepest_pipeline(&prefs)?.raw_default();
+        (twin.pgr > c.pgr).then_some(twin)
+    }
+
     /// The persistent kernel's stream-K (GSU1S) twin of a persistent start (or default), where
     /// it is valid (beta 0, one workgroup per compute unit) and the start's whole tiles either
     /// leave more than 10% of their waves' clusters idle (but not of one wave at least half
@@ -367,6 +389,47 @@ mod tests {
             let got: Vec<GsuAlgo> = starts.iter().map(|c| c.gsu_algo).collect();
             assert_eq!(got, algos, "{m}x{n}x{k}");
         }
+    }
+
+    #[test]
+    fn persistent_starts_that_lose_stages_to_c_get_data_parallel_twins() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let beta = GemmProblem {
+            beta: 1.0,
+            ..GemmProblem::new(1600, 6400, 4096)
+        };
+        let s = Space::for_problem(&beta, &hw);
+        let starts = s.extra_starts();
+        let persistent: Vec<&KernelConfig> = starts.iter().filter(|c| c.pk == 1).collect();
+        assert!(!persistent.is_empty());
+        // Each persistent start that C's tile leaves shallower than its data-parallel self is
+        // followed by that twin, deeper.
+        let mut twins = 0;
+        for c in persistent {
+            let Some(twin) = s.beta_data_parallel_twin(c) else {
+                continue;
+            };
+            s.check(&twin).unwrap();
+            assert_eq!(
+                KernelConfig {
+                    pk: 1,
+                    pgr: c.pgr,
+                    ..twin
+                },
+                *c
+            );
+            assert!(twin.pgr > c.pgr, "{}", twin.name());
+            let at = starts.iter().position(|x| x == c).unwrap();
+            assert!(starts[at + 1..].contains(&s.tile_order(&twin)));
+            twins += 1;
+        }
+        assert!(twins > 0, "128x224 drops to three stages with beta");
+        // Beta 0: no twins.
+        let plain = Space::for_problem(&GemmProblem::new(1600, 6400, 4096), &hw);
+        assert!(plain
+            .extra_starts()
+            .iter()
+            .all(|c| plain.beta_data_parallel_twin(c).is_none()));
     }
 
     #[test]

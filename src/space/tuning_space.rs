@@ -629,15 +629,16 @@ impl Space {
             .chain(full.big_tile_wave_starts())
             .chain(full.one_warpgroup_wave_starts())
             .collect();
-        // Each stream-K twin right after its start (the default's first): the strategies
-        // take the starts in order, as many as their first batch holds. A start whose tiles
-        // all run at once takes the tile order that places them best (tile_order.rs).
+        // Each stream-K twin, and with beta each data-parallel twin, right after its start
+        // (the default's first): the strategies take the starts in order, as many as their
+        // first batch holds. A start whose tiles all run at once takes the tile order that
+        // places them best (tile_order.rs).
         let with_twins: Vec<KernelConfig> = default
             .iter()
             .chain(&starts)
             .flat_map(|c| {
-                let twin = full.stream_k_twin(c);
-                std::iter::once(*c).chain(twin)
+                let twins = full.stream_k_twin(c).into_iter();
+                std::iter::once(*c).chain(twins.chain(full.beta_data_parallel_twin(c)))
             })
             .map(|c| full.tile_order(&c))
             .collect();

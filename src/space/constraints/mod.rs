@@ -9,7 +9,7 @@
 //! depth), `lds_layout` (padding, swizzle, LDS bytes), `atom` (matrix instructions, wave
 //! tiles), `warpgroup` (the `wgmma` mainloop, producer warp, SwapAB), `transpose_lds`
 //! (operands transposed into K-major LDS packs), `pack_unaligned` (operands copied into
-//! aligned rows first), `pack_mn_major` (K-contiguous operands copied M- or N-major first,
+//! aligned rows first), `pack_mn_major` (operands copied M- or N-major onto aligned rows first,
 //! the FMA path), `loader` (global reads), `epilogue` (stores,
 //! output types), `scheduler` (split-K, stream-K), `cluster` (clusters sharing A) and
 //! `resources` (LDS and registers against the GPU); `gemv` holds every rule of the GEMV path,
@@ -48,7 +48,9 @@ pub use lds_layout::{
     persistent_passes, persistent_store_columns,
 };
 pub use loader::reads_aligned;
-pub use pack_mn_major::{mn_packed_operands, mn_packed_problem, pack_mn_major_values};
+pub use pack_mn_major::{
+    mn_packed_operands, mn_packed_problem, mn_packed_with, pack_mn_major_values,
+};
 pub use pack_unaligned::{pack_unaligned_values, unaligned_operands};
 pub use resources::{registers_estimate, workgroups_per_cu};
 pub use scheduler::{MAX_STREAM_K_ACCUMULATORS, MAX_STREAM_K_PER_CU, MAX_STREAM_K_THREADS};
