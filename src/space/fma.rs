@@ -88,6 +88,12 @@ const STAGES_DEEP: (i64, i64) = (16, 4);
 const PACK_DEFAULT_SHARE: f64 = 4.0;
 /// Where a start of the search measures the other choice: the copies at most this share.
 const PACK_START_SHARE: f64 = 15.0;
+/// Where the default copies operands off the 16-byte grid onto aligned rows: the copies at
+/// most this share of the multiply-adds' time. 1000x513x2047 TN (about a third) ran 95.3 us
+/// copied against 101.9 in place (H200, kernel against kernel); where the copies outweigh the
+/// multiply-adds the GEMM is bound by reading the operands, and the copies read them twice
+/// more. Not fitted further: [`Space::fma_alignment_twin_start`] measures the other choice.
+const ALIGN_COPY_SHARE: f64 = 100.0;
 
 impl Space {
     /// Where only the FMA path applies (f32 inputs), its typical config is the default. On
@@ -144,7 +150,7 @@ impl Space {
         }
         // Where an operand's rows start off the 16-byte grid, every candidate copies the
         // operands that makes aligned (where it can) and reads as wide as the rows then allow.
-        let align = self.fma_alignment_packs();
+        let align = self.fma_default_alignment_packs();
         let reads = |packs: i64| (ParamId::GlobalReadVectorWidth, self.fma_read_width(packs));
         let narrow = [
             (ParamId::WavesM, 1),
@@ -293,13 +299,40 @@ impl Space {
     }
 
     /// PackMNMajor of the default: every operand it can copy where the copies are cheap enough
-    /// ([`PACK_DEFAULT_SHARE`]), else those whose copies align its reads
-    /// ([`Space::fma_alignment_packs`]).
+    /// ([`PACK_DEFAULT_SHARE`]), else those whose copies align its reads where that pays
+    /// ([`Space::fma_default_alignment_packs`]).
     fn fma_default_packs(&self) -> i64 {
         match self.fma_pack_share() {
             Some((bits, share)) if share <= PACK_DEFAULT_SHARE => bits,
-            _ => self.fma_alignment_packs(),
+            _ => self.fma_default_alignment_packs(),
         }
+    }
+
+    /// The default's copies for alignment ([`Space::fma_alignment_packs`]) where they are
+    /// estimated at no more than [`ALIGN_COPY_SHARE`] of the multiply-adds' time, else none:
+    /// reading an operand once in place in 4-byte vectors beats copying it where the GEMM is
+    /// bound by reading it (4095x16x4095 f32: a copy of A is two more passes over it).
+    fn fma_default_alignment_packs(&self) -> i64 {
+        match self.fma_pack_share() {
+            Some((_, share)) if share <= ALIGN_COPY_SHARE => self.fma_alignment_packs(),
+            _ => 0,
+        }
+    }
+
+    /// Where the default's reads are off the 16-byte grid, the default with the other choice
+    /// of [`Space::fma_default_alignment_packs`]: in place where it copies, copied where it
+    /// reads in place, so that the search measures both from its first batch.
+    pub fn fma_alignment_twin_start(&self) -> Option<KernelConfig> {
+        let default = self.raw_default();
+        let align = self.fma_alignment_packs();
+        if !default.on_fma_path() || default.gv > 0 || align == 0 {
+            return None;
+        }
+        let packs = if default.pm == 0 { align } else { 0 };
+        self.valid_start(&[
+            (ParamId::PackMnMajor, packs),
+            (ParamId::GlobalReadVectorWidth, self.fma_read_width(packs)),
+        ])
     }
 
     /// The problem the FMA main loop reads with the operands of `packs` (PackMNMajor) copied
@@ -874,6 +907,22 @@ mod tests {
         assert_eq!(default(&f32_problem(1001, 1024, 1024, "NN"), &h200).2, 1);
         // 4095^3 NT: both M- and N-contiguous, both off the grid.
         assert_eq!(default(&f32_problem(4095, 4095, 4095, "NT"), &h200).0, 3);
+        // 4095x16x4095 TN, bound by reading A: a copy of A would be two more passes over it,
+        // so the default reads in place in 4-byte vectors, and the twin start copies.
+        let skinny = f32_problem(4095, 16, 4095, "TN");
+        assert_eq!(default(&skinny, &h200).0, 0);
+        assert_eq!(default(&skinny, &h200).1, 1);
+        let s = Space::for_problem(&skinny, &h200);
+        let twin = s.fma_alignment_twin_start().expect("the copied twin");
+        assert_eq!((twin.pm, twin.grvw), (3, 4));
+        assert!(s.extra_starts().contains(&twin));
+        // And the other way round where the default copies.
+        let s = Space::for_problem(&f32_problem(1000, 513, 2047, "TN"), &h200);
+        let twin = s.fma_alignment_twin_start().expect("the in-place twin");
+        assert_eq!((twin.pm, twin.grvw), (0, 1));
+        // Aligned problems have none.
+        let aligned = Space::for_problem(&f32_problem(1024, 512, 2048, "TN"), &h200);
+        assert_eq!(aligned.fma_alignment_twin_start(), None);
         // On AMD nothing is copied: the default reads in vectors as wide as the rows allow.
         let mi300 = HwSpec::by_name("mi300x").unwrap();
         let (pm, grvw, svw, _) = default(&f32_problem(1000, 514, 2046, "TN"), &mi300);

@@ -590,6 +590,7 @@ impl Space {
             .chain(full.fma_small_tile_split_starts())
             .chain(full.fma_split_start())
             .chain(full.fma_stream_k_start())
+            .chain(full.fma_alignment_twin_start())
             .chain(full.tf32_ping_pong_start())
             .chain(full.fma_wave_starts())
             .chain(full.stream_k_start())
