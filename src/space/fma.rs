@@ -143,9 +143,7 @@ impl Space {
             .is_some_and(|(p, _)| !p.trans_a.is_t() && !p.trans_b.is_t());
         let gemv = self.gemv_starts().into_iter().next();
         if let Some(gemv) = gemv.filter(|_| nvidia && !along_nn) {
-            let all: Vec<(ParamId, i64)> =
-                ParamId::ALL.iter().map(|&p| (p, p.get(&gemv))).collect();
-            *self = self.preferring(all.iter());
+            *self = self.preferring(ParamId::values_of(&gemv).iter());
             return;
         }
         // Where an operand's rows start off the 16-byte grid, every candidate copies the
@@ -345,11 +343,7 @@ impl Space {
     /// aligned with the operands of `packs` copied first (their copies' rows are aligned).
     fn fma_read_width(&self, packs: i64) -> i64 {
         let p = self.fma_packed_problem(packs);
-        let mut v = (16 / p.a_type.bytes() as i64).max(1);
-        while v > 1 && !constraints::reads_aligned(&p, v) {
-            v /= 2;
-        }
-        v
+        constraints::widest_aligned_read(&p, (16 / p.a_type.bytes() as i64).max(1))
     }
 
     /// Where an operand's rows (or batches) start off the 16-byte grid (K = 2047 in f32 TN,
@@ -902,16 +896,15 @@ mod tests {
         );
         // lda = 1001, NN: A is M-contiguous off the grid, copied as it lies; B (ldb = K =
         // 1024) stays in place; D's rows take 4-byte stores.
-        assert_eq!(default(&f32_problem(1001, 1024, 1024, "NN"), &h200).0, 1);
-        assert_eq!(default(&f32_problem(1001, 1024, 1024, "NN"), &h200).1, 4);
-        assert_eq!(default(&f32_problem(1001, 1024, 1024, "NN"), &h200).2, 1);
+        let (pm, grvw, svw, _) = default(&f32_problem(1001, 1024, 1024, "NN"), &h200);
+        assert_eq!((pm, grvw, svw), (1, 4, 1));
         // 4095^3 NT: both M- and N-contiguous, both off the grid.
         assert_eq!(default(&f32_problem(4095, 4095, 4095, "NT"), &h200).0, 3);
         // 4095x16x4095 TN, bound by reading A: a copy of A would be two more passes over it,
         // so the default reads in place in 4-byte vectors, and the twin start copies.
         let skinny = f32_problem(4095, 16, 4095, "TN");
-        assert_eq!(default(&skinny, &h200).0, 0);
-        assert_eq!(default(&skinny, &h200).1, 1);
+        let (pm, grvw, _, _) = default(&skinny, &h200);
+        assert_eq!((pm, grvw), (0, 1));
         let s = Space::for_problem(&skinny, &h200);
         let twin = s.fma_alignment_twin_start().expect("the copied twin");
         assert_eq!((twin.pm, twin.grvw), (3, 4));

@@ -173,6 +173,12 @@ impl ParamId {
         }
     }
 
+    /// Every parameter of `c` with its value: the preferences that make `c` a space's
+    /// default.
+    pub fn values_of(c: &KernelConfig) -> Vec<(ParamId, i64)> {
+        ParamId::ALL.iter().map(|&p| (p, p.get(c))).collect()
+    }
+
     pub fn get(self, c: &KernelConfig) -> i64 {
         (match self {
             ParamId::MacroTile0 => c.mt0,

@@ -117,11 +117,8 @@ impl Space {
         if self.problem.beta == 0.0 || c.pk == 0 || c.gsu_algo == GsuAlgo::StreamK {
             return None;
         }
-        let prefs: Vec<(ParamId, i64)> = ParamId::ALL
-            .iter()
-            .map(|&id| (id, id.get(c)))
-            .chain([(ParamId::PersistentKernel, 0)])
-            .collect();
+        let mut prefs = ParamId::values_of(c);
+        prefs.push((ParamId::PersistentKernel, 0));
         let twin = self.with_deepest_pipeline(&prefs)?.raw_default();
         (twin.pgr > c.pgr).then_some(twin)
     }

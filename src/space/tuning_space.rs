@@ -418,11 +418,7 @@ impl Space {
     /// The widest read vector up to `most` elements that the alignment rule takes (lda, ldb
     /// and, batched, the strides, its multiples).
     pub(super) fn widest_read(&self, most: i64) -> i64 {
-        let mut v = most.max(1);
-        while v > 1 && !constraints::reads_aligned(&self.problem, v) {
-            v /= 2;
-        }
-        v
+        constraints::widest_aligned_read(&self.problem, most)
     }
 
     /// Skinny problems (N <= 128) whose unswapped start quantises badly onto the compute units

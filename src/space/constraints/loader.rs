@@ -35,10 +35,28 @@ pub(super) fn global_read(c: &KernelConfig, p: &GemmProblem) -> Result<(), Viola
 /// Whether vectors of `grvw` elements of A and B start aligned in every column and every
 /// batch: the leading dimensions (and, batched, the strides) are multiples of it.
 pub fn reads_aligned(p: &GemmProblem, grvw: i64) -> bool {
+    operand_reads_aligned(p, true, grvw) && operand_reads_aligned(p, false, grvw)
+}
+
+/// The same for A alone (`is_a`) or B alone.
+pub fn operand_reads_aligned(p: &GemmProblem, is_a: bool, grvw: i64) -> bool {
     let grvw = grvw.max(1);
-    p.lda % grvw == 0
-        && p.ldb % grvw == 0
-        && (p.batch <= 1 || (p.stride_a % grvw == 0 && p.stride_b % grvw == 0))
+    let (ld, stride) = if is_a {
+        (p.lda, p.stride_a)
+    } else {
+        (p.ldb, p.stride_b)
+    };
+    ld % grvw == 0 && (p.batch <= 1 || stride % grvw == 0)
+}
+
+/// The widest read vector up to `most` elements (a power of two) that keeps every read of `p`
+/// aligned ([`reads_aligned`]).
+pub fn widest_aligned_read(p: &GemmProblem, most: i64) -> i64 {
+    let mut v = most.max(1);
+    while v > 1 && !reads_aligned(p, v) {
+        v /= 2;
+    }
+    v
 }
 
 /// `alignment`: every vector load starts aligned, in every column and every batch. The

@@ -47,7 +47,7 @@ pub use lds_layout::{
     lds_bytes, persistent_c_stages, persistent_output_bytes, persistent_output_passes,
     persistent_passes, persistent_store_columns,
 };
-pub use loader::reads_aligned;
+pub use loader::{operand_reads_aligned, reads_aligned, widest_aligned_read};
 pub use pack_mn_major::{
     mn_packed_operands, mn_packed_problem, mn_packed_with, pack_mn_major_values,
 };

@@ -17,6 +17,7 @@
 
 use std::borrow::Cow;
 
+use super::loader::operand_reads_aligned;
 use super::warpgroup::{operand_names, operand_subsets, PACK_A, PACK_B};
 use super::{fail, Violation};
 use crate::hw::{HwSpec, Vendor};
@@ -28,22 +29,13 @@ fn k_contiguous_operands(p: &GemmProblem) -> u32 {
     u32::from(p.k_contiguous(true)) * PACK_A + u32::from(p.k_contiguous(false)) * PACK_B
 }
 
-/// Whether A's (`is_a`) or B's rows and batches all start on the 16-byte grid.
-fn rows_on_grid(p: &GemmProblem, is_a: bool) -> bool {
-    let (t, ld, stride) = if is_a {
-        (p.a_type, p.lda, p.stride_a)
-    } else {
-        (p.b_type, p.ldb, p.stride_b)
-    };
-    let v = (16 / t.bytes().max(1)) as i64;
-    ld % v == 0 && (p.batch <= 1 || stride % v == 0)
-}
-
 /// The operands PackMNMajor may copy: the K-contiguous ones, and the M- or N-contiguous ones
 /// whose rows or batches start off the 16-byte grid.
 fn copyable_operands(p: &GemmProblem) -> u32 {
     let off_grid = |is_a: bool, bit: u32| {
-        if !p.k_contiguous(is_a) && !rows_on_grid(p, is_a) {
+        let t = if is_a { p.a_type } else { p.b_type };
+        let vector = (16 / t.bytes().max(1)) as i64;
+        if !p.k_contiguous(is_a) && !operand_reads_aligned(p, is_a, vector) {
             bit
         } else {
             0
