@@ -38,7 +38,8 @@
 //                FMA path, PackMNMajor, a K-contiguous operand is copied M- or N-major)
 //   an epilogue  epilogue/   the accumulators staged through LDS, then D with alpha/beta
 //                            (stored by tensor maps in the persistent kernel, and in the
-//                            data-parallel warpgroup kernel where D allows it),
+//                            data-parallel warpgroup kernel where D allows it; C through
+//                            LDS or straight into registers, epilogue/gt_c_direct.h),
 //                            split partials to the workspace (summed by the reduction kernel,
 //                            epilogue/gt_reduce_kernel.h), or shared tiles summed in the kernel
 //                            (epilogue/gt_fixup.h)
@@ -84,6 +85,7 @@
 #include "scheduler/gt_stream_k.h"
 #include "scheduler/gt_gemv_rows.h"
 #if !GT_VENDOR_AMD
+#include "epilogue/gt_c_direct.h"
 #include "epilogue/gt_epilogue_tma.h"
 #include "scheduler/gt_tile_walk.h"
 #include "scheduler/gt_persistent.h"

@@ -56,6 +56,12 @@
 #ifndef GT_C_STAGES
 #define GT_C_STAGES 0
 #endif
+// Or, 1, C straight from global memory into the accumulators' registers, with no LDS of its
+// own (the host's choice for C not of D's type or off D's 16-byte grid, and for an f32 C whose
+// tile in the staging area would leave fewer than three operand stages).
+#ifndef GT_C_DIRECT
+#define GT_C_DIRECT 0
+#endif
 // The data-parallel warpgroup kernel stores D as the persistent kernel does: matrix stores of
 // D's type into a staging area, one tensor-map store of it (epilogue/gt_epilogue_tma.h). The
 // host sets it wherever D allows it (src/space/constraints/epilogue.rs).
@@ -153,6 +159,7 @@ struct GtCfg {
     // visible (gt_wait_for_primary).
     static constexpr bool WAIT_FOR_PACK = GT_PACK_A != 0 || GT_PACK_B != 0;
     static constexpr int C_STAGES = GT_C_STAGES;
+    static constexpr bool C_DIRECT = GT_C_DIRECT;
     static constexpr bool STORE_D_TMA = GT_STORE_D_TMA;
 };
 // The preprocessor's copy of GtCfg::REDUCTION_KERNEL: it decides whether the second kernel

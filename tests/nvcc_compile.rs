@@ -304,6 +304,28 @@ fn ptx_for(nvcc: &NvccCompiler, cfg: &KernelConfig, p: &GemmProblem) -> String {
 }
 
 /// The PTX text of the entry `name` (up to the next entry).
+/// Compiles one config; a compile error or any spill, named after `what` and the config.
+fn spill_or_error(
+    nvcc: &NvccCompiler,
+    c: &KernelConfig,
+    p: &GemmProblem,
+    target: &Target,
+    what: &str,
+) -> Option<String> {
+    match pool::compile_batch(nvcc, &[*c], p, target, None, 0)
+        .pop()
+        .unwrap()
+    {
+        Ok(k) if k.resources.spill_bytes.unwrap_or(0) > 0 => Some(format!(
+            "{what} {}: {:?} spill bytes",
+            c.name(),
+            k.resources.spill_bytes
+        )),
+        Ok(_) => None,
+        Err(e) => Some(format!("{what} {}: {e}", c.name())),
+    }
+}
+
 fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
     let start = ptx
         .find(&format!(".entry {name}("))
@@ -1078,18 +1100,7 @@ fn fma_off_grid_operands_compile_with_their_aligned_copies() {
             ptx.contains("_pack_a") && ptx.contains("_pack_b"),
             "{layout}"
         );
-        match pool::compile_batch(&nvcc, &[c], &p, &target, None, 0)
-            .pop()
-            .unwrap()
-        {
-            Ok(k) if k.resources.spill_bytes.unwrap_or(0) > 0 => failures.push(format!(
-                "{layout} {}: {:?} spill bytes",
-                c.name(),
-                k.resources.spill_bytes
-            )),
-            Ok(_) => {}
-            Err(e) => failures.push(format!("{layout} {}: {e}", c.name())),
-        }
+        failures.extend(spill_or_error(&nvcc, &c, &p, &target, layout));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -1181,4 +1192,65 @@ fn fma_prefetch_and_8bit_gemv_compile_for_sm90a() {
         // B (e4m3) too, through the same conversion.
         assert!(ptx.contains("cvt.rn.f16x2.e4m3x2"), "{}", p.label());
     }
+}
+
+/// The persistent kernel's direct C reads (`GT_C_DIRECT`, kernels/epilogue/gt_c_direct.h)
+/// compile for sm_90a without spills wherever the host picks them: a 128x256 tile of f32 C,
+/// whose C in the staging area would leave fewer than three operand stages (on three and
+/// four), and a C of another type than D's, swapped too; the tensor map of C is then neither
+/// defined nor asked for.
+#[test]
+fn persistent_kernels_reading_c_directly_compile_without_spills() {
+    let Some(nvcc) = nvcc_or_skip() else { return };
+    let hw = HwSpec::by_name("H200").unwrap();
+    let target = Target::arch(Vendor::Nvidia, "sm_90a");
+    use DataType::*;
+    let mut f32_c = problem(2048, 8192, 2048, "TN", Bf16, F32, 1.0, 1);
+    f32_c.alpha = 1.0;
+    let mut mixed_c = problem(4096, 1024, 4096, "TN", Bf16, Bf16, 1.0, 2);
+    mixed_c.c_type = F32;
+    mixed_c.fill_defaults();
+    let mut swapped_mixed_c = problem(28672, 512, 8192, "TN", Bf16, Bf16, 1.0, 1);
+    swapped_mixed_c.c_type = F32;
+    swapped_mixed_c.fill_defaults();
+    let cases = [
+        (
+            f32_c.clone(),
+            "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW1_PK1",
+        ),
+        (
+            f32_c,
+            "MT128x256x64_MI64x8x16_WG8x1_PGR3_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW1_PK1",
+        ),
+        (
+            mixed_c,
+            "MT128x128x64_MI64x8x16_WG8x1_PGR6_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1",
+        ),
+        (
+            swapped_mixed_c,
+            "MT176x128x64_MI64x8x16_WG4x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_SAB1_PK1",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (p, name) in &cases {
+        let c = KernelConfig::parse(name).unwrap();
+        Space::for_problem(p, &hw)
+            .check(&c)
+            .unwrap_or_else(|v| panic!("{name} is not valid for {}: {v}", p.label()));
+        assert!(
+            constraints::persistent_c_direct(&c, p),
+            "{name} on {}",
+            p.label()
+        );
+        let text = gemmtune::compile::codegen::generate(&c, p, &target).text;
+        assert!(text.contains("#define GT_C_DIRECT 1\n"), "{name}");
+        assert!(
+            !text.contains("#define GT_C_STAGES 1") && !text.contains("#define GT_C_STAGES 2"),
+            "{name}"
+        );
+        let plan = gemmtune::compile::codegen::launch_plan(&c, p, &target);
+        assert!(plan.tma_c.is_none() && plan.tma_d.is_some(), "{name}");
+        failures.extend(spill_or_error(&nvcc, &c, p, &target, &p.label()));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -7,17 +7,16 @@
 // partial chunk of M goes out through the consumers' own stores: store_partial_chunk). The
 // tile goes out in PASSES column groups of OUT_N (at most 128 columns each), so the staging area
 // costs the operand ring as little LDS as possible; before a group is staged, the previous
-// group's stores must have read the area (two halves used in turn, each group a half as
-// wide, ran slower: the extra barriers and stores cost more than the wait). Only the
-// consumers take part: they synchronise on barriers of their own, never with the producer
-// warp.
+// group's stores must have read the area (two halves used in turn, each group half as wide,
+// ran slower). Only the consumers take part, on barriers of their own.
 //
-// D = alpha * AB + beta * C: where beta is not 0 (READS_C), C of the whole tile comes in
-// through a tensor map of C, in the staging area's layout (C and D share a type), and each
-// thread reads C at exactly the places it stages, with the instruction that mirrors its
-// stores (ldmatrix for stmatrix), rounding alpha * acc + beta * C once as the other epilogues
-// round. The consumers wait for C on an mbarrier (one per leader and C tile). Where C lands
-// (GtCfg::C_STAGES, chosen by the host by the LDS left):
+// D = alpha * AB + beta * C: where beta is not 0 (READS_C) and C comes through LDS (C_VIA_LDS:
+// every mode below but direct), C of the whole tile comes in through a tensor map of C, in the
+// staging area's layout (C and D share a type), and each thread reads C at exactly the places
+// it stages, with the instruction that mirrors its stores (ldmatrix for stmatrix), rounding
+// alpha * acc + beta * C once as the other epilogues round. The consumers wait for C on an
+// mbarrier (one per leader and C tile). Where C lands (GtCfg::C_STAGES, chosen by the host by
+// the LDS left):
 //   apart (C_STAGES tiles, 1 or 2): a ring of C tiles behind the staging area. The leader
 //             issues the C of the tile C_STAGES ahead as soon as every consumer has blended
 //             the current one, so it loads while the tiles between are multiplied and stored.
@@ -28,9 +27,10 @@
 //             thread overwrites its C with D. Costs no LDS beyond D's tile. The data-parallel
 //             kernel (one tile, its staging area the operand ring) has its leaders issue C
 //             once the main loop is done.
+//   direct (GtCfg::C_DIRECT): no LDS for C; each thread folds C into its accumulators from
+//             global memory before staging them as D alone (epilogue/gt_c_direct.h says where).
 // Measured on an H200 (beta 1), kernel against kernel: asking L2 for the next tile's C as
-// well ran 1-11% slower on every shape but one. Reading C element by element from global
-// memory in the epilogue instead ran 1.5-7x slower (latency the consumers wait out).
+// well ran 1-11% slower on every shape but one.
 #pragma once
 
 // Column groups of the persistent epilogue: the fewest equal groups of at most `most` bytes
@@ -54,9 +54,11 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     static constexpr int GROUP_BYTES = Cfg::PRODUCER_KIND == 2 ? 128 : 256;
     static constexpr int PASSES = gt_out_passes(Cfg::MT1, int(sizeof(TD)), GROUP_BYTES, Cfg::PRODUCER_KIND == 2), OUT_N = Cfg::MT1 / PASSES;
     static constexpr int ACC = Mainloop::ACC;
-    static_assert(Cfg::BETA_ZERO || sizeof(typename Cfg::TC) == sizeof(TD),
-                  "C is read into a tile of D's layout: C and D share a type");
     static constexpr bool READS_C = !Cfg::BETA_ZERO;
+    // C through LDS (a ring of C tiles, or the staging area), or straight into registers.
+    static constexpr bool C_DIRECT = READS_C && Cfg::C_DIRECT, C_VIA_LDS = READS_C && !C_DIRECT;
+    static_assert(!C_VIA_LDS || sizeof(typename Cfg::TC) == sizeof(TD),
+                  "C is read into a tile of D's layout: C and D share a type");
     // When the warpgroups stack along M (unswapped, N not split) and each one's rows are whole
     // store boxes along M, every warpgroup stages and stores its own rows: it synchronises
     // only its own four warps (hardware barrier 2 + its index) and its first thread issues
@@ -115,18 +117,16 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
 
     // C of the whole tile arrives at once: apart, as PASSES parts of a ring slot behind the
     // staging area; in place, in the staging area, which then has a part per column group.
-    static constexpr int C_STAGES = READS_C ? Cfg::C_STAGES : 0;
-    static constexpr bool C_APART = C_STAGES > 0, IN_PLACE = READS_C && !C_APART;
+    static constexpr int C_STAGES = C_VIA_LDS ? Cfg::C_STAGES : 0;
+    static constexpr bool C_APART = C_STAGES > 0, IN_PLACE = C_VIA_LDS && !C_APART;
     static constexpr int C_SLOTS = C_APART ? C_STAGES : 1, C_TILE = PASSES * Tile::BYTES;
     // One set of consumers' output areas (ping-pong stores D only: one column group; with
     // OWN_COLS a part per warpgroup).
     static constexpr int AREA_BYTES = Tile::BYTES * (OWN_COLS ? WGS : 1);
     // Every column group in an area of its own, so that none waits for the stores of the one
-    // before: in place (where C is) and in the data-parallel kernel, whose LDS holds the whole
-    // tile once the main loop is done and which has no next tile to overlap the wait with
-    // (H200, 4096x4096x1024 xf32 on 128x256 tiles in four groups: 113.2 us waiting, 111.2
-    // apart, 107.2-107.4 with the vector stores in the same calls; f32 outputs have kept the
-    // vector stores since).
+    // before: in place (where C is) and in the data-parallel kernel, which has the LDS and no
+    // next tile to overlap the wait with (H200, 4096x4096x1024 xf32, 128x256 in four groups:
+    // 113.2 us waiting, 111.2 apart).
     static constexpr bool GROUPS_APART = IN_PLACE || !Cfg::PERSISTENT;
     // Where this thread's warpgroup stages its column groups, and its first column.
     GT_DEVICE static int own_off(int tid) { return OWN_COLS ? (tid / 128) * Tile::BYTES : 0; }
@@ -153,7 +153,7 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     }
     // Thread 0 initialises the C barriers (before the workgroup's first barrier).
     GT_DEVICE static void init(int tid) {
-        if constexpr (READS_C) {
+        if constexpr (C_VIA_LDS) {
             if (tid == 0) {
 #pragma unroll
                 for (int w = 0; w < LEADERS; ++w)
@@ -245,7 +245,7 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
         const int n = (Cfg::SWAP_AB ? wn0(pos) + rows + r : wn0(pos) + cols + r) - pass * GROUP_N;
         return Tile::byte_off(m, n);
     }
-    // `out` is where column group `pass` is staged, `c_in` where its C is (read where READS_C).
+    // `out` is where column group `pass` is staged, `c_in` where its C is (read where C_VIA_LDS).
     GT_DEVICE static void stage_matrices(unsigned char* out, const unsigned char* c_in, const float (&acc)[ACC],
                                          const GtPos& pos, float alpha, float beta, int pass) {
         constexpr bool TRANS = !Cfg::SWAP_AB;
@@ -255,7 +255,7 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
         auto frag = [&](int s, int j, int h, gt_u32 c) {
             const int i = s * Mainloop::Compute::ACC_SLICE + 4 * j + 2 * h;
             float x[2] = {alpha * acc[i], alpha * acc[i + 1]};
-            if constexpr (READS_C) {
+            if constexpr (C_VIA_LDS) {
                 float y[2];
                 gt_unpack<TD, 2>(c, y);
                 x[0] += beta * y[0];
@@ -272,7 +272,7 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
                 if (a && b) {
                     const int off = row_off(pos, s, j, f, pass);
                     gt_u32 c[4] = {0, 0, 0, 0};
-                    if constexpr (READS_C) gt_ldmatrix_x4(c, c_in + off, TRANS);
+                    if constexpr (C_VIA_LDS) gt_ldmatrix_x4(c, c_in + off, TRANS);
                     gt_stmatrix_x4<TRANS>(base + gt_u32(off), frag(s, j, 0, c[0]), frag(s, j, 1, c[1]),
                                           frag(s, j + 1, 0, c[2]), frag(s, j + 1, 1, c[3]));
                 } else {
@@ -283,7 +283,7 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
                         if (!(q == 0 ? a : b)) continue;
                         const int off = row_off(pos, s, j + q, f & 1, pass);
                         gt_u32 c[2] = {0, 0};
-                        if constexpr (READS_C) gt_ldmatrix_x2(c, c_in + off, TRANS);
+                        if constexpr (C_VIA_LDS) gt_ldmatrix_x2(c, c_in + off, TRANS);
                         gt_stmatrix_x2<TRANS>(base + gt_u32(off), frag(s, j + q, 0, c[0]), frag(s, j + q, 1, c[1]));
                     }
                 }
@@ -306,7 +306,7 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
                 if (PASSES == 1 || (n >= 0 && n < GROUP_N)) {
                     const int off = Tile::byte_off(pos.wm0 + m, n);
                     float x = alpha * acc[i];
-                    if constexpr (READS_C) x += beta * gt_to_f32(*reinterpret_cast<const TD*>(c_in + off));
+                    if constexpr (C_VIA_LDS) x += beta * gt_to_f32(*reinterpret_cast<const TD*>(c_in + off));
                     *reinterpret_cast<TD*>(out + off) = gt_from_f32<TD>(x);
                 }
             }
@@ -364,12 +364,15 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     }
 
     // The whole tile at (m0, n0) of `batch`, group by group: this workgroup's tile `tile`
-    // (counted from 0), whose C is in slot tile % C_SLOTS, phase tile / C_SLOTS.
+    // (counted from 0), whose C (through LDS) is in slot tile % C_SLOTS, phase tile / C_SLOTS.
     GT_DEVICE static void write(const GtGemmArgs& args, unsigned char* out, float (&acc)[ACC], const GtPos& pos, int m0,
                                 int n0, int batch, int tid, int tile) {
         gt_plant_wrong_result(acc);
         const int slot = tile % C_SLOTS;
-        if constexpr (READS_C) gt_mbar_wait(c_bar(tid, slot), gt_u32(tile / C_SLOTS) & 1u);
+        if constexpr (C_VIA_LDS) gt_mbar_wait(c_bar(tid, slot), gt_u32(tile / C_SLOTS) & 1u);
+        // Direct, C is in acc from here on, alpha with it.
+        if constexpr (C_DIRECT) gt_blend_c_direct<Cfg, Mainloop>(args, acc, pos, m0, n0, batch);
+        const float alpha = C_DIRECT ? 1.0f : args.alpha;
         // With matrix stores unrolled, so each group's stores are known at compile time; the
         // element stores, 128 per group, stay a loop.
         constexpr int unroll = MATRIX_STORES ? PASSES : 1;
@@ -378,15 +381,13 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
             // The column groups take turns in one part, unless each has its own.
             if constexpr (!GROUPS_APART) reclaim(tid);
             unsigned char* const group = out + own_off(tid) + stage_off(pass);
-            stage(group, out + c_off(slot, pass), acc, pos, args.alpha, args.beta, pass);
+            stage(group, out + c_off(slot, pass), acc, pos, alpha, args.beta, pass);
             store(args, group, m0, n0 + own_n0(tid) + pass * GROUP_N, batch, tid);
         }
     }
 
     // The last stores have completed (before the workgroup exits).
-    GT_DEVICE static void drain(int tid) {
-        if (leader(tid)) gt_bulk_wait<0, false>();
-    }
+    GT_DEVICE static void drain(int tid) { if (leader(tid)) gt_bulk_wait<0, false>(); }
     // The last stores have read the staging area: the workgroup may leave, its LDS going to
     // a workgroup of the next wave, while the writes complete on their own (the grid's end
     // makes them visible; CUTLASS's epilogues leave the same way). The data-parallel kernel's

@@ -52,7 +52,7 @@ template <class Cfg, class Mainloop, class Epilogue, class TmaEpilogue> struct G
                 if (tid < Cfg::THREADS) {
                     // Where beta reads C, each leader loads its boxes of C's tile into the
                     // staging area (in place: the ring holds no operand any more).
-                    if constexpr (TmaEpilogue::READS_C) {
+                    if constexpr (TmaEpilogue::C_VIA_LDS) {
                         if (TmaEpilogue::leader(tid)) TmaEpilogue::issue_c(args, smem, tm * MT0, tn * MT1, batch, tid, 0);
                     }
                     TmaEpilogue::write(args, smem, acc, pos, tm * MT0, tn * MT1, batch, tid, 0);

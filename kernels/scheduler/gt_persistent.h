@@ -4,8 +4,9 @@
 // warp fills one ring of LDS stages across all of them, so the next tile's operands load while
 // the warpgroups finish and store the current one; the warpgroups multiply each stage, hand
 // its slot back, and store each finished tile through the tensor memory accelerator
-// (epilogue/gt_epilogue_tma.h) without waiting for the stores; where beta reads C, each tile's
-// C loads while the tile is multiplied. Nothing drains between tiles:
+// (epilogue/gt_epilogue_tma.h) without waiting for the stores; where beta reads C into LDS, each
+// tile's C loads while the tile is multiplied (read straight from global memory instead, it
+// comes in the epilogue). Nothing drains between tiles:
 // no pipeline refill and no epilogue on the tensor cores' critical path.
 //
 //   producer warp: for each tile, each K tile: wait for a free slot, issue its boxes
@@ -113,7 +114,7 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
         const typename Mainloop::Stages st(args, smem, gt_slot_bars, pos);
         if (tid == 0) {
             gt_prefetch_tensor_map(&args.tma_d);
-            if constexpr (Epilogue::READS_C) gt_prefetch_tensor_map(&args.tma_c);
+            if constexpr (Epilogue::C_VIA_LDS) gt_prefetch_tensor_map(&args.tma_c);
         }
         // Which set of consumers this thread is in, and its output areas, behind the operand
         // ring (epilogue/gt_epilogue_tma.h).

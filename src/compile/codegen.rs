@@ -173,6 +173,10 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
         include_str!("../../kernels/epilogue/gt_epilogue.h"),
     ),
     (
+        "epilogue/gt_c_direct.h",
+        include_str!("../../kernels/epilogue/gt_c_direct.h"),
+    ),
+    (
         "epilogue/gt_epilogue_tma.h",
         include_str!("../../kernels/epilogue/gt_epilogue_tma.h"),
     ),
@@ -342,8 +346,8 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
     let tiles = tiles_m * tiles_n * p.batch as u64;
     if cfg.pk > 0 {
         // One workgroup per compute unit (the LDS holds one), walking the tiles; its output
-        // tiles go out through a tensor map of D; where beta reads C, C comes in through a
-        // tensor map of C in the same boxes.
+        // tiles go out through a tensor map of D; where beta reads C through LDS, C comes in
+        // through a tensor map of C in the same boxes.
         let out_box = output_box(cfg, p);
         // Stream-K: two f32 part slots per workgroup (each cluster's first and last part of
         // a tile) and a flag per tile (scheduler/gt_tile_walk.h, epilogue/gt_fixup.h's
@@ -364,7 +368,8 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
             zero_workspace: false,
             flags_bytes,
             tma,
-            tma_c: (p.beta != 0.0).then_some(out_box),
+            tma_c: (p.beta != 0.0 && !crate::space::constraints::persistent_c_direct(cfg, p))
+                .then_some(out_box),
             tma_d: Some(out_box),
             persistent: true,
             epilogue: None,
@@ -773,10 +778,13 @@ fn scheduler_defines(s: &PartSpec, b: &mut DefineBlock) {
 fn epilogue_defines(s: &PartSpec, b: &mut DefineBlock) {
     b.def("GT_SVW", s.cfg.svw);
     b.flag("GT_BETA_ZERO", s.p.beta == 0.0);
-    // Named only when set (the persistent kernel's ring of C tiles).
+    // Named only when set (the persistent kernel's ring of C tiles, or C read directly).
     let c_stages = crate::space::constraints::persistent_c_stages(&s.cfg, s.p);
     if c_stages > 0 {
         b.def("GT_C_STAGES", c_stages);
+    }
+    if crate::space::constraints::persistent_c_direct(&s.cfg, s.p) {
+        b.def("GT_C_DIRECT", 1);
     }
     // The data-parallel kernel's tensor-map stores of D; named only when set.
     if crate::space::constraints::stores_d_by_tensor_map(&s.cfg, s.p) {

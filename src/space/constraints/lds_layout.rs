@@ -161,29 +161,76 @@ pub(super) fn persistent_group_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
 }
 
 /// Bytes of the persistent kernel's output areas (kernels/epilogue/gt_epilogue_tma.h's
-/// stage_off and c_off): the staging area holds one column group; where beta reads C, C comes into a
-/// ring of whole C tiles beside it ([`persistent_c_stages`]) or into the staging area, which
-/// then holds every column group.
+/// stage_off and c_off): the staging area holds one column group; where beta reads C through
+/// LDS, C comes into a ring of whole C tiles beside it ([`persistent_c_stages`]) or into the
+/// staging area, which then holds every column group; read directly
+/// ([`persistent_c_direct`]), it takes no LDS.
 pub fn persistent_output_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     let group = persistent_group_bytes(c, p);
     let passes = persistent_passes(c, p) as u64;
-    match (p.beta == 0.0, persistent_c_stages(c, p)) {
-        // Ping-pong: a staging area per set of consumers (beta 0 only).
-        (true, _) => group * c.consumer_sets() as u64,
-        (false, 0) => group * passes,
-        (false, stages) => group * (1 + stages as u64 * passes),
+    if p.beta == 0.0 || persistent_c_direct(c, p) {
+        // Ping-pong: a staging area per set of consumers.
+        return group * c.consumer_sets() as u64;
     }
+    match persistent_c_stages(c, p) {
+        0 => group * passes,
+        stages => group * (1 + stages as u64 * passes),
+    }
+}
+
+/// Whether the persistent kernel reads C (beta not 0) straight from global memory into its
+/// accumulators' registers (`GT_C_DIRECT`, kernels/epilogue/gt_epilogue_tma.h) instead of
+/// through LDS: where a tensor map cannot read C into D's tile ([`c_fits_output_tile`]: C of
+/// another type, rows off D's 16-byte grid; the persistent kernel had no beta there before),
+/// and for tiles of an f32 C whose C in the staging area would leave fewer than three operand
+/// stages (128x256).
+///
+/// Nowhere else: the direct reads keep only a few values a thread in flight (the
+/// accumulators hold the registers), so each tile waits out many round trips. Measured on an
+/// H200 (beta 1, bench's default sets, same call): 4096^3 bf16 on 128x256, four stages
+/// direct 311.4 us against 186.9 on three with C in place; with an f32 C and D, four stages
+/// direct 231.5 against 238.8 for the best without the persistent kernel [cuBLASLt 209.7].
+/// Asking L2 for the tile's C from the producer thread halfway through the main loop slowed
+/// the producer: that f32 tile fell behind the data-parallel one.
+pub fn persistent_c_direct(c: &KernelConfig, p: &GemmProblem) -> bool {
+    if c.pk == 0 || p.beta == 0.0 || !is_wgmma(c) {
+        return false;
+    }
+    c_direct_by_kind(p)
+        || (p.c_type.bytes() == 4
+            && persistent_c_stages(c, p) == 0
+            && !c_in_place_fits(c, p, c.pgr.min(3)))
+}
+
+/// The persistent tiles that read C directly whatever the LDS holds.
+fn c_direct_by_kind(p: &GemmProblem) -> bool {
+    !c_fits_output_tile(p)
+}
+
+/// Whether the staging area can hold C's whole tile (in place) beside `stages` operand
+/// stages of the config's tile.
+fn c_in_place_fits(c: &KernelConfig, p: &GemmProblem, stages: u32) -> bool {
+    let shallow = KernelConfig { pgr: stages, ..*c };
+    let group = persistent_group_bytes(c, p);
+    let tile = group * persistent_passes(c, p) as u64;
+    wgmma_ring_bytes(&shallow, p)
+        + tile
+        + WGMMA_LDS_ALIGN
+        + stage_barrier_bytes(&shallow)
+        + persistent_c_barrier_bytes(0)
+        <= SM90_LDS_PER_WORKGROUP
 }
 
 /// The persistent kernel's ring of C tiles (`GT_C_STAGES`): as many as the LDS holds beside
 /// the operand ring and the staging area (with the barriers the kernel declares, counted as
-/// the `lds` rule counts them), at most two; 0 puts C in the staging area. Each
+/// the `lds` rule counts them), at most two; 0 puts C in the staging area, or (where that does
+/// not fit either, or the tiles read C directly by kind) nowhere: [`persistent_c_direct`]. Each
 /// tile of the ring lets C load further ahead. Measured on an H200 with beta 1, kernel against
 /// kernel: 16384^2 x 128 ran 324 us with one C tile apart against 350-359 with C in place,
 /// while 4096^3 needs the LDS for a 128x256 tile's third stage (192 us in place against 239
 /// with one C tile apart and two stages).
 pub fn persistent_c_stages(c: &KernelConfig, p: &GemmProblem) -> u32 {
-    if c.pk == 0 || p.beta == 0.0 || !is_wgmma(c) {
+    if c.pk == 0 || p.beta == 0.0 || !is_wgmma(c) || c_direct_by_kind(p) {
         return 0;
     }
     let group = persistent_group_bytes(c, p);
@@ -210,7 +257,8 @@ pub(super) fn static_lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     // counted wherever its kernel and C may take that path (epilogue::stores_d_by_tensor_map
     // asks more of the tile).
     let c_through_map = c.pk > 0 || whole_tile_output_by_map(c, p);
-    let c_barriers = if c_through_map && p.beta != 0.0 && is_wgmma(c) {
+    let c_barriers = if c_through_map && p.beta != 0.0 && is_wgmma(c) && !persistent_c_direct(c, p)
+    {
         persistent_c_barrier_bytes(persistent_c_stages(c, p))
     } else {
         0

@@ -44,8 +44,8 @@ pub use gemv::{
     MIN_SPLIT_K_M_CONTIGUOUS,
 };
 pub use lds_layout::{
-    lds_bytes, persistent_c_stages, persistent_output_bytes, persistent_output_passes,
-    persistent_passes, persistent_store_columns,
+    lds_bytes, persistent_c_direct, persistent_c_stages, persistent_output_bytes,
+    persistent_output_passes, persistent_passes, persistent_store_columns,
 };
 pub use loader::{operand_reads_aligned, reads_aligned, widest_aligned_read};
 pub use pack_mn_major::{
@@ -714,19 +714,45 @@ mod tests {
         let no_c = GemmProblem::new(4096, 4096, 4096);
         assert_eq!(persistent_c_stages(&deep, &no_c), 0);
         assert_eq!(lds_bytes(&deep, &no_c), 4 * 64 * 256 * 2 + tile + 1024);
-        // C arrives in D's layout: another type, or rows off the 16-byte grid, cannot.
+        for c in [&deep, &wide, &third] {
+            assert!(!persistent_c_direct(c, &p), "{}", c.name());
+        }
+        // C comes in D's layout through a tensor map: another type, or rows off the 16-byte
+        // grid, are read directly instead, with no LDS for C and no map of it.
         let f32_c = GemmProblem {
             c_type: DataType::F32,
             ..p.clone()
         };
-        assert_eq!(rule(&deep, &f32_c, &hw), "persistent");
+        assert_eq!(rule(&deep, &f32_c, &hw), "ok");
+        assert!(persistent_c_direct(&deep, &f32_c));
+        assert_eq!(persistent_c_stages(&deep, &f32_c), 0);
+        assert_eq!(lds_bytes(&deep, &f32_c), lds_bytes(&deep, &no_c));
         let odd_ldc = GemmProblem {
             ldc: 4098,
             ..p.clone()
         };
         let narrow = KernelConfig { svw: 2, ..deep };
         assert_eq!(rule(&narrow, &p, &hw), "ok");
-        assert_eq!(rule(&narrow, &odd_ldc, &hw), "persistent");
+        assert!(!persistent_c_direct(&narrow, &p));
+        assert_eq!(rule(&narrow, &odd_ldc, &hw), "ok");
+        assert!(persistent_c_direct(&narrow, &odd_ldc));
+        // An f32 C of a 128x256 tile, whose C in place would leave fewer than three stages, is
+        // read directly beside four or three; a 16-bit C's tile on four stages stays invalid
+        // (three, C in place, serve it better).
+        let f32_cd = GemmProblem {
+            c_type: DataType::F32,
+            d_type: DataType::F32,
+            ..p.clone()
+        };
+        let f32_wide = KernelConfig { svw: 4, ..wide };
+        for pgr in [3, 4] {
+            let c = KernelConfig { pgr, ..f32_wide };
+            assert!(persistent_c_direct(&c, &f32_cd), "PGR{pgr}");
+            assert_eq!(rule(&c, &f32_cd, &hw), "ok", "PGR{pgr}");
+        }
+        let four = KernelConfig { pgr: 4, ..wide };
+        assert!(!persistent_c_direct(&four, &p));
+        assert_eq!(rule(&four, &p, &hw), "lds");
     }
 
     #[test]
