@@ -46,17 +46,16 @@ extern "C" __global__ void gt_fill_bits32(gt_u32* p, gt_u64 count, gt_u32 bits) 
 
 // Reference GEMM: a 16 x 16 block of threads owns a 16 x 16 tile of the output (of batch
 // blockIdx.z) and walks K in steps of 16 through shared memory, converting to f64 on load.
-// Launch: grid (ceil(M/16), ceil(N/16), batch), block (16, 16). One kernel per layout keeps
-// the address arithmetic free of run-time branches.
+// Launch: grid (ceil(M/16), ceil(N/16), batch), block (16, 16), y and z at most 65535: a
+// block takes the tiles and batches past them in grid-sized strides. One kernel per layout
+// keeps the address arithmetic free of run-time branches.
 constexpr int GT_REF_TILE = 16;
 
 template <class TI, class TJ, class TC, bool TA_T, bool TB_T>
-GT_DEVICE void gt_ref_gemm(const GtGemmArgs& args, float* out) {
+GT_DEVICE void gt_ref_tile(const GtGemmArgs& args, float* out, gt_i64 b, gt_i64 m0, gt_i64 n0) {
     __shared__ double as[GT_REF_TILE][GT_REF_TILE + 1];  // [k][m]
     __shared__ double bs[GT_REF_TILE][GT_REF_TILE + 1];  // [k][n]
     const int tx = threadIdx.x, ty = threadIdx.y;
-    const gt_i64 b = blockIdx.z;
-    const gt_i64 m0 = (gt_i64)blockIdx.x * GT_REF_TILE, n0 = (gt_i64)blockIdx.y * GT_REF_TILE;
     const TI* A = reinterpret_cast<const TI*>(args.a) + b * args.stride_a;
     const TJ* B = reinterpret_cast<const TJ*>(args.b) + b * args.stride_b;
     double sum = 0.0;
@@ -86,6 +85,14 @@ GT_DEVICE void gt_ref_gemm(const GtGemmArgs& args, float* out) {
         }
         out[(b * args.n + n) * args.m + m] = float(r);
     }
+}
+
+template <class TI, class TJ, class TC, bool TA_T, bool TB_T>
+GT_DEVICE void gt_ref_gemm(const GtGemmArgs& args, float* out) {
+    const gt_i64 m0 = (gt_i64)blockIdx.x * GT_REF_TILE;
+    for (gt_i64 b = blockIdx.z; b < args.batch; b += gridDim.z)
+        for (gt_i64 n0 = (gt_i64)blockIdx.y * GT_REF_TILE; n0 < args.n; n0 += (gt_i64)gridDim.y * GT_REF_TILE)
+            gt_ref_tile<TI, TJ, TC, TA_T, TB_T>(args, out, b, m0, n0);
 }
 
 // gt_ref_gemm_<A/B type>_<C type>_<layout>, e.g. gt_ref_gemm_bf16_bf16_TN; 8-bit inputs name

@@ -162,6 +162,20 @@ pub(super) fn reads(rule: &str) -> Option<&'static [ParamId]> {
             WavesN,
         ],
         "pack-unaligned" => &[PackUnaligned, MatrixInstruction],
+        // The kernel that walks batches, and the copies before it (which read the tile and
+        // its warpgroups where an M- or N-major operand's chunks decide them).
+        "launch-grid" => &[
+            Gemv,
+            PersistentKernel,
+            GlobalSplitUAlgorithm,
+            PackUnaligned,
+            PackMnMajor,
+            MatrixInstruction,
+            MacroTile0,
+            MacroTile1,
+            WavesM,
+            WavesN,
+        ],
         "pack-mn-major" => &[PackMnMajor, MatrixInstruction, Gemv],
         "cluster" => &[
             ClusterN,
@@ -483,6 +497,42 @@ mod tests {
         for rule in constraints::RULE_ORDER {
             assert!(reads(rule).is_some(), "{rule} reads unknown parameters");
         }
+    }
+
+    /// More batches than a grid's layers (the `launch-grid` rule): construction keeps the
+    /// kernels that walk the batches, as filtering does.
+    #[test]
+    fn construction_keeps_the_batch_walking_kernels_past_a_grids_layers() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let p = GemmProblem {
+            batch: 70000,
+            ..GemmProblem::new(64, 64, 64)
+        };
+        let mut s = Space::for_problem(&p, &hw);
+        let free = [
+            PersistentKernel,
+            GlobalSplitUAlgorithm,
+            GlobalSplitU,
+            ProducerWarp,
+            PrefetchGlobalRead,
+            Gemv,
+        ];
+        // The rest pinned to a 64x64 tile's values, which the problem's 64x64 allows.
+        let base = KernelConfig::parse(
+            "MT64x64x64_MI64x8x16_WG4x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1",
+        )
+        .unwrap();
+        for d in &mut s.domains {
+            if !free.contains(&d.id) {
+                d.restrict(&[d.id.get(&base)]);
+            }
+        }
+        let want = by_filtering(&s);
+        assert!(!want.is_empty());
+        assert!(want
+            .iter()
+            .all(|c| c.pk > 0 || c.gsu_algo == crate::space::GsuAlgo::StreamK));
+        assert_eq!(valid_configs(&s.view()), want);
     }
 
     /// The same configs in the same order as checking every point, on spaces small enough to

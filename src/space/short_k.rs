@@ -2,14 +2,74 @@
 //! dimension, rank updates), where a tile's time is its output store and its load latency,
 //! not its main loop: the persistent kernel two tiles ahead where tensor-map stores apply
 //! (over two waves of 64-row tiles, ping-pong, one warpgroup storing while the other
-//! multiplies), a shallow data-parallel tile where they do not.
+//! multiplies), a shallow data-parallel tile where they do not; and for K of one warp-level
+//! step next to a narrow N, many small warp-level workgroups a compute unit.
 
 use super::config::KernelConfig;
 use super::constraints;
-use super::param::ParamId;
+use super::param::{unpack_mi, ParamId};
 use super::tuning_space::{tile_count, two_line_depth, Space};
 
+/// The most K of the tiny-K starts: one k step of the warp-level instruction.
+const TINY_K: i64 = 16;
+/// The widest N of the tiny-K starts: past it the warpgroup tiles' stores are wide enough.
+const TINY_K_MAX_N: i64 = 64;
+
 impl Space {
+    /// Starts for K of one warp-level step (at most 16) beside a narrow N (at most 64) on many
+    /// rows: a GEMM that reads A once and writes D once, with almost nothing to multiply, so
+    /// its time is how many loads and stores are in flight. Warp-level tiles of 128 rows on
+    /// four warps and 256 on eight, one stage of 16 k and no swizzle: a few KiB of LDS each,
+    /// so many workgroups share a compute unit, where the warpgroup tiles' 64-k stages are
+    /// three quarters zeros and hold it to a few. H200, kernel against kernel, same call
+    /// (cuBLASLt in brackets): 1048576x16x16 27.1 on 128 rows (28.8 on 256) against 53.4 for
+    /// the default's 128x16x32 on four stages [30.4]; 262144x32x16 14.1 against 19.4 [15.0];
+    /// 65536x64x8 10.7 on 256 rows (12.6 on 128) against 12.1 [8.8-12.1].
+    pub fn tiny_k_starts(&self) -> Vec<KernelConfig> {
+        let p = &self.problem;
+        let instructions = &self.domain(ParamId::MatrixInstruction).values;
+        let Some(warp_level) = instructions
+            .iter()
+            .copied()
+            .find(|&v| unpack_mi(v) == [16, 8, 16])
+        else {
+            return Vec::new();
+        };
+        if p.k > TINY_K
+            || p.n > TINY_K_MAX_N
+            || p.n <= constraints::GEMV_MAX_N
+            || p.a_type.bytes() != 2
+            || tile_count(p, 128, p.n) < 2 * self.hw.compute_units as i64
+        {
+            return Vec::new();
+        }
+        let mt1 = (p.n + 15) / 16 * 16;
+        [(128, 4), (256, 8)]
+            .into_iter()
+            .filter_map(|(mt0, waves)| {
+                self.valid_start(&[
+                    (ParamId::MacroTile0, mt0),
+                    (ParamId::MacroTile1, mt1),
+                    (ParamId::DepthU, TINY_K),
+                    (ParamId::MatrixInstruction, warp_level),
+                    (ParamId::WavesM, waves),
+                    (ParamId::WavesN, 1),
+                    (ParamId::PrefetchGlobalRead, 1),
+                    (ParamId::PrefetchLocalRead, 0),
+                    (ParamId::LdsSwizzle, 0),
+                    (ParamId::LdsPadA, 0),
+                    (ParamId::LdsPadB, 0),
+                    (ParamId::GlobalSplitU, 1),
+                    (ParamId::ProducerWarp, 0),
+                    (ParamId::SwapAB, 0),
+                    (ParamId::PersistentKernel, 0),
+                    (ParamId::ClusterN, 1),
+                    (ParamId::ClusterM, 1),
+                ])
+            })
+            .collect()
+    }
+
     /// A start for short K (at most two DepthU steps) where the persistent start does not
     /// apply (D's rows not 16-byte aligned, as with 197-token attention, so no tensor-map
     /// stores; or beta): a data-parallel 64-row tile covering N (up to 256 columns, two
@@ -132,6 +192,49 @@ mod tests {
     use crate::problem::{DataType, GemmProblem};
     use crate::space::param::ParamId;
     use crate::space::Space;
+
+    #[test]
+    fn one_warp_level_k_step_beside_a_narrow_n_starts_on_small_warp_level_tiles() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        for (m, n, k, mt1) in [
+            (1048576, 16, 16, 16),
+            (65536, 64, 8, 64),
+            (100000, 24, 8, 32),
+        ] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            let starts = s.tiny_k_starts();
+            let shapes: Vec<_> = starts.iter().map(|c| (c.mt0, c.mt1, c.wg)).collect();
+            assert_eq!(
+                shapes,
+                [(128, mt1, [4, 1]), (256, mt1, [8, 1])],
+                "{m}x{n}x{k}"
+            );
+            for c in &starts {
+                s.check(c).unwrap();
+                assert_eq!(
+                    (c.mi, c.depth_u, c.pgr, c.swizzle, c.pk),
+                    ([16, 8, 16], 16, 1, 0, 0)
+                );
+            }
+        }
+        // K past one step, N past 64 or within the GEMV's reach, f32, or too few rows: none.
+        let mut f32 = GemmProblem::new(1048576, 16, 16);
+        (f32.a_type, f32.b_type, f32.c_type, f32.d_type) =
+            (DataType::F32, DataType::F32, DataType::F32, DataType::F32);
+        for p in [
+            GemmProblem::new(1048576, 16, 32),
+            GemmProblem::new(1048576, 128, 16),
+            GemmProblem::new(1048576, 8, 16),
+            GemmProblem::new(4096, 16, 16),
+            f32,
+        ] {
+            assert!(
+                Space::for_problem(&p, &hw).tiny_k_starts().is_empty(),
+                "{}",
+                p.label()
+            );
+        }
+    }
 
     #[test]
     fn short_k_with_unaligned_d_starts_on_a_shallow_data_parallel_tile() {

@@ -272,7 +272,31 @@ impl Space {
         } else if transposable && !nvidia {
             space.prefer_transpose_lds();
         }
+        if problem.batch > constraints::MAX_GRID_YZ {
+            space.prefer_batch_walk(wgmma);
+        }
         space
+    }
+
+    /// More batches than a launch grid's layers (constraints' `launch-grid`): the default
+    /// walks them itself, on the persistent kernel where the warpgroup path applies and on
+    /// stream-K elsewhere, so that a repair of it starts from a kernel that can run them. (It
+    /// can still land far: 64x64x64 x70000 repairs to 64x8 tiles, where the 64x64 persistent
+    /// tile is valid and twice as fast under sim; `tune` reaches it, 440 us against 836.)
+    fn prefer_batch_walk(&mut self, wgmma: bool) {
+        let stream_k = GsuAlgo::ALL
+            .iter()
+            .position(|a| *a == GsuAlgo::StreamK)
+            .unwrap_or(0) as i64;
+        let prefs: &[(ParamId, i64)] = if wgmma {
+            &[(ParamId::PersistentKernel, 1), (ParamId::ProducerWarp, 1)]
+        } else {
+            &[
+                (ParamId::GlobalSplitU, 1),
+                (ParamId::GlobalSplitUAlgorithm, stream_k),
+            ]
+        };
+        *self = self.preferring(prefs);
     }
 
     /// On AMD's matrix-core path an M- or N-contiguous operand is transposed into K-major LDS
@@ -566,6 +590,7 @@ impl Space {
         let starts: Vec<KernelConfig> = full
             .unreadable_operand_start()
             .into_iter()
+            .chain(full.tiny_k_starts())
             .chain(full.narrow_n_start())
             .chain(full.narrow_n_tall_start())
             .chain(full.unswapped_twin_start())

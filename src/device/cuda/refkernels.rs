@@ -167,10 +167,13 @@ impl RefKernels {
             &mut a as *mut GemmArgs as *mut c_void,
             &mut o as *mut u64 as *mut c_void,
         ];
+        // y and z at most a grid's layers: the kernel strides over the tiles and batches past
+        // them.
+        let most = crate::space::constraints::MAX_GRID_YZ as u64;
         let grid = [
             (p.m as u64).div_ceil(16) as u32,
-            (p.n as u64).div_ceil(16) as u32,
-            p.batch as u32,
+            (p.n as u64).div_ceil(16).min(most) as u32,
+            (p.batch as u64).min(most) as u32,
         ];
         // SAFETY: (GtGemmArgs, float*) matches gt_ref_gemm_*; `out` holds batch*M*N floats.
         unsafe { driver::launch(f, grid, [16, 16, 1], 0, stream, &mut params) }

@@ -12,7 +12,8 @@
 //! aligned rows first), `pack_mn_major` (operands copied M- or N-major onto aligned rows first,
 //! the FMA path), `loader` (global reads), `epilogue` (stores,
 //! output types), `scheduler` (split-K, stream-K), `cluster` (clusters sharing A) and
-//! `resources` (LDS and registers against the GPU); `gemv` holds every rule of the GEMV path,
+//! `resources` (LDS and registers against the GPU), `launch_grid` (batches past a grid's
+//! layers); `gemv` holds every rule of the GEMV path,
 //! which has no tiles in LDS, and replaces the others for its configs. [`check`] applies them
 //! in the order of [`RULE_ORDER`], the first broken rule wins.
 
@@ -20,6 +21,7 @@ mod atom;
 mod cluster;
 mod epilogue;
 mod gemv;
+mod launch_grid;
 mod lds_layout;
 mod loader;
 mod pack_mn_major;
@@ -43,6 +45,7 @@ pub use gemv::{
     gemv_b_vectors, gemv_lds_bytes, gemv_problem, gemv_registers, gemv_rows, GEMV_MAX_N, GEMV_MMA,
     MIN_SPLIT_K_M_CONTIGUOUS,
 };
+pub use launch_grid::MAX_GRID_YZ;
 pub use lds_layout::{
     lds_bytes, persistent_c_direct, persistent_c_stages, persistent_output_bytes,
     persistent_output_passes, persistent_passes, persistent_store_columns,
@@ -84,6 +87,7 @@ pub const RULE_ORDER: &[&str] = &[
     "positive",
     "threads",
     "gemv",
+    "launch-grid",
     "range",
     "lds-layout",
     "tile-granularity",
@@ -117,6 +121,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
     atom::compute_type(p)?;
     // The GEMV path is a mainloop and schedule of its own: its rules replace the tile ones.
     gemv::gemv(c, p, hw)?;
+    launch_grid::batches(c, p)?;
     if c.gv == 1 {
         return epilogue::output_types(p);
     }
