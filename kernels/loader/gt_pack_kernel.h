@@ -17,6 +17,8 @@
 // source's rows and batches allow it, and zero-fills the padding past K. M- or N-major
 // sources: grid (ceil(K / 32), ceil(rows / 32), batch), block (32, 8); each block moves a
 // 32 x 32 tile through shared memory, read and written along each side's contiguous dimension.
+// Grid rows past a launch's 65535 (a million rows of A copied K-major, 8 a block) are taken
+// by the blocks in grid-sized strides: each body below takes its block row `by`.
 #pragma once
 
 constexpr int GT_PACK_TILE = 32, GT_PACK_ROWS = 8;
@@ -31,10 +33,10 @@ template <class T> GT_DEVICE gt_i64 gt_packed_ld(gt_i64 k) {
 // Packs `rows` x K stored K-major (element (r, k) at src[r * ld + k]) into dst[r * kp + k],
 // one 16-byte vector per thread (the K-major grid above).
 template <class T>
-GT_DEVICE void gt_pack_k_major(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst) {
+GT_DEVICE void gt_pack_k_major(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst, gt_i64 by) {
     constexpr int V = 16 / int(sizeof(T));
     typedef typename GtVec<16>::type Vec;
-    const gt_i64 r = gt_i64(blockIdx.y) * GT_PACK_ROWS + threadIdx.y;
+    const gt_i64 r = by * GT_PACK_ROWS + threadIdx.y;
     const gt_i64 k0 = (gt_i64(blockIdx.x) * GT_PACK_TILE + threadIdx.x) * V;
     const gt_i64 b = blockIdx.z, kp = gt_packed_ld<T>(k);
     // The same for every thread of the launch: whether every row of every batch starts on 16
@@ -84,10 +86,10 @@ GT_DEVICE void gt_transpose_tile(const T* src, gt_i64 sld, gt_i64 ni, gt_i64 nj,
 // Packs `rows` x K stored MN-major (element (r, k) at src[k * ld + r]) into dst[r * kp + k]
 // (the MN-major grid above: blocks along K by x, along the rows by y).
 template <class T>
-GT_DEVICE void gt_pack_mn_major(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst) {
+GT_DEVICE void gt_pack_mn_major(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst, gt_i64 by) {
     const gt_i64 b = blockIdx.z, kp = gt_packed_ld<T>(k);
-    gt_transpose_tile(src + b * stride, ld, k, rows, gt_i64(blockIdx.x) * GT_PACK_TILE,
-                      gt_i64(blockIdx.y) * GT_PACK_TILE, dst + b * rows * kp, kp);
+    gt_transpose_tile(src + b * stride, ld, k, rows, gt_i64(blockIdx.x) * GT_PACK_TILE, by * GT_PACK_TILE,
+                      dst + b * rows * kp, kp);
 }
 
 // The packed leading dimension of a copy made M- or N-major: the rows rounded up to whole
@@ -102,10 +104,11 @@ template <class T> GT_DEVICE gt_i64 gt_packed_mn_ld(gt_i64 rows) {
 // (ceil(rows / 32), ceil(K / 32), batch), block (32, 8), one 32 x 32 tile a block. The
 // padding rows past `rows` are left as they are: the main kernel's loads never reach them.
 template <class T>
-GT_DEVICE void gt_pack_to_mn_major(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst) {
+GT_DEVICE void gt_pack_to_mn_major(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst,
+                                   gt_i64 by) {
     const gt_i64 b = blockIdx.z, rp = gt_packed_mn_ld<T>(rows);
-    gt_transpose_tile(src + b * stride, ld, rows, k, gt_i64(blockIdx.x) * GT_PACK_TILE,
-                      gt_i64(blockIdx.y) * GT_PACK_TILE, dst + b * k * rp, rp);
+    gt_transpose_tile(src + b * stride, ld, rows, k, gt_i64(blockIdx.x) * GT_PACK_TILE, by * GT_PACK_TILE,
+                      dst + b * k * rp, rp);
 }
 
 // Copies `rows` x K stored M- or N-major (element (r, k) at src[k * ld + r]) whose rows or
@@ -114,7 +117,8 @@ GT_DEVICE void gt_pack_to_mn_major(const T* src, gt_i64 ld, gt_i64 stride, gt_i6
 // of gt_pack_to_mn_major, each thread moving one element of eight K rows, the lanes along the
 // contiguous rows on both sides.
 template <class T>
-GT_DEVICE void gt_realign_mn_major(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst) {
+GT_DEVICE void gt_realign_mn_major(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst,
+                                   gt_i64 by) {
     const gt_i64 b = blockIdx.z, rp = gt_packed_mn_ld<T>(rows);
     const gt_i64 r = gt_i64(blockIdx.x) * GT_PACK_TILE + threadIdx.x;
     if (r >= rows) return;
@@ -122,23 +126,35 @@ GT_DEVICE void gt_realign_mn_major(const T* src, gt_i64 ld, gt_i64 stride, gt_i6
     dst += b * k * rp;
 #pragma unroll
     for (int s = 0; s < GT_PACK_TILE; s += GT_PACK_ROWS) {
-        const gt_i64 kk = gt_i64(blockIdx.y) * GT_PACK_TILE + threadIdx.y + s;
+        const gt_i64 kk = by * GT_PACK_TILE + threadIdx.y + s;
         if (kk < k) dst[kk * rp + r] = src[kk * ld + r];
     }
 }
 
 // Packs `rows` x K (rows = M for A, N for B): MODE 1 stored K-major, copied K-major; 2 stored
 // M- or N-major, copied K-major; 3 stored K-major, copied M- or N-major; 4 stored M- or
-// N-major off the 16-byte grid, copied as it lies onto aligned rows.
+// N-major off the 16-byte grid, copied as it lies onto aligned rows. Block row `by` of the
+// grid the host sizes (src/compile/codegen.rs's pack_plans).
+template <class T, int MODE>
+GT_DEVICE void gt_pack_block_row(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst, gt_i64 by) {
+    if constexpr (MODE == 4) {
+        gt_realign_mn_major(src, ld, stride, rows, k, dst, by);
+    } else if constexpr (MODE == 3) {
+        gt_pack_to_mn_major(src, ld, stride, rows, k, dst, by);
+    } else if constexpr (MODE == 2) {
+        gt_pack_mn_major(src, ld, stride, rows, k, dst, by);
+    } else {
+        gt_pack_k_major(src, ld, stride, rows, k, dst, by);
+    }
+}
+
+// The whole copy: every block row of the grid above, the launch's rows and then, in strides
+// of them, those past its 65535.
 template <class T, int MODE>
 GT_DEVICE void gt_pack_operand(const T* src, gt_i64 ld, gt_i64 stride, gt_i64 rows, gt_i64 k, T* dst) {
-    if constexpr (MODE == 4) {
-        gt_realign_mn_major(src, ld, stride, rows, k, dst);
-    } else if constexpr (MODE == 3) {
-        gt_pack_to_mn_major(src, ld, stride, rows, k, dst);
-    } else if constexpr (MODE == 2) {
-        gt_pack_mn_major(src, ld, stride, rows, k, dst);
-    } else {
-        gt_pack_k_major(src, ld, stride, rows, k, dst);
-    }
+    const gt_i64 block_rows = MODE == 1 ? (rows + GT_PACK_ROWS - 1) / GT_PACK_ROWS
+                              : MODE == 2 ? (rows + GT_PACK_TILE - 1) / GT_PACK_TILE
+                                          : (k + GT_PACK_TILE - 1) / GT_PACK_TILE;
+    for (gt_i64 by = blockIdx.y; by < block_rows; by += gridDim.y)
+        gt_pack_block_row<T, MODE>(src, ld, stride, rows, k, dst, by);
 }

@@ -305,10 +305,13 @@ fn pack_plans(cfg: &KernelConfig, p: &GemmProblem, offset: u64) -> Vec<PackPlan>
         } else {
             [(p.k as u64).div_ceil(32), (rows as u64).div_ceil(32)]
         };
+        // Block rows past a grid's 65535 are taken by the blocks in strides (gt_pack_operand);
+        // batches past it are the launch-grid rule's (constraints/launch_grid.rs).
+        let rows_y = grid[1].min(crate::space::constraints::MAX_GRID_YZ as u64);
         plans.push(PackPlan {
             is_a,
             symbol: format!("{}_pack_{}", cfg.name(), if is_a { 'a' } else { 'b' }),
-            grid: [grid[0] as u32, grid[1] as u32, p.batch as u32],
+            grid: [grid[0] as u32, rows_y as u32, p.batch as u32],
             block: [32, 8, 1],
             workspace_offset: at,
             bytes,
@@ -1013,6 +1016,23 @@ mod tests {
         assert!(d.contains("#define GT_TRANS_B 0\n") && d.contains("#define GT_PACK_B 2\n"));
         let kp = kernel_problem(&cfg, &nt);
         assert_eq!((kp.ldb, kp.trans_b), (16384, Trans::N));
+    }
+
+    /// A copy of a million rows, 8 a block row, needs more block rows than a grid's 65535:
+    /// the launch stops there and the pack kernel strides over the rest.
+    #[test]
+    fn pack_grids_stop_at_a_launchs_rows() {
+        let cfg = KernelConfig::parse(
+            "MT128x16x64_MI64x8x16_WG8x1_PGR6_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0",
+        )
+        .unwrap();
+        // K of 15: A's rows of 30 bytes, which the tensor maps cannot read.
+        let p = GemmProblem::new(1048576, 16, 15);
+        let plan = launch_plan(&cfg, &p, &target());
+        let pk = plan.packs.iter().find(|pk| pk.is_a).expect("A copied");
+        assert_eq!(pk.grid[1], 65535);
+        let small = launch_plan(&cfg, &GemmProblem::new(4096, 16, 15), &target());
+        assert_eq!(small.packs[0].grid[1], 4096 / 8);
     }
 
     #[test]
