@@ -43,6 +43,14 @@ impl GsuAlgo {
         GsuAlgo::SingleKernel,
     ];
 
+    /// Its GlobalSplitUAlgorithm number: its place in [`GsuAlgo::ALL`].
+    pub fn number(self) -> u32 {
+        GsuAlgo::ALL
+            .iter()
+            .position(|&a| a == self)
+            .expect("ALL lists every algorithm") as u32
+    }
+
     pub fn letter(self) -> char {
         match self {
             GsuAlgo::Atomic => 'A',

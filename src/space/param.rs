@@ -193,11 +193,7 @@ impl ParamId {
             ParamId::LdsPadB => c.lpb,
             ParamId::LdsSwizzle => c.swizzle,
             ParamId::GlobalSplitU => c.gsu,
-            ParamId::GlobalSplitUAlgorithm => GsuAlgo::ALL
-                .iter()
-                .position(|&a| a == c.gsu_algo)
-                .expect("ALL lists every algorithm")
-                as u32,
+            ParamId::GlobalSplitUAlgorithm => c.gsu_algo.number(),
             ParamId::WorkGroupMapping => c.wgm,
             ParamId::GlobalReadVectorWidth => c.grvw,
             ParamId::StoreVectorWidth => c.svw,

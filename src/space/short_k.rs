@@ -7,7 +7,7 @@
 
 use super::config::KernelConfig;
 use super::constraints;
-use super::param::{unpack_mi, ParamId};
+use super::param::{pack_mi, ParamId};
 use super::tuning_space::{tile_count, two_line_depth, Space};
 
 /// The most K of the tiny-K starts: one k step of the warp-level instruction.
@@ -27,15 +27,9 @@ impl Space {
     /// 65536x64x8 10.7 on 256 rows (12.6 on 128) against 12.1 [8.8-12.1].
     pub fn tiny_k_starts(&self) -> Vec<KernelConfig> {
         let p = &self.problem;
-        let instructions = &self.domain(ParamId::MatrixInstruction).values;
-        let Some(warp_level) = instructions
-            .iter()
-            .copied()
-            .find(|&v| unpack_mi(v) == [16, 8, 16])
-        else {
-            return Vec::new();
-        };
-        if p.k > TINY_K
+        let warp_level = pack_mi([16, 8, 16]);
+        if !self.domain(ParamId::MatrixInstruction).contains(warp_level)
+            || p.k > TINY_K
             || p.n > TINY_K_MAX_N
             || p.n <= constraints::GEMV_MAX_N
             || p.a_type.bytes() != 2

@@ -284,10 +284,7 @@ impl Space {
     /// can still land far: 64x64x64 x70000 repairs to 64x8 tiles, where the 64x64 persistent
     /// tile is valid and twice as fast under sim; `tune` reaches it, 440 us against 836.)
     fn prefer_batch_walk(&mut self, wgmma: bool) {
-        let stream_k = GsuAlgo::ALL
-            .iter()
-            .position(|a| *a == GsuAlgo::StreamK)
-            .unwrap_or(0) as i64;
+        let stream_k = GsuAlgo::StreamK.number() as i64;
         let prefs: &[(ParamId, i64)] = if wgmma {
             &[(ParamId::PersistentKernel, 1), (ParamId::ProducerWarp, 1)]
         } else {

@@ -211,13 +211,14 @@ fn c_direct_by_kind(p: &GemmProblem) -> bool {
 /// stages of the config's tile.
 fn c_in_place_fits(c: &KernelConfig, p: &GemmProblem, stages: u32) -> bool {
     let shallow = KernelConfig { pgr: stages, ..*c };
-    let group = persistent_group_bytes(c, p);
-    let tile = group * persistent_passes(c, p) as u64;
-    wgmma_ring_bytes(&shallow, p)
-        + tile
-        + WGMMA_LDS_ALIGN
-        + stage_barrier_bytes(&shallow)
-        + persistent_c_barrier_bytes(0)
+    let tile = persistent_group_bytes(c, p) * persistent_passes(c, p) as u64;
+    fits_beside_ring(&shallow, p, tile + persistent_c_barrier_bytes(0))
+}
+
+/// Whether `output` bytes (staging area, C's areas and their barriers) fit in the persistent
+/// kernel's LDS beside the config's operand ring, its alignment slack and its stage barriers.
+fn fits_beside_ring(c: &KernelConfig, p: &GemmProblem, output: u64) -> bool {
+    wgmma_ring_bytes(c, p) + WGMMA_LDS_ALIGN + stage_barrier_bytes(c) + output
         <= SM90_LDS_PER_WORKGROUP
 }
 
@@ -234,12 +235,15 @@ pub fn persistent_c_stages(c: &KernelConfig, p: &GemmProblem) -> u32 {
         return 0;
     }
     let group = persistent_group_bytes(c, p);
-    let fixed = wgmma_ring_bytes(c, p) + group + WGMMA_LDS_ALIGN + stage_barrier_bytes(c);
     let c_tile = group * persistent_passes(c, p) as u64;
     (1..=MAX_C_STAGES)
         .rev()
         .find(|&s| {
-            fixed + s as u64 * c_tile + persistent_c_barrier_bytes(s) <= SM90_LDS_PER_WORKGROUP
+            fits_beside_ring(
+                c,
+                p,
+                group + s as u64 * c_tile + persistent_c_barrier_bytes(s),
+            )
         })
         .unwrap_or(0)
 }
