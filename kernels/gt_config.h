@@ -62,6 +62,11 @@
 #ifndef GT_C_DIRECT
 #define GT_C_DIRECT 0
 #endif
+// The persistent kernel's column groups of 128 bytes a row where 256 leave its ring no room
+// (src/space's persistent_narrow_groups).
+#ifndef GT_OUT_NARROW
+#define GT_OUT_NARROW 0
+#endif
 // The data-parallel warpgroup kernel stores D as the persistent kernel does: matrix stores of
 // D's type into a staging area, one tensor-map store of it (epilogue/gt_epilogue_tma.h). The
 // host sets it wherever D allows it (src/space/constraints/epilogue.rs).
@@ -160,6 +165,7 @@ struct GtCfg {
     static constexpr bool WAIT_FOR_PACK = GT_PACK_A != 0 || GT_PACK_B != 0;
     static constexpr int C_STAGES = GT_C_STAGES;
     static constexpr bool C_DIRECT = GT_C_DIRECT;
+    static constexpr bool OUT_NARROW = GT_OUT_NARROW;
     static constexpr bool STORE_D_TMA = GT_STORE_D_TMA;
 };
 // The preprocessor's copy of GtCfg::REDUCTION_KERNEL: it decides whether the second kernel

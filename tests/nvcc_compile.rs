@@ -1254,3 +1254,41 @@ fn persistent_kernels_reading_c_directly_compile_without_spills() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Persistent kernels whose output goes out in narrow column groups (`GT_OUT_NARROW`: groups of
+/// 256 bytes a row would leave the ring three stages) compile for sm_90a without spills: the
+/// swapped 208x128 tile of an N-major B on four stages, an e4m3 one, and stream-K over batches
+/// of an M-major A in f16.
+#[test]
+fn persistent_kernels_in_narrow_column_groups_compile_without_spills() {
+    let Some(nvcc) = nvcc_or_skip() else { return };
+    let hw = HwSpec::by_name("H200").unwrap();
+    let target = Target::arch(Vendor::Nvidia, "sm_90a");
+    use DataType::*;
+    let cases = [
+        (
+            problem(2560, 2560, 2560, "TT", Bf16, Bf16, 0.0, 1),
+            "MT208x128x64_MI64x8x16_WG4x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_SAB1_PK1",
+        ),
+        (
+            problem(28672, 384, 4096, "TN", F8, Bf16, 0.0, 1),
+            "MT224x128x128_MI64x8x32_WG4x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM1_GRVW16_SVW8_SU0_PW1_SAB1_PK1",
+        ),
+        (
+            problem(1504, 600, 2048, "NT", F16, F16, 0.0, 3),
+            "MT224x128x64_MI64x8x16_WG4x2_PGR4_PLR0_LPA0_LPB0_SW1_GSU1S_WGM8_GRVW8_SVW8_SU0_PW1_SAB1_PK1",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (p, name) in &cases {
+        let c = KernelConfig::parse(name).unwrap();
+        Space::for_problem(p, &hw)
+            .check(&c)
+            .unwrap_or_else(|v| panic!("{name} is not valid for {}: {v}", p.label()));
+        assert!(constraints::persistent_narrow_groups(&c, p), "{name}");
+        let text = gemmtune::compile::codegen::generate(&c, p, &target).text;
+        assert!(text.contains("#define GT_OUT_NARROW 1\n"), "{name}");
+        failures.extend(spill_or_error(&nvcc, &c, p, &target, &p.label()));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

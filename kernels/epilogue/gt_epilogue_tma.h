@@ -50,9 +50,10 @@ __host__ __device__ constexpr int gt_out_passes(int mt1, int es, int most, bool 
 template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     typedef typename Cfg::TD TD;
     // Column groups of at most GROUP_BYTES a row: 128 beside a producer warpgroup, whose tall
-    // tiles then keep four operand stages (src/space's persistent_group_limit).
-    static constexpr int GROUP_BYTES = Cfg::PRODUCER_KIND == 2 ? 128 : 256;
-    static constexpr int PASSES = gt_out_passes(Cfg::MT1, int(sizeof(TD)), GROUP_BYTES, Cfg::PRODUCER_KIND == 2), OUT_N = Cfg::MT1 / PASSES;
+    // tiles then keep four operand stages, and where 256 leave the ring no room (src/space's
+    // persistent_group_limit).
+    static constexpr int GROUP_BYTES = Cfg::PRODUCER_KIND == 2 || Cfg::OUT_NARROW ? 128 : 256;
+    static constexpr int PASSES = gt_out_passes(Cfg::MT1, int(sizeof(TD)), GROUP_BYTES, GROUP_BYTES == 128), OUT_N = Cfg::MT1 / PASSES;
     static constexpr int ACC = Mainloop::ACC;
     static constexpr bool READS_C = !Cfg::BETA_ZERO;
     // C through LDS (a ring of C tiles, or the staging area), or straight into registers.

@@ -789,6 +789,10 @@ fn epilogue_defines(s: &PartSpec, b: &mut DefineBlock) {
     if crate::space::constraints::persistent_c_direct(&s.cfg, s.p) {
         b.def("GT_C_DIRECT", 1);
     }
+    // The persistent staging area's narrow column groups; named only when set.
+    if crate::space::constraints::persistent_narrow_groups(&s.cfg, s.p) {
+        b.def("GT_OUT_NARROW", 1);
+    }
     // The data-parallel kernel's tensor-map stores of D; named only when set.
     if crate::space::constraints::stores_d_by_tensor_map(&s.cfg, s.p) {
         b.def("GT_STORE_D_TMA", 1);

@@ -395,14 +395,20 @@ impl Space {
             let c = self.with_deepest_pipeline(prefs)?.raw_default();
             (c.pgr >= 4).then_some(c)
         };
+        // Where the tiles make one wave, the persistent kernel only where its ring fits beside
+        // a staging area of whole rows: with narrow column groups
+        // (constraints::persistent_narrow_groups) the data-parallel kernel's fifth stage ran
+        // faster (H200, bench's default sets, one call: 14336x256x4096 e4m3 on 224x128 26.3 us
+        // against 27.0, 12800x256x4096 on 208x128 41.2 against 41.8).
+        let one_wave = |h: i64| tile_count(p, h, width) <= cus;
         heights.into_iter().find_map(|h| {
-            deep(&swapped_tile(h, width, 1)).or_else(|| {
-                let alone = [(ParamId::ProducerWarp, 0)];
-                let tile = [swapped_tile(h, width, 0).as_slice(), &alone].concat();
-                (tile_count(p, h, width) <= cus)
-                    .then(|| deep(&tile))
-                    .flatten()
-            })
+            deep(&swapped_tile(h, width, 1))
+                .filter(|c| !(one_wave(h) && constraints::persistent_narrow_groups(c, p)))
+                .or_else(|| {
+                    let alone = [(ParamId::ProducerWarp, 0)];
+                    let tile = [swapped_tile(h, width, 0).as_slice(), &alone].concat();
+                    one_wave(h).then(|| deep(&tile)).flatten()
+                })
         })
     }
 
@@ -734,16 +740,23 @@ mod tests {
             (p.a_type, p.b_type) = (DataType::F8, DataType::F8);
             p
         };
-        // 28672x512: 128x256 tiles make 448 (3.39 waves of 132), 176x128 make 652 (4.94);
+        // 28672x512: 128x256 tiles make 448 (3.39 waves of 132), 224x128 make 512 (3.88;
+        // four stages beside a staging area in narrow column groups), 176x128 652 (4.94);
         // 3584x512: 128x128 make 112, 112x128 make 128 (one wave).
         // 10240x200: 128x208 make 80 tiles, 160x128 make 128 (one wave), N's second column
         // tile 72 columns wide.
         for (p, height) in [
-            (GemmProblem::new(28672, 512, 8192), 176),
-            (e4m3(14336, 1024, 4096), 176),
+            (GemmProblem::new(28672, 512, 8192), 224),
+            (e4m3(14336, 1024, 4096), 224),
             (GemmProblem::new(3584, 512, 18944), 112),
             (GemmProblem::new(10240, 200, 2560), 160),
             (e4m3(10240, 200, 2560), 160),
+            // An N-major B takes 128-row tiles in 32-column steps (128x224: 240 tiles, 1.82
+            // waves); 208x128 make 260 (1.97), in narrow column groups.
+            (
+                GemmProblem::with_layout(2560, 2560, 2560, Trans::T, Trans::T),
+                208,
+            ),
         ] {
             let s = Space::for_problem(&p, &hw);
             let c = s.swapped_wave_start().expect("a prefill problem");
@@ -757,6 +770,11 @@ mod tests {
             assert!(c.pgr >= 4, "{}", c.name());
             assert!(s.extra_starts().contains(&s.tile_order(&c)));
         }
+        // One wave of tiles whose four stages would need narrow column groups: the
+        // data-parallel kernel and its fifth stage (12800x256: 124 tiles of 208x128).
+        let s = Space::for_problem(&GemmProblem::new(12800, 256, 4096), &hw);
+        let c = s.swapped_wave_start().expect("a prefill problem");
+        assert_eq!((c.mt0, c.pk, c.pgr), (208, 0, 5), "{}", c.name());
         // An M-contiguous A (NN): none.
         let nn = GemmProblem::with_layout(28672, 512, 8192, Trans::N, Trans::N);
         assert!(!nn.k_contiguous(true));

@@ -96,16 +96,76 @@ const SM90_LDS_PER_WORKGROUP: u64 = 232448;
 /// The most bytes of columns per row one column group of the persistent staging area holds
 /// (`GtTmaStoreEpilogue::GROUP_BYTES`): 256, or 128 beside a producer warpgroup
 /// (ProducerWarp=2), whose tiles are the tall ones: 192x192 then keeps four operand stages
-/// (a 24 KiB staging area instead of 36): 3072^3 ran 83.1 us, where three stages took 87.1.
+/// (a 24 KiB staging area instead of 36): 3072^3 ran 83.1 us, where three stages took 87.1;
+/// or 128 where 256 would leave the ring no room for its stages ([`persistent_narrow_groups`]).
 /// Groups of 64 bytes, which would give swapped 160x256 a fourth stage too, cost more in
 /// epilogue passes than the stage brings: 90.2 us on 3072^3, and 91.6 for 160x256 on
 /// 5000x1000x5000 NT against 87.7 on three stages (H200, same call).
-pub fn persistent_group_limit(c: &KernelConfig) -> u32 {
-    if c.pw == 2 {
-        128
+pub fn persistent_group_limit(c: &KernelConfig, p: &GemmProblem) -> u32 {
+    if c.pw == 2 || persistent_narrow_groups(c, p) {
+        NARROW_GROUP_BYTES
     } else {
-        256
+        WIDE_GROUP_BYTES
     }
+}
+
+/// The column groups' widths, in bytes of a row: [`persistent_group_limit`].
+const WIDE_GROUP_BYTES: u32 = 256;
+const NARROW_GROUP_BYTES: u32 = 128;
+
+/// The ring narrow column groups make room for ([`persistent_narrow_groups`]): a fourth
+/// stage. Where whole groups leave two, the tile is too large for the persistent kernel
+/// anyway (64x512 in eight groups never won: H200, bench's default sets of eight GEMMs).
+const NARROW_STAGES: u32 = 4;
+
+/// The fewest K steps (of DepthU) over which narrow column groups pay for their second pass.
+const NARROW_LEAST_K_STEPS: i64 = 16;
+
+/// Whether the persistent kernel (with a producer warp, D only) stages its output in groups of
+/// 128 bytes a row because groups of 256 leave its operand ring fewer than four stages
+/// (`GT_OUT_NARROW`): swapped 208x128 with four stages needs 64 KiB for a whole 256-row
+/// staging area, 32 in two groups. Only where that is what fits, so every config that fitted
+/// before keeps its groups; where C is read through LDS its whole tile takes the room anyway.
+/// Not for other rings, nor for a short K: there the stage brings less than the second
+/// pass costs (H200, bench's default sets, one call: 4096x4096x40 x16 171.0 us on swapped
+/// 256x128 with three stages in one group, 175.5 once four took two).
+/// Swapped tiles keep groups of whole 16-column steps (their matrix stores write 16 columns).
+pub fn persistent_narrow_groups(c: &KernelConfig, p: &GemmProblem) -> bool {
+    if c.pk == 0
+        || c.pw == 2
+        || c.pgr != NARROW_STAGES
+        || p.k < NARROW_LEAST_K_STEPS * c.depth_u as i64
+        || p.beta != 0.0
+        || !is_wgmma(c)
+    {
+        return false;
+    }
+    let staging = |limit: u32| {
+        let passes = group_passes(c, p, limit);
+        group_bytes(c, p, passes) * c.consumer_sets() as u64
+    };
+    let narrow = group_passes(c, p, NARROW_GROUP_BYTES);
+    !fits_beside_ring(c, p, staging(WIDE_GROUP_BYTES))
+        && fits_beside_ring(c, p, staging(NARROW_GROUP_BYTES))
+        && (c.sab == 0 || (c.mt1 / narrow).is_multiple_of(16))
+}
+
+/// The column groups of a staging area whose groups hold at most `limit` bytes a row: the
+/// narrow groups look on to twice the fewest for whole 8-column groups.
+fn group_passes(c: &KernelConfig, p: &GemmProblem, limit: u32) -> u32 {
+    persistent_output_passes(
+        c.mt1,
+        p.d_type.bytes() as u32,
+        limit,
+        limit == NARROW_GROUP_BYTES,
+    )
+}
+
+/// Bytes of one column group when MT1 is staged in `passes` groups: D's type, M in whole
+/// 128-byte chunks (kernels/layout/gt_wgmma_tile.h's GtOutTile).
+fn group_bytes(c: &KernelConfig, p: &GemmProblem, passes: u32) -> u64 {
+    let chunk = 128 / p.d_type.bytes() as u64;
+    (c.mt0 as u64).div_ceil(chunk) * 128 * (c.mt1 / passes) as u64
 }
 
 /// The persistent kernel's column groups for this config and D.
@@ -113,12 +173,7 @@ pub fn persistent_passes(c: &KernelConfig, p: &GemmProblem) -> u32 {
     // Beside a producer warpgroup the groups may be more than the fewest: 256x160 of a 16-bit
     // D stages 20 KiB in four groups instead of its whole 80 KiB, which leaves room for three
     // operand stages.
-    persistent_output_passes(
-        c.mt1,
-        p.d_type.bytes() as u32,
-        persistent_group_limit(c),
-        c.pw == 2,
-    )
+    group_passes(c, p, persistent_group_limit(c, p))
 }
 
 /// Whether each warpgroup of the persistent kernel stages and stores its own columns
@@ -152,12 +207,9 @@ pub fn persistent_store_columns(c: &KernelConfig, p: &GemmProblem) -> u32 {
     }
 }
 
-/// Bytes of one column group of the persistent kernel's staging area: D's type, M in whole
-/// 128-byte chunks (kernels/layout/gt_wgmma_tile.h's GtOutTile).
+/// Bytes of one column group of the persistent kernel's staging area.
 pub(super) fn persistent_group_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
-    let chunk = 128 / p.d_type.bytes() as u64;
-    let cols = c.mt1 / persistent_passes(c, p);
-    (c.mt0 as u64).div_ceil(chunk) * 128 * cols as u64
+    group_bytes(c, p, persistent_passes(c, p))
 }
 
 /// Bytes of the persistent kernel's output areas (kernels/epilogue/gt_epilogue_tma.h's

@@ -47,8 +47,8 @@ pub use gemv::{
 };
 pub use launch_grid::MAX_GRID_YZ;
 pub use lds_layout::{
-    lds_bytes, persistent_c_direct, persistent_c_stages, persistent_output_bytes,
-    persistent_output_passes, persistent_passes, persistent_store_columns,
+    lds_bytes, persistent_c_direct, persistent_c_stages, persistent_narrow_groups,
+    persistent_output_bytes, persistent_output_passes, persistent_passes, persistent_store_columns,
 };
 pub use loader::{operand_reads_aligned, reads_aligned, widest_aligned_read};
 pub use pack_mn_major::{
@@ -688,6 +688,36 @@ mod tests {
         // Four stages beside one 32 KiB group fit (they did not beside a 64 KiB one).
         assert_eq!(lds_bytes(&c, &p), 4 * 64 * 384 * 2 + 128 * 64 * 4 + 1024);
         assert_eq!(rule(&c, &p, &hw), "ok");
+    }
+
+    #[test]
+    fn a_fourth_stage_takes_narrow_column_groups_where_whole_ones_leave_no_room() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let p = GemmProblem::with_layout(2560, 2560, 2560, Trans::T, Trans::T);
+        let four = wgmma_cfg(
+            "MT208x128x64_MI64x8x16_WG4x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_SAB1_PK1",
+        );
+        // 208 rows stage as four 128-byte chunks of M: one group of 128 columns is 64 KiB,
+        // which leaves three stages; two groups of 64 columns, 32 KiB.
+        assert!(persistent_narrow_groups(&four, &p));
+        assert_eq!(persistent_passes(&four, &p), 2);
+        assert_eq!(lds_bytes(&four, &p), 4 * 64 * 336 * 2 + 4 * 128 * 64 + 1024);
+        assert_eq!(rule(&four, &p, &hw), "ok");
+        // Three stages fit beside the whole group, which they keep.
+        let three = KernelConfig { pgr: 3, ..four };
+        assert!(!persistent_narrow_groups(&three, &p));
+        assert_eq!(persistent_passes(&three, &p), 1);
+        // Five do not fit either way; with C to read, or a K of fewer than 16 steps, four do
+        // not (the second pass costs more there than the stage brings).
+        assert_eq!(rule(&KernelConfig { pgr: 5, ..four }, &p, &hw), "lds");
+        let beta = GemmProblem {
+            beta: 1.0,
+            ..p.clone()
+        };
+        assert!(!persistent_narrow_groups(&four, &beta));
+        let short = GemmProblem::with_layout(2560, 2560, 960, Trans::T, Trans::T);
+        assert!(!persistent_narrow_groups(&four, &short));
+        assert_eq!(rule(&four, &short, &hw), "lds");
     }
 
     #[test]
