@@ -265,14 +265,18 @@ impl Space {
             hw: hw.clone(),
             only: None,
         };
+        let walk_batches = problem.batch > constraints::MAX_GRID_YZ;
         if wgmma {
+            if walk_batches {
+                space.prefer_batch_walk(true);
+            }
             space.prefer_wgmma();
         } else if shapes.is_empty() {
             space.prefer_fma();
         } else if transposable && !nvidia {
             space.prefer_transpose_lds();
         }
-        if problem.batch > constraints::MAX_GRID_YZ {
+        if walk_batches {
             space.prefer_batch_walk(wgmma);
         }
         space
@@ -280,9 +284,12 @@ impl Space {
 
     /// More batches than a launch grid's layers (constraints' `launch-grid`): the default
     /// walks them itself, on the persistent kernel where the warpgroup path applies and on
-    /// stream-K elsewhere, so that a repair of it starts from a kernel that can run them. (It
-    /// can still land far: 64x64x64 x70000 repairs to 64x8 tiles, where the 64x64 persistent
-    /// tile is valid and twice as fast under sim; `tune` reaches it, 440 us against 836.)
+    /// stream-K elsewhere, so that a repair of it starts from a kernel that can run them. On
+    /// the warpgroup path this comes before [`Space::prefer_wgmma`], which keeps its tile only
+    /// where that tile is valid: its data-parallel tile is not past those batches, and the
+    /// default stayed on the warp-level instruction, which the repair took to 64x8 tiles
+    /// read one element at a time (64x64x64 x70000: 836 us under sim against 411 for the
+    /// persistent 64x64 tile).
     fn prefer_batch_walk(&mut self, wgmma: bool) {
         let stream_k = GsuAlgo::StreamK.number() as i64;
         let prefs: &[(ParamId, i64)] = if wgmma {
@@ -1412,6 +1419,29 @@ mod tests {
             algos,
             [GsuAlgo::Atomic, GsuAlgo::StreamK, GsuAlgo::SingleKernel]
         );
+    }
+
+    #[test]
+    fn batches_past_a_grids_layers_default_to_the_warpgroup_tile_walking_them() {
+        // The warpgroup default's tile on the persistent kernel, as with fewer batches on the
+        // data-parallel one (not the warp-level instruction repaired to 64x8 tiles).
+        let hw = HwSpec::by_name("H200").unwrap();
+        for (m, n, k, batch) in [(64, 64, 64, 70000), (128, 96, 256, 100000)] {
+            let mut p = GemmProblem::new(m, n, k);
+            p.batch = batch;
+            p.fill_defaults();
+            let c = Space::for_problem(&p, &hw).default_config().unwrap();
+            assert_eq!(
+                (c.mi, c.mt0, c.mt1, c.pk, c.pw, c.grvw),
+                ([64, 8, 16], m as u32, n as u32, 1, 1, 8),
+                "{}",
+                c.name()
+            );
+            let mut fewer = p.clone();
+            fewer.batch = 100;
+            let d = Space::for_problem(&fewer, &hw).default_config().unwrap();
+            assert_eq!((d.mt0, d.mt1, d.pk), (c.mt0, c.mt1, 0), "{}", d.name());
+        }
     }
 
     #[test]
