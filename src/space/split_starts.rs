@@ -5,7 +5,7 @@
 //! measures in its first batch and `bench` in its default set; which cut wins depends on K and
 //! is measured, not modelled.
 
-use super::config::KernelConfig;
+use super::config::{GsuAlgo, KernelConfig};
 use super::constraints;
 use super::one_wave::one_wave_tile;
 use super::param::ParamId;
@@ -339,7 +339,64 @@ impl Space {
             Some(space.raw_default())
         })
     }
+
+    /// A start for GEMMs of a few tiles on the warp-level path (M and N of at most 32 or so,
+    /// where the warpgroup tiles do not apply) whose K is so long that even the widest split
+    /// leaves most compute units idle: the default's tile on stream-K (GSU1S), every compute
+    /// unit streaming the same share of K, on four warps and stages of 128 k where the tile
+    /// takes them (more loads in flight a compute unit). H200, kernel against kernel, one call
+    /// each, 32x32x1048576 [cuBLASLt 43.0-43.6]: stream-K on the 32x32 tile with four warps,
+    /// 128 k a stage, four stages 65.7 us; with two warps 87.6, 97.4 at 64 k a stage; two or
+    /// four workgroups a compute unit 102.1-208.8; K split in 64 through the reduction kernel
+    /// 75.1 on four warps, 114.6 on two (the widest split, which still leaves half the compute
+    /// units idle); the default's split in eight 728.4. Only where each compute unit gets at
+    /// least 16 of the tile's K steps, so that its share outweighs the partials' hand-over.
+    pub fn few_tile_stream_k_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        // The repaired default: tiles larger than such a problem are not valid.
+        let start = self.default_config().ok()?;
+        if constraints::is_wgmma(&start) || !start.uses_matrix_cores() {
+            return None;
+        }
+        let cus = self.hw.compute_units as i64;
+        let tiles = tile_count(p, start.mt0 as i64, start.mt1 as i64);
+        let widest = self
+            .domain(ParamId::GlobalSplitU)
+            .values
+            .iter()
+            .copied()
+            .max()?;
+        let steps = (p.k + start.depth_u as i64 - 1) / start.depth_u as i64;
+        if tiles * widest >= cus || tiles * steps < FEW_TILE_STREAM_K_STEPS * cus {
+            return None;
+        }
+        let walk = KernelConfig {
+            gsu: 1,
+            gsu_algo: GsuAlgo::StreamK,
+            ..start
+        };
+        let wide = KernelConfig {
+            wg: [2, 2],
+            depth_u: 128,
+            pgr: 4,
+            ..walk
+        };
+        [
+            wide,
+            KernelConfig {
+                wg: walk.wg,
+                ..wide
+            },
+            walk,
+        ]
+        .into_iter()
+        .find(|c| self.is_valid(c))
+    }
 }
+
+/// K steps each compute unit streams at least where [`Space::few_tile_stream_k_start`]
+/// applies.
+const FEW_TILE_STREAM_K_STEPS: i64 = 16;
 
 #[cfg(test)]
 mod tests {
@@ -525,6 +582,31 @@ mod tests {
         ] {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
             assert_eq!(s.skinny_split_start(), None, "{m}x{n}x{k}");
+        }
+    }
+
+    #[test]
+    fn one_warp_level_tile_of_a_very_long_k_starts_on_stream_k() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // One 32x32 tile: four warps, 128 k a stage; one 16x16 tile: one warp (its 8x8 wave
+        // tiles would be smaller than the instruction).
+        for (m, n, k, wg) in [(32, 32, 1 << 20, [2, 2]), (16, 16, 1 << 20, [1, 1])] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            let c = s
+                .few_tile_stream_k_start()
+                .expect("one tile, K of a million");
+            s.check(&c).unwrap();
+            assert_eq!(
+                (c.gsu, c.gsu_algo, c.wg, c.depth_u),
+                (1, GsuAlgo::StreamK, wg, 128)
+            );
+            assert!(s.extra_starts().contains(&c));
+        }
+        // Where the widest split fills the compute units, or each would get fewer than 16 K
+        // steps, or the warpgroup path applies: none.
+        for (m, n, k) in [(32, 32, 65536), (256, 256, 1 << 20), (512, 32, 1 << 20)] {
+            let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
+            assert_eq!(s.few_tile_stream_k_start(), None, "{m}x{n}x{k}");
         }
     }
 }

@@ -619,6 +619,7 @@ impl Space {
             .chain(full.tf32_ping_pong_start())
             .chain(full.fma_wave_starts())
             .chain(full.stream_k_start())
+            .chain(full.few_tile_stream_k_start())
             .chain(full.wide_n_starts())
             .chain(full.n_fit_starts())
             .chain(full.many_wave_n_fit_start())
