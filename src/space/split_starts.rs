@@ -9,7 +9,9 @@ use super::config::{GsuAlgo, KernelConfig};
 use super::constraints;
 use super::one_wave::one_wave_tile;
 use super::param::ParamId;
-use super::tuning_space::{fills_wave, split_in_kernel_tile, tile_count, two_line_depth, Space};
+use super::tuning_space::{
+    fills_wave, split_in_kernel_tile, tile_count, two_line_depth, Space, WIDEST_SPLIT,
+};
 
 impl Space {
     /// A second start for problems that start on a small warpgroup tile without a split: the
@@ -340,63 +342,66 @@ impl Space {
         })
     }
 
-    /// A start for GEMMs of a few tiles on the warp-level path (M and N of at most 32 or so,
+    /// Starts for GEMMs of a few tiles on the warp-level path (M and N of at most 32 or so,
     /// where the warpgroup tiles do not apply) whose K is so long that even the widest split
-    /// leaves most compute units idle: the default's tile on stream-K (GSU1S), every compute
-    /// unit streaming the same share of K, on four warps and stages of 128 k where the tile
-    /// takes them (more loads in flight a compute unit). H200, kernel against kernel, one call
-    /// each, 32x32x1048576 [cuBLASLt 43.0-43.6]: stream-K on the 32x32 tile with four warps,
-    /// 128 k a stage, four stages 65.7 us; with two warps 87.6, 97.4 at 64 k a stage; two or
-    /// four workgroups a compute unit 102.1-208.8; K split in 64 through the reduction kernel
-    /// 75.1 on four warps, 114.6 on two (the widest split, which still leaves half the compute
-    /// units idle); the default's split in eight 728.4. Only where each compute unit gets at
-    /// least 16 of the tile's K steps, so that its share outweighs the partials' hand-over.
-    pub fn few_tile_stream_k_start(&self) -> Option<KernelConfig> {
+    /// of the searched domain (64) leaves most compute units idle: the default's tile with K
+    /// split 128 ways (opt-in, [`WIDEST_SPLIT`]) summed by atomics, then on stream-K (GSU1S,
+    /// every compute unit streaming the same share of K), each on four warps and stages of
+    /// 128 k where the tile takes them (more loads in flight a compute unit). H200, kernel
+    /// against kernel, one call each (cuBLASLt in brackets): 32x32x1048576 split 128 ways by
+    /// atomics 46.6 us, in the kernel 49.8, through the reduction kernel 56.3, on stream-K 65.6
+    /// [43.2] (stream-K with two warps 87.6, 97.4 at 64 k a stage; two or four workgroups a
+    /// compute unit 102.1-208.8; K in 64 through the reduction kernel 75.1; the default's
+    /// split in eight 728.4); 32x32x262144 21.9 by atomics, 27.2 in 64, 40.6 on stream-K
+    /// [21.8]; 16x16x1048576 NT (one warp) 59.7, 77.1 on stream-K [36.4]. Only where each
+    /// split gets at least 16 of the tile's K steps.
+    pub fn few_tile_long_k_starts(&self) -> Vec<KernelConfig> {
         let p = &self.problem;
         // The repaired default: tiles larger than such a problem are not valid.
-        let start = self.default_config().ok()?;
-        if constraints::is_wgmma(&start) || !start.uses_matrix_cores() {
-            return None;
-        }
+        let Ok(start) = self.default_config() else {
+            return Vec::new();
+        };
         let cus = self.hw.compute_units as i64;
         let tiles = tile_count(p, start.mt0 as i64, start.mt1 as i64);
-        let widest = self
-            .domain(ParamId::GlobalSplitU)
-            .values
-            .iter()
-            .copied()
-            .max()?;
+        let searched = self.domain(ParamId::GlobalSplitU).values.iter().max();
         let steps = (p.k + start.depth_u as i64 - 1) / start.depth_u as i64;
-        if tiles * widest >= cus || tiles * steps < FEW_TILE_STREAM_K_STEPS * cus {
-            return None;
+        if constraints::is_wgmma(&start)
+            || !start.uses_matrix_cores()
+            || searched.is_none_or(|&s| tiles * s >= cus)
+            || steps < FEW_TILE_LONG_K_STEPS * WIDEST_SPLIT
+        {
+            return Vec::new();
         }
+        let widest = KernelConfig {
+            gsu: WIDEST_SPLIT as u32,
+            gsu_algo: GsuAlgo::Atomic,
+            ..start
+        };
         let walk = KernelConfig {
             gsu: 1,
             gsu_algo: GsuAlgo::StreamK,
             ..start
         };
-        let wide = KernelConfig {
-            wg: [2, 2],
-            depth_u: 128,
-            pgr: 4,
-            ..walk
-        };
-        [
-            wide,
-            KernelConfig {
-                wg: walk.wg,
-                ..wide
-            },
-            walk,
-        ]
-        .into_iter()
-        .find(|c| self.is_valid(c))
+        [widest, walk]
+            .into_iter()
+            .filter_map(|c| {
+                let wide = KernelConfig {
+                    wg: [2, 2],
+                    depth_u: 128,
+                    pgr: 4,
+                    ..c
+                };
+                [wide, KernelConfig { wg: c.wg, ..wide }, c]
+                    .into_iter()
+                    .find(|c| self.is_valid(c))
+            })
+            .collect()
     }
 }
 
-/// K steps each compute unit streams at least where [`Space::few_tile_stream_k_start`]
-/// applies.
-const FEW_TILE_STREAM_K_STEPS: i64 = 16;
+/// K steps (of the default's DepthU) each split streams at least where
+/// [`Space::few_tile_long_k_starts`] apply.
+const FEW_TILE_LONG_K_STEPS: i64 = 16;
 
 #[cfg(test)]
 mod tests {
@@ -586,27 +591,31 @@ mod tests {
     }
 
     #[test]
-    fn one_warp_level_tile_of_a_very_long_k_starts_on_stream_k() {
+    fn one_warp_level_tile_of_a_very_long_k_starts_split_128_ways_and_on_stream_k() {
         let hw = HwSpec::by_name("H200").unwrap();
         // One 32x32 tile: four warps, 128 k a stage; one 16x16 tile: one warp (its 8x8 wave
         // tiles would be smaller than the instruction).
-        for (m, n, k, wg) in [(32, 32, 1 << 20, [2, 2]), (16, 16, 1 << 20, [1, 1])] {
+        for (m, n, k, wg) in [
+            (32, 32, 1 << 20, [2, 2]),
+            (32, 32, 1 << 18, [2, 2]),
+            (16, 16, 1 << 20, [1, 1]),
+        ] {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
-            let c = s
-                .few_tile_stream_k_start()
-                .expect("one tile, K of a million");
-            s.check(&c).unwrap();
-            assert_eq!(
-                (c.gsu, c.gsu_algo, c.wg, c.depth_u),
-                (1, GsuAlgo::StreamK, wg, 128)
-            );
-            assert!(s.extra_starts().contains(&c));
+            let starts = s.few_tile_long_k_starts();
+            let kinds: Vec<_> = starts.iter().map(|c| (c.gsu, c.gsu_algo)).collect();
+            assert_eq!(kinds, [(128, GsuAlgo::Atomic), (1, GsuAlgo::StreamK)]);
+            let extra = s.extra_starts();
+            for c in &starts {
+                s.check(c).unwrap();
+                assert_eq!((c.wg, c.depth_u), (wg, 128), "{}", c.name());
+                assert!(extra.contains(c), "{}", c.name());
+            }
         }
-        // Where the widest split fills the compute units, or each would get fewer than 16 K
-        // steps, or the warpgroup path applies: none.
+        // Where the widest searched split fills the compute units, or 128 splits would get
+        // fewer than 16 K steps each, or the warpgroup path applies: none.
         for (m, n, k) in [(32, 32, 65536), (256, 256, 1 << 20), (512, 32, 1 << 20)] {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
-            assert_eq!(s.few_tile_stream_k_start(), None, "{m}x{n}x{k}");
+            assert!(s.few_tile_long_k_starts().is_empty(), "{m}x{n}x{k}");
         }
     }
 }

@@ -43,6 +43,9 @@ pub enum SpaceError {
     },
 }
 
+/// The widest K split, opt-in: [`Space::few_tile_long_k_starts`].
+pub(super) const WIDEST_SPLIT: i64 = 128;
+
 /// Random points [`Space::sample`] tries before it repairs one.
 const SAMPLE_TRIES: usize = 40_000;
 
@@ -155,11 +158,15 @@ impl Space {
             Domain::choice(ParamId::LdsPadA, vec![0, 4, 8], 16 / ea),
             Domain::choice(ParamId::LdsPadB, vec![0, 4, 8], 16 / ea),
             Domain::choice(ParamId::LdsSwizzle, vec![0, 1], 0),
+            // 128 ways only where named (opt-in): a tile or two with a K of hundreds of
+            // thousands (Space::few_tile_long_k_starts); in the searched domain it would
+            // take the whole Hopper space past the enumeration bound.
             Domain::choice(
                 ParamId::GlobalSplitU,
                 vec![1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 64],
                 default_split(problem, hw, n_tile),
-            ),
+            )
+            .with_opt_in(vec![WIDEST_SPLIT]),
             Domain::choice(ParamId::GlobalSplitUAlgorithm, vec![0, 1, 2, 3], 1),
             Domain::choice(ParamId::WorkGroupMapping, vec![1, 2, 4, 8, 16, 32], 8),
             Domain::pow2(ParamId::GlobalReadVectorWidth, 1, 16 / ea, 16 / ea),
@@ -619,7 +626,7 @@ impl Space {
             .chain(full.tf32_ping_pong_start())
             .chain(full.fma_wave_starts())
             .chain(full.stream_k_start())
-            .chain(full.few_tile_stream_k_start())
+            .chain(full.few_tile_long_k_starts())
             .chain(full.wide_n_starts())
             .chain(full.n_fit_starts())
             .chain(full.many_wave_n_fit_start())
