@@ -1233,10 +1233,7 @@ fn persistent_kernels_reading_c_directly_compile_without_spills() {
     ];
     let mut failures = Vec::new();
     for (p, name) in &cases {
-        let c = KernelConfig::parse(name).unwrap();
-        Space::for_problem(p, &hw)
-            .check(&c)
-            .unwrap_or_else(|v| panic!("{name} is not valid for {}: {v}", p.label()));
+        let c = valid_config(p, &hw, name);
         assert!(
             constraints::persistent_c_direct(&c, p),
             "{name} on {}",
@@ -1281,14 +1278,20 @@ fn persistent_kernels_in_narrow_column_groups_compile_without_spills() {
     ];
     let mut failures = Vec::new();
     for (p, name) in &cases {
-        let c = KernelConfig::parse(name).unwrap();
-        Space::for_problem(p, &hw)
-            .check(&c)
-            .unwrap_or_else(|v| panic!("{name} is not valid for {}: {v}", p.label()));
+        let c = valid_config(p, &hw, name);
         assert!(constraints::persistent_narrow_groups(&c, p), "{name}");
         let text = gemmtune::compile::codegen::generate(&c, p, &target).text;
         assert!(text.contains("#define GT_OUT_NARROW 1\n"), "{name}");
         failures.extend(spill_or_error(&nvcc, &c, p, &target, &p.label()));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The config `name`, which must be valid for `p` on `hw`.
+fn valid_config(p: &GemmProblem, hw: &HwSpec, name: &str) -> KernelConfig {
+    let c = KernelConfig::parse(name).unwrap();
+    Space::for_problem(p, hw)
+        .check(&c)
+        .unwrap_or_else(|v| panic!("{name} is not valid for {}: {v}", p.label()));
+    c
 }
