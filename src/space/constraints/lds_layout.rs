@@ -121,8 +121,9 @@ const NARROW_STAGES: u32 = 4;
 /// The fewest K steps (of DepthU) over which narrow column groups pay for their second pass.
 const NARROW_LEAST_K_STEPS: i64 = 16;
 
-/// Whether the persistent kernel (with a producer warp, D only) stages its output in groups of
-/// 128 bytes a row because groups of 256 leave its operand ring fewer than four stages
+/// Whether the persistent kernel (with a producer warp, D only; not ping-pong, whose two
+/// staging areas were not measured so) stages its output in groups of 128 bytes a row
+/// because groups of 256 leave its operand ring fewer than four stages
 /// (`GT_OUT_NARROW`): swapped 208x128 with four stages needs 64 KiB for a whole 256-row
 /// staging area, 32 in two groups. Only where that is what fits, so every config that fitted
 /// before keeps its groups; where C is read through LDS its whole tile takes the room anyway.
@@ -131,7 +132,7 @@ const NARROW_LEAST_K_STEPS: i64 = 16;
 /// 256x128 with three stages in one group, 175.5 once four took two).
 /// Swapped tiles keep groups of whole 16-column steps (their matrix stores write 16 columns).
 pub fn persistent_narrow_groups(c: &KernelConfig, p: &GemmProblem) -> bool {
-    if c.pk == 0
+    if c.pk != 1
         || c.pw == 2
         || c.pgr != NARROW_STAGES
         || p.k < NARROW_LEAST_K_STEPS * c.depth_u as i64
