@@ -357,6 +357,14 @@ impl Space {
     /// split gets at least 16 of the tile's K steps.
     pub fn few_tile_long_k_starts(&self) -> Vec<KernelConfig> {
         let p = &self.problem;
+        let steps = |depth: i64| (p.k + depth - 1) / depth;
+        let too_short = |depth: i64| steps(depth) < FEW_TILE_LONG_K_STEPS * WIDEST_SPLIT;
+        // Before the default's repair (which extra_starts has run once already): a K too short
+        // even for the shallowest stage rules the starts out on almost every problem.
+        let shallowest = self.domain(ParamId::DepthU).values.iter().copied().min();
+        if shallowest.is_none_or(too_short) {
+            return Vec::new();
+        }
         // The repaired default: tiles larger than such a problem are not valid.
         let Ok(start) = self.default_config() else {
             return Vec::new();
@@ -364,11 +372,10 @@ impl Space {
         let cus = self.hw.compute_units as i64;
         let tiles = tile_count(p, start.mt0 as i64, start.mt1 as i64);
         let searched = self.domain(ParamId::GlobalSplitU).values.iter().max();
-        let steps = (p.k + start.depth_u as i64 - 1) / start.depth_u as i64;
         if constraints::is_wgmma(&start)
             || !start.uses_matrix_cores()
             || searched.is_none_or(|&s| tiles * s >= cus)
-            || steps < FEW_TILE_LONG_K_STEPS * WIDEST_SPLIT
+            || too_short(start.depth_u as i64)
         {
             return Vec::new();
         }

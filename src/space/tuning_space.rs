@@ -283,6 +283,8 @@ impl Space {
         } else if transposable && !nvidia {
             space.prefer_transpose_lds();
         }
+        // Again after: the tiny-M tiles prefer_wgmma may take come from a data-parallel
+        // space of their own (small_m.rs).
         if walk_batches {
             space.prefer_batch_walk(wgmma);
         }

@@ -141,13 +141,10 @@ pub fn persistent_narrow_groups(c: &KernelConfig, p: &GemmProblem) -> bool {
     {
         return false;
     }
-    let staging = |limit: u32| {
-        let passes = group_passes(c, p, limit);
-        group_bytes(c, p, passes) * c.consumer_sets() as u64
-    };
+    let staging = |passes: u32| group_bytes(c, p, passes) * c.consumer_sets() as u64;
     let narrow = group_passes(c, p, NARROW_GROUP_BYTES);
-    !fits_beside_ring(c, p, staging(WIDE_GROUP_BYTES))
-        && fits_beside_ring(c, p, staging(NARROW_GROUP_BYTES))
+    !fits_beside_ring(c, p, staging(group_passes(c, p, WIDE_GROUP_BYTES)))
+        && fits_beside_ring(c, p, staging(narrow))
         && (c.sab == 0 || (c.mt1 / narrow).is_multiple_of(16))
 }
 
