@@ -106,6 +106,8 @@ impl Space {
     /// [2725.5]; NN 2944.2 on 16 x 4 against 3000.3 on 8 x 3 [2672.8]; NT 2798.5 against 2990.4
     /// [2650.1]; TT 2989.6 (2982.5 on 16 x 3) against 3169.4 [2792.2]. Three or more stages
     /// is what the FMA loop's cross-stage prefetch needs.
+    /// On NVIDIA, many batches of outputs up to 128x128: a tile of a batch's output
+    /// ([`Space::fma_batch_tile`]).
     /// On NVIDIA with fewer tiles: the GEMV path where N or M is up to 8 (but for NN along the
     /// GEMV's rows), else
     /// eight waves on the base tile, as stream-K where they would leave compute units idle
@@ -186,11 +188,17 @@ impl Space {
             }
             prefs
         });
-        // The wide tiles best first where they apply, else (or where none is valid) eight
-        // waves on the few tiles there are, else the narrow one.
-        for tiles in wide
-            .iter()
-            .map(|t| t.as_slice())
+        // Many small batches first (fma_batch.rs), then the wide tiles best first where they
+        // apply, else (or where none is valid) eight waves on the few tiles there are, else
+        // the narrow one.
+        let batch = self.fma_batch_tile().map(|mut prefs| {
+            prefs.extend([(ParamId::PackMnMajor, align), reads(align)]);
+            prefs
+        });
+        for tiles in batch
+            .as_deref()
+            .into_iter()
+            .chain(wide.iter().map(|t| t.as_slice()))
             .chain(few.as_deref())
             .chain([narrow.as_slice()])
         {

@@ -236,9 +236,14 @@ impl Space {
             return 1;
         }
         let most = (p.k / min_k).max(1);
-        let allowed: Vec<i64> = (self.domain(ParamId::GlobalSplitU).values.iter().copied())
+        // The opt-in widest split (128) too: where the searched ones (up to 64) leave most
+        // compute units idle, a long K waits on too few workgroups. H200, 1x1x4194304 (a dot
+        // product of 4M elements) on the searched widest, 64 ways: 71.6 us [cuBLASLt 25.3].
+        let domain = self.domain(ParamId::GlobalSplitU);
+        let mut allowed: Vec<i64> = (domain.values.iter().chain(&domain.opt_in).copied())
             .filter(|&s| s <= most)
             .collect();
+        allowed.sort_unstable();
         allowed
             .iter()
             .copied()
@@ -284,6 +289,22 @@ mod tests {
         // 448 blocks fill them without a split.
         let (c, _) = fma_starts(14336);
         assert_eq!((c.mt0, c.gsu), (32, 1));
+    }
+
+    #[test]
+    fn a_dot_product_of_millions_splits_past_the_searched_widest() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let p = GemmProblem::new(1, 1, 4194304);
+        let space = Space::for_problem(&p, &hw);
+        let starts = space.gemv_starts();
+        assert!(!starts.is_empty());
+        for c in &starts {
+            space.check(c).unwrap();
+            assert_eq!((c.gsu, c.gsu_algo), (128, GsuAlgo::Reduce), "{}", c.name());
+        }
+        // A K too short for 128 splits of the least K a split keeps: the searched values.
+        let short = Space::for_problem(&GemmProblem::new(1, 1, 65536), &hw);
+        assert!(short.gemv_starts().iter().all(|c| c.gsu <= 32));
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod config;
 pub mod constraints;
 mod enumerate;
 mod fma;
+mod fma_batch;
 mod gemv;
 mod n_fit;
 mod narrow_n;

@@ -14,54 +14,66 @@ use super::tuning_space::{tile_count, two_line_depth, Space};
 const TINY_K: i64 = 16;
 /// The widest N of the tiny-K starts: past it the warpgroup tiles' stores are wide enough.
 const TINY_K_MAX_N: i64 = 64;
+/// Outputs a warp of the tiny-K starts' 256-row tile holds: 64 accumulators a lane.
+const TINY_K_OUTPUTS_PER_WARP: i64 = 2048;
 
 impl Space {
     /// Starts for K of one warp-level step (at most 16) beside a narrow N (at most 64) on many
     /// rows: a GEMM that reads A once and writes D once, with almost nothing to multiply, so
     /// its time is how many loads and stores are in flight. Warp-level tiles of 128 rows on
-    /// four warps and 256 on eight, one stage of 16 k and no swizzle: a few KiB of LDS each,
-    /// so many workgroups share a compute unit, where the warpgroup tiles' 64-k stages are
-    /// three quarters zeros and hold it to a few. H200, kernel against kernel, same call
-    /// (cuBLASLt in brackets): 1048576x16x16 27.1 on 128 rows (28.8 on 256) against 53.4 for
-    /// the default's 128x16x32 on four stages [30.4]; 262144x32x16 14.1 against 19.4 [15.0];
-    /// 65536x64x8 10.7 on 256 rows (12.6 on 128) against 12.1 [8.8-12.1].
+    /// four warps and 256 on as few warps as keep 64 accumulators a lane (two for 16
+    /// columns, eight for 64), one stage of 16 k: a few KiB of LDS each, so many workgroups
+    /// share a compute unit, where the warpgroup tiles' 64-k stages are three quarters zeros
+    /// and hold it to a few. Swizzled LDS where an operand is M- or N-major (its rows are
+    /// read transposed), none where both are K-contiguous. H200, kernel against kernel, same
+    /// call (cuBLASLt in brackets): 1048576x16x16 27.1 on 128 rows (28.8 on 256 of eight
+    /// warps) against 53.4 for the default's 128x16x32 on four stages [30.4]; 262144x32x16
+    /// 14.1 against 19.4 [15.0]; 65536x64x8 10.7 on 256 rows (12.6 on 128) against 12.1
+    /// [8.8-12.1]; 1000000x16x16 NN 25.7 on 256 rows of two warps, swizzled (31.2 without),
+    /// 28.8 on 128 rows, 31.3 on 256 of eight warps [25.4]. N of 8 or less as well: the GEMV
+    /// path splits K over a wave's lanes, and a K of 8 leaves all but one idle (1000000x8x8
+    /// TN 27.3 on 256 rows of four warps, 27.5 of two, against 56.3 for the warpgroup tiles
+    /// and 203.6 for the GEMV path [32.2]).
     pub fn tiny_k_starts(&self) -> Vec<KernelConfig> {
         let p = &self.problem;
         let warp_level = pack_mi([16, 8, 16]);
         if !self.domain(ParamId::MatrixInstruction).contains(warp_level)
             || p.k > TINY_K
             || p.n > TINY_K_MAX_N
-            || p.n <= constraints::GEMV_MAX_N
             || p.a_type.bytes() != 2
             || tile_count(p, 128, p.n) < 2 * self.hw.compute_units as i64
         {
             return Vec::new();
         }
         let mt1 = (p.n + 15) / 16 * 16;
-        [(128, 4), (256, 8)]
-            .into_iter()
-            .filter_map(|(mt0, waves)| {
-                self.valid_start(&[
-                    (ParamId::MacroTile0, mt0),
-                    (ParamId::MacroTile1, mt1),
-                    (ParamId::DepthU, TINY_K),
-                    (ParamId::MatrixInstruction, warp_level),
-                    (ParamId::WavesM, waves),
-                    (ParamId::WavesN, 1),
-                    (ParamId::PrefetchGlobalRead, 1),
-                    (ParamId::PrefetchLocalRead, 0),
-                    (ParamId::LdsSwizzle, 0),
-                    (ParamId::LdsPadA, 0),
-                    (ParamId::LdsPadB, 0),
-                    (ParamId::GlobalSplitU, 1),
-                    (ParamId::ProducerWarp, 0),
-                    (ParamId::SwapAB, 0),
-                    (ParamId::PersistentKernel, 0),
-                    (ParamId::ClusterN, 1),
-                    (ParamId::ClusterM, 1),
-                ])
-            })
-            .collect()
+        let swizzle = i64::from(!p.k_contiguous(true) || !p.k_contiguous(false));
+        [
+            (128, 4),
+            (256, (256 * mt1 / TINY_K_OUTPUTS_PER_WARP).clamp(2, 8)),
+        ]
+        .into_iter()
+        .filter_map(|(mt0, waves)| {
+            self.valid_start(&[
+                (ParamId::MacroTile0, mt0),
+                (ParamId::MacroTile1, mt1),
+                (ParamId::DepthU, TINY_K),
+                (ParamId::MatrixInstruction, warp_level),
+                (ParamId::WavesM, waves),
+                (ParamId::WavesN, 1),
+                (ParamId::PrefetchGlobalRead, 1),
+                (ParamId::PrefetchLocalRead, 0),
+                (ParamId::LdsSwizzle, swizzle),
+                (ParamId::LdsPadA, 0),
+                (ParamId::LdsPadB, 0),
+                (ParamId::GlobalSplitU, 1),
+                (ParamId::ProducerWarp, 0),
+                (ParamId::SwapAB, 0),
+                (ParamId::PersistentKernel, 0),
+                (ParamId::ClusterN, 1),
+                (ParamId::ClusterM, 1),
+            ])
+        })
+        .collect()
     }
 
     /// A start for short K (at most two DepthU steps) where the persistent start does not
@@ -186,24 +198,25 @@ impl Space {
 #[cfg(test)]
 mod tests {
     use crate::hw::HwSpec;
-    use crate::problem::{DataType, GemmProblem};
+    use crate::problem::{DataType, GemmProblem, Trans};
     use crate::space::param::ParamId;
     use crate::space::Space;
 
     #[test]
     fn one_warp_level_k_step_beside_a_narrow_n_starts_on_small_warp_level_tiles() {
         let hw = HwSpec::by_name("H200").unwrap();
-        for (m, n, k, mt1) in [
-            (1048576, 16, 16, 16),
-            (65536, 64, 8, 64),
-            (100000, 24, 8, 32),
+        for (m, n, k, mt1, warps) in [
+            (1048576, 16, 16, 16, 2),
+            (65536, 64, 8, 64, 8),
+            (100000, 24, 8, 32, 4),
+            (1000000, 8, 8, 16, 2),
         ] {
             let s = Space::for_problem(&GemmProblem::new(m, n, k), &hw);
             let starts = s.tiny_k_starts();
             let shapes: Vec<_> = starts.iter().map(|c| (c.mt0, c.mt1, c.wg)).collect();
             assert_eq!(
                 shapes,
-                [(128, mt1, [4, 1]), (256, mt1, [8, 1])],
+                [(128, mt1, [4, 1]), (256, mt1, [warps, 1])],
                 "{m}x{n}x{k}"
             );
             for c in &starts {
@@ -214,14 +227,19 @@ mod tests {
                 );
             }
         }
-        // K past one step, N past 64 or within the GEMV's reach, f32, or too few rows: none.
+        // An M-major A is read transposed: swizzled.
+        let nn = GemmProblem::with_layout(1000000, 16, 16, Trans::N, Trans::N);
+        let s = Space::for_problem(&nn, &hw);
+        let starts = s.tiny_k_starts();
+        assert_eq!(starts.len(), 2);
+        assert!(starts.iter().all(|c| c.swizzle == 1 && s.check(c).is_ok()));
+        // K past one step, N past 64, f32, or too few rows: none.
         let mut f32 = GemmProblem::new(1048576, 16, 16);
         (f32.a_type, f32.b_type, f32.c_type, f32.d_type) =
             (DataType::F32, DataType::F32, DataType::F32, DataType::F32);
         for p in [
             GemmProblem::new(1048576, 16, 32),
             GemmProblem::new(1048576, 128, 16),
-            GemmProblem::new(1048576, 8, 16),
             GemmProblem::new(4096, 16, 16),
             f32,
         ] {

@@ -621,6 +621,7 @@ impl Space {
             .chain(full.long_k_split_start())
             .chain(full.square_split_start())
             .chain(full.wide_square_split_start())
+            .chain(full.fma_batch_wave_start())
             .chain(full.fma_small_tile_split_starts())
             .chain(full.fma_split_start())
             .chain(full.fma_stream_k_start())
