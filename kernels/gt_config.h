@@ -62,6 +62,11 @@
 #ifndef GT_C_DIRECT
 #define GT_C_DIRECT 0
 #endif
+// With it, 1 where the producer has the L2 fetch each tile's C (one box of a tensor map of C)
+// while the tile is multiplied (src/space's persistent_c_prefetch).
+#ifndef GT_C_PREFETCH
+#define GT_C_PREFETCH 0
+#endif
 // The persistent kernel's column groups of 128 bytes a row where 256 leave its ring no room
 // (src/space's persistent_narrow_groups).
 #ifndef GT_OUT_NARROW
@@ -165,6 +170,7 @@ struct GtCfg {
     static constexpr bool WAIT_FOR_PACK = GT_PACK_A != 0 || GT_PACK_B != 0;
     static constexpr int C_STAGES = GT_C_STAGES;
     static constexpr bool C_DIRECT = GT_C_DIRECT;
+    static constexpr bool C_PREFETCH = GT_C_DIRECT && GT_C_PREFETCH;
     static constexpr bool OUT_NARROW = GT_OUT_NARROW;
     static constexpr bool STORE_D_TMA = GT_STORE_D_TMA;
 };

@@ -1197,8 +1197,9 @@ fn fma_prefetch_and_8bit_gemv_compile_for_sm90a() {
 /// The persistent kernel's direct C reads (`GT_C_DIRECT`, kernels/epilogue/gt_c_direct.h)
 /// compile for sm_90a without spills wherever the host picks them: a 128x256 tile of f32 C,
 /// whose C in the staging area would leave fewer than three operand stages (on three and
-/// four), and a C of another type than D's, swapped too; the tensor map of C is then neither
-/// defined nor asked for.
+/// four), and a C of another type than D's, swapped too. The tensor map of C is asked for
+/// only to have the L2 fetch each unswapped tile's C ahead (`GT_C_PREFETCH`), in unswizzled
+/// boxes of the tile's rows by 32 columns.
 #[test]
 fn persistent_kernels_reading_c_directly_compile_without_spills() {
     let Some(nvcc) = nvcc_or_skip() else { return };
@@ -1246,7 +1247,16 @@ fn persistent_kernels_reading_c_directly_compile_without_spills() {
             "{name}"
         );
         let plan = gemmtune::compile::codegen::launch_plan(&c, p, &target);
-        assert!(plan.tma_c.is_none() && plan.tma_d.is_some(), "{name}");
+        assert!(plan.tma_d.is_some(), "{name}");
+        let prefetch = constraints::persistent_c_prefetch(&c, p, 132);
+        assert_eq!(prefetch, c.sab == 0, "{name}");
+        assert_eq!(
+            text.contains("#define GT_C_PREFETCH 1\n"),
+            prefetch,
+            "{name}"
+        );
+        let boxes = plan.tma_c.map(|bx| (bx.inner, bx.outer, bx.swizzle_bytes));
+        assert_eq!(boxes, prefetch.then_some((c.mt0, 32, 0)), "{name}");
         failures.extend(spill_or_error(&nvcc, &c, p, &target, &p.label()));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

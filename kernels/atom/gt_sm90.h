@@ -160,6 +160,13 @@ template <int N> GT_DEVICE void gt_setmaxnreg_dec() { asm volatile("setmaxnreg.d
 GT_DEVICE void gt_prefetch_tensor_map(const void* map) {
     asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
 }
+// Has the L2 fetch the box at coordinates (c0, c1, c2) of the tensor `map` (a kernel
+// parameter); nothing waits for it.
+GT_DEVICE void gt_tma_prefetch_l2_3d(const void* map, int c0, int c1, int c2) {
+    asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];" ::"l"(map), "r"(c0), "r"(c1),
+                 "r"(c2)
+                 : "memory");
+}
 // Copies the box at coordinates (c0, c1, c2) of the tensor `map` (a kernel parameter) to LDS
 // address `dst`, completing on mbarrier `bar`.
 GT_DEVICE void gt_tma_load_3d(gt_u32 dst, const void* map, int c0, int c1, int c2, gt_u32 bar) {

@@ -7,7 +7,9 @@
 // persistent_c_direct: C a tensor map cannot read into D's tile; an f32 C whose tile would
 // leave fewer than three operand stages). Measured on an H200 (beta 1): 4096^3 bf16 on
 // 128x256, four stages direct ran 311 us against 187 on three with C in place; reading C one
-// value per store, as an earlier epilogue did, ran 1.5-7x slower than C through LDS.
+// value per store, as an earlier epilogue did, ran 1.5-7x slower than C through LDS. Where
+// C's rows allow a tensor map (Cfg::C_PREFETCH), the producer has the L2 fetch the tile's C
+// as it starts loading the tile (scheduler/gt_persistent.h), so these reads wait on L2.
 #pragma once
 
 // acc = alpha * acc + beta * C at this thread's places of the tile at (m0, n0) of `batch`. A

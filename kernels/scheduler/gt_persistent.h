@@ -41,6 +41,14 @@
 
 template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentScheduler {
     static constexpr int MT0 = Cfg::MT0, MT1 = Cfg::MT1, DU = Cfg::DU, STAGES = Cfg::STAGES, ACC = Mainloop::ACC;
+    // C read directly (Cfg::C_PREFETCH): the columns of C one prefetch asks the L2 for, and how
+    // many K steps before a tile's last the producer starts asking. H200, the 128x256 tile with
+    // f32 C and D, beta 1, kernel against kernel (us; no prefetch / the whole tile's C as one box
+    // at the tile's first step / 32 columns a step from halfway [cuBLASLt]): 2048x8192x2048
+    // 161.8 / 159.3 / 142.5 [142.7]; 4096^3 232.7 / 234.0 / 232.1 [210.6], NT 233.8 / 235.2 /
+    // 231.0; 11008x4096x4096 NT 631.8 / 634.4 / 627.8 [516.4]; but 8192x4096x8192 788.6 / 798.6 /
+    // 815.9 [737-757]: asked 64 steps ahead, C left the L2 before it was read.
+    static constexpr int C_PIECE = 32, C_LEAD = 24;
     static_assert(Cfg::WGMMA && Cfg::PRODUCER_WARP && Cfg::GSU == 1,
                   "the persistent kernel is the warpgroup path with a producer warp, one workgroup per compute unit");
     static_assert(!Cfg::STREAM_K || (Cfg::CONSUMERS == 1 && Cfg::BETA_ZERO),
@@ -114,7 +122,7 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
         const typename Mainloop::Stages st(args, smem, gt_slot_bars, pos);
         if (tid == 0) {
             gt_prefetch_tensor_map(&args.tma_d);
-            if constexpr (Epilogue::C_VIA_LDS) gt_prefetch_tensor_map(&args.tma_c);
+            if constexpr (Epilogue::C_VIA_LDS || Cfg::C_PREFETCH) gt_prefetch_tensor_map(&args.tma_c);
         }
         // Which set of consumers this thread is in, and its output areas, behind the operand
         // ring (epilogue/gt_epilogue_tma.h).
@@ -151,9 +159,17 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
                     const GtSegment seg = walk.segment();
                     int m0, n0, batch;
                     place(seg.g, m0, n0, batch);
+                    // C read directly: the L2 fetches the tile's C while it is multiplied, one
+                    // column group of C_PIECE a K step, from halfway through the tile's K steps
+                    // or C_LEAD steps before its last, whichever is later (epilogue/gt_c_direct.h).
+                    const int c_half = seg.k0 + (seg.k1 - seg.k0) / 2;
+                    const int c_from = c_half > seg.k1 - C_LEAD ? c_half : seg.k1 - C_LEAD;
                     for (int kt = seg.k0; kt < seg.k1; ++kt, ++it, p.next()) {
                         free.wait_refill(p, it);
                         st.ring.load(args, p.slot, kt * DU, m0, n0, batch);
+                        if constexpr (Cfg::C_PREFETCH)
+                            if (kt >= c_from && kt - c_from < MT1 / C_PIECE)
+                                gt_tma_prefetch_l2_3d(&args.tma_c, m0, n0 + (kt - c_from) * C_PIECE, batch);
                         if (kt == c_stage) Epilogue::fetch_c_in_place(args, out, m0, n0, batch, tile);
                     }
                     walk.next(seg);

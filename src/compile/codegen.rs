@@ -371,8 +371,7 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
             zero_workspace: false,
             flags_bytes,
             tma,
-            tma_c: (p.beta != 0.0 && !crate::space::constraints::persistent_c_direct(cfg, p))
-                .then_some(out_box),
+            tma_c: c_map_box(cfg, p, target, out_box),
             tma_d: Some(out_box),
             persistent: true,
             epilogue: None,
@@ -430,6 +429,31 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
         persistent: false,
         epilogue,
         packs: Vec::new(),
+    }
+}
+
+/// The boxes of the persistent kernel's tensor map of C, where it has one: `out_box` where C
+/// comes through LDS; where C is read directly and the L2 fetches it ahead
+/// (`constraints::persistent_c_prefetch`), unswizzled boxes of the tile's rows by 32 columns
+/// (they land in L2, not in LDS).
+fn c_map_box(
+    cfg: &KernelConfig,
+    p: &GemmProblem,
+    target: &Target,
+    out_box: TmaBox,
+) -> Option<TmaBox> {
+    use crate::space::constraints::{persistent_c_direct, persistent_c_prefetch};
+    if p.beta == 0.0 {
+        None
+    } else if !persistent_c_direct(cfg, p) {
+        Some(out_box)
+    } else {
+        persistent_c_prefetch(cfg, p, target.compute_units).then_some(TmaBox {
+            k_major: false,
+            inner: cfg.mt0,
+            outer: 32.min(cfg.mt1),
+            swizzle_bytes: 0,
+        })
     }
 }
 
@@ -788,6 +812,9 @@ fn epilogue_defines(s: &PartSpec, b: &mut DefineBlock) {
     }
     if crate::space::constraints::persistent_c_direct(&s.cfg, s.p) {
         b.def("GT_C_DIRECT", 1);
+    }
+    if crate::space::constraints::persistent_c_prefetch(&s.cfg, s.p, s.target.compute_units) {
+        b.def("GT_C_PREFETCH", 1);
     }
     // The persistent staging area's narrow column groups; named only when set.
     if crate::space::constraints::persistent_narrow_groups(&s.cfg, s.p) {

@@ -96,6 +96,8 @@ fn encode(
         128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
         64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
         32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+        // A box that only warms the L2 (the persistent kernel's C ahead of a direct read).
+        0 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
         other => return Err(format!("no {other}-byte tensor-map swizzle")),
     };
     let promotion = l2_promotion(ld as u64 * es);

@@ -47,8 +47,9 @@ pub use gemv::{
 };
 pub use launch_grid::MAX_GRID_YZ;
 pub use lds_layout::{
-    lds_bytes, persistent_c_direct, persistent_c_stages, persistent_narrow_groups,
-    persistent_output_bytes, persistent_output_passes, persistent_passes, persistent_store_columns,
+    lds_bytes, persistent_c_direct, persistent_c_prefetch, persistent_c_stages,
+    persistent_narrow_groups, persistent_output_bytes, persistent_output_passes, persistent_passes,
+    persistent_store_columns,
 };
 pub use loader::{operand_reads_aligned, reads_aligned, widest_aligned_read};
 pub use pack_mn_major::{
@@ -788,6 +789,25 @@ mod tests {
         let four = KernelConfig { pgr: 4, ..wide };
         assert!(!persistent_c_direct(&four, &p));
         assert_eq!(rule(&four, &p, &hw), "lds");
+        // C read directly is fetched into L2 ahead where the tiles are more than a wave and a
+        // tensor map can read C: not with C through LDS, one wave of tiles, or rows off the grid.
+        let cus = hw.compute_units;
+        let direct = KernelConfig { pgr: 4, ..f32_wide };
+        assert!(persistent_c_prefetch(&direct, &f32_cd, cus));
+        assert!(!persistent_c_prefetch(&third, &p, cus));
+        let one_wave = GemmProblem {
+            m: 1024,
+            n: 2048,
+            ..f32_cd.clone()
+        };
+        assert!(persistent_c_direct(&direct, &one_wave));
+        assert!(!persistent_c_prefetch(&direct, &one_wave, cus));
+        let odd_f32_ldc = GemmProblem {
+            ldc: 4098,
+            ..f32_cd.clone()
+        };
+        assert!(persistent_c_direct(&direct, &odd_f32_ldc));
+        assert!(!persistent_c_prefetch(&direct, &odd_f32_ldc, cus));
     }
 
     #[test]
