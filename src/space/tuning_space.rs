@@ -604,6 +604,7 @@ impl Space {
             .unreadable_operand_start()
             .into_iter()
             .chain(full.tiny_k_starts())
+            .chain(full.fma_tiny_k_start())
             .chain(full.narrow_n_start())
             .chain(full.narrow_n_tall_start())
             .chain(full.unswapped_twin_start())
