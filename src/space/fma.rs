@@ -106,7 +106,7 @@ impl Space {
     /// [2725.5]; NN 2944.2 on 16 x 4 against 3000.3 on 8 x 3 [2672.8]; NT 2798.5 against 2990.4
     /// [2650.1]; TT 2989.6 (2982.5 on 16 x 3) against 3169.4 [2792.2]. Three or more stages
     /// is what the FMA loop's cross-stage prefetch needs.
-    /// On NVIDIA, many batches of outputs up to 128x128: a tile of a batch's output
+    /// On NVIDIA, many batches of outputs up to 384x384: a tile of a batch's output
     /// ([`Space::fma_batch_tile`]).
     /// On NVIDIA with fewer tiles: the GEMV path where N or M is up to 8 (but for NN along the
     /// GEMV's rows), else

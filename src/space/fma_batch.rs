@@ -1,4 +1,4 @@
-//! The FMA path's tiles for many small batched GEMMs (f32, each batch's output at most 128x128:
+//! The FMA path's tiles for many small batched GEMMs (f32, each batch's output at most 384x384:
 //! batched small products of scientific and attention-like f32 code), in the space: the
 //! default's tile and a start beside it.
 //!
@@ -12,15 +12,19 @@
 //! 64x64x64 x4096 NN 90.6 us on 64x64 of two waves, 102.8 on four (175.8) [82.2]; 64x64x512
 //! x1024 TN 138.6 on 64x64 of four waves [126.1]; 32x32x32 x16384 NT 63.8-68.6 on 32x32 of two
 //! [73.5]; 96x96x96 x2048 TT 146.1 on 32x32 of two, 178.8 on 32x64 [151.9]; 128x128x128 x1024
-//! TN 127.3 on 128x128 of eight, 147.6 on four [130.9].
+//! TN 127.3 on 128x128 of eight, 147.6 on four [130.9]; 300^3 x300 509.4 on 64x64 of two, 673.6
+//! on the eight-wave default's 128x128x8 on three stages [454.9]; 256^3 x256 NN 214.0 on 128x128
+//! of eight, 221.5 on the default's four stages [219.8]; 200^3 x500 NT 341.0 on 32x32 of two,
+//! 372.8 on the default's 128x128 [306.6].
 
 use super::param::ParamId;
 use super::tuning_space::tile_count;
 use super::{KernelConfig, Space};
 use crate::hw::Vendor;
 
-/// The largest batch output (rows or columns) the batch tiles take: one 128x128 tile a batch.
-const BATCH_TILE_MAX: i64 = 128;
+/// The largest batch output (rows or columns) the batch tiles take: 300^3 x300 was the largest
+/// measured (larger batches take the eight-wave tiles, measured on large outputs).
+const BATCH_TILE_MAX: i64 = 384;
 /// The tile sides the batch tiles choose from, widest first.
 const SIDES: [i64; 3] = [128, 64, 32];
 /// Accumulators a lane the tile's waves are sized for: 64x64 on two waves of 32 lanes.
@@ -30,7 +34,7 @@ const WAVES: (i64, i64) = (2, 8);
 
 impl Space {
     /// The default's preferences where the FMA path runs many small batched GEMMs (NVIDIA,
-    /// batches whose M and N are both 9 to 128, at least a wave of the tiles below): the tile
+    /// batches whose M and N are both 9 to 384, at least a wave of the tiles below): the tile
     /// of [`batch_tile_side`] along each of M and N, its waves by its area
     /// ([`batch_tile_waves`]), 16 k a stage on two stages, no split. None elsewhere (on AMD
     /// not measured: no AMD GPU here).
@@ -155,6 +159,9 @@ mod tests {
             (f32_batch(64, 64, 64, 4096, "NN"), (64, 64), (2, 2)),
             (f32_batch(96, 96, 96, 2048, "TT"), (32, 32), (1, 2)),
             (f32_batch(128, 128, 128, 1024, "TN"), (128, 128), (2, 4)),
+            (f32_batch(300, 300, 300, 300, "TN"), (64, 64), (2, 2)),
+            (f32_batch(200, 200, 200, 500, "NT"), (32, 32), (1, 2)),
+            (f32_batch(256, 256, 256, 256, "NN"), (128, 128), (2, 4)),
         ] {
             let c = Space::for_problem(&p, &hw).default_config().unwrap();
             assert_eq!((c.mt0, c.mt1), (tile.0 as u32, tile.1 as u32), "{p:?}");
@@ -172,7 +179,7 @@ mod tests {
         let hw = HwSpec::by_name("H200").unwrap();
         for p in [
             f32_batch(64, 64, 64, 1, "NN"),
-            f32_batch(256, 256, 256, 64, "TN"),
+            f32_batch(512, 512, 512, 64, "TN"),
             f32_batch(64, 64, 64, 16, "TN"),
         ] {
             assert!(
