@@ -434,15 +434,17 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
 
 /// The boxes of the persistent kernel's tensor map of C, where it has one: `out_box` where C
 /// comes through LDS; where C is read directly and the L2 fetches it ahead
-/// (`constraints::persistent_c_prefetch`), unswizzled boxes of the tile's rows by 32 columns
-/// (they land in L2, not in LDS).
+/// (`constraints::persistent_c_prefetch`), unswizzled boxes of the tile's rows by
+/// `C_PREFETCH_COLUMNS` (they land in L2, not in LDS).
 fn c_map_box(
     cfg: &KernelConfig,
     p: &GemmProblem,
     target: &Target,
     out_box: TmaBox,
 ) -> Option<TmaBox> {
-    use crate::space::constraints::{persistent_c_direct, persistent_c_prefetch};
+    use crate::space::constraints::{
+        persistent_c_direct, persistent_c_prefetch, C_PREFETCH_COLUMNS,
+    };
     if p.beta == 0.0 {
         None
     } else if !persistent_c_direct(cfg, p) {
@@ -451,7 +453,7 @@ fn c_map_box(
         persistent_c_prefetch(cfg, p, target.compute_units).then_some(TmaBox {
             k_major: false,
             inner: cfg.mt0,
-            outer: 32.min(cfg.mt1),
+            outer: C_PREFETCH_COLUMNS.min(cfg.mt1),
             swizzle_bytes: 0,
         })
     }

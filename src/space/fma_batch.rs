@@ -39,6 +39,27 @@ impl Space {
     /// ([`batch_tile_waves`]), 16 k a stage on two stages, no split. None elsewhere (on AMD
     /// not measured: no AMD GPU here).
     pub(super) fn fma_batch_tile(&self) -> Option<Vec<(ParamId, i64)>> {
+        let (mt0, mt1, waves) = self.batch_tile()?;
+        Some(batch_tile_prefs(mt0, mt1, waves))
+    }
+
+    /// A start beside that default: the same tile on half its waves (at least two), each lane
+    /// holding twice the accumulators. Neither count won everywhere: 64x64x64 x4096 NN ran
+    /// 90.6 us on two waves against 102.8 on four, 64x64x512 x1024 TN 138.6 on four against
+    /// more than 154 on two (H200).
+    pub fn fma_batch_wave_start(&self) -> Option<KernelConfig> {
+        let (mt0, mt1, waves) = self.batch_tile()?;
+        let (waves_m, waves_n) = batch_tile_waves(mt0, mt1, waves);
+        let total = waves_m * waves_n;
+        if !self.raw_default().on_fma_path() || total <= WAVES.0 {
+            return None;
+        }
+        self.valid_start(&batch_tile_prefs(mt0, mt1, total / 2))
+    }
+
+    /// The batch tile (its extents along M and N) and the waves its area asks for, where the
+    /// batch tiles apply.
+    fn batch_tile(&self) -> Option<(i64, i64, i64)> {
         let p = &self.problem;
         if self.hw.vendor != Vendor::Nvidia
             || p.batch <= 1
@@ -48,39 +69,27 @@ impl Space {
             return None;
         }
         let (mt0, mt1) = (batch_tile_side(p.m), batch_tile_side(p.n));
-        if tile_count(p, mt0, mt1) < self.hw.compute_units as i64 {
-            return None;
-        }
-        let (waves_m, waves_n) = batch_tile_waves(mt0, mt1, mt0 * mt1 / OUTPUTS_PER_WAVE);
-        Some(vec![
-            (ParamId::MacroTile0, mt0),
-            (ParamId::MacroTile1, mt1),
-            (ParamId::WavesM, waves_m),
-            (ParamId::WavesN, waves_n),
-            (ParamId::DepthU, 16),
-            (ParamId::PrefetchGlobalRead, 2),
-            (ParamId::GlobalSplitU, 1),
-        ])
+        (tile_count(p, mt0, mt1) >= self.hw.compute_units as i64).then_some((
+            mt0,
+            mt1,
+            mt0 * mt1 / OUTPUTS_PER_WAVE,
+        ))
     }
+}
 
-    /// A start beside that default: the same tile on half its waves (at least two), each lane
-    /// holding twice the accumulators. Neither count won everywhere: 64x64x64 x4096 NN ran
-    /// 90.6 us on two waves against 102.8 on four, 64x64x512 x1024 TN 138.6 on four against
-    /// more than 154 on two (H200).
-    pub fn fma_batch_wave_start(&self) -> Option<KernelConfig> {
-        let default = self.raw_default();
-        let prefs = self.fma_batch_tile()?;
-        let mt = |id: ParamId| prefs.iter().find(|(p, _)| *p == id).map(|&(_, v)| v);
-        let (mt0, mt1) = (mt(ParamId::MacroTile0)?, mt(ParamId::MacroTile1)?);
-        let waves = i64::from(default.wg[0] * default.wg[1]);
-        if !default.on_fma_path() || waves <= WAVES.0 {
-            return None;
-        }
-        let (waves_m, waves_n) = batch_tile_waves(mt0, mt1, waves / 2);
-        let mut fewer = prefs;
-        fewer.extend([(ParamId::WavesM, waves_m), (ParamId::WavesN, waves_n)]);
-        self.valid_start(&fewer)
-    }
+/// The preferences of a `mt0` x `mt1` batch tile on `waves` waves ([`batch_tile_waves`]), 16 k
+/// a stage on two stages, no split.
+fn batch_tile_prefs(mt0: i64, mt1: i64, waves: i64) -> Vec<(ParamId, i64)> {
+    let (waves_m, waves_n) = batch_tile_waves(mt0, mt1, waves);
+    vec![
+        (ParamId::MacroTile0, mt0),
+        (ParamId::MacroTile1, mt1),
+        (ParamId::WavesM, waves_m),
+        (ParamId::WavesN, waves_n),
+        (ParamId::DepthU, 16),
+        (ParamId::PrefetchGlobalRead, 2),
+        (ParamId::GlobalSplitU, 1),
+    ]
 }
 
 /// The side of a batch tile along a dimension of `d` (at most [`BATCH_TILE_MAX`]): the one of

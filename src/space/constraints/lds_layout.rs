@@ -7,7 +7,7 @@
 //! memory, and what the sim device's occupancy model uses.
 
 use super::atom::is_wgmma;
-use super::{fail, Violation};
+use super::{fail, tile_count, Violation};
 use crate::problem::GemmProblem;
 use crate::space::config::{GsuAlgo, KernelConfig};
 
@@ -264,10 +264,8 @@ pub fn persistent_c_direct(c: &KernelConfig, p: &GemmProblem) -> bool {
 /// producer: [`persistent_c_direct`].)
 pub fn persistent_c_prefetch(c: &KernelConfig, p: &GemmProblem, compute_units: u32) -> bool {
     let unit = 16 / p.c_type.bytes().max(1) as i64;
-    let (mt0, mt1) = (i64::from(c.mt0.max(1)), i64::from(c.mt1.max(1)));
-    let tiles = (p.m + mt0 - 1) / mt0 * ((p.n + mt1 - 1) / mt1) * p.batch.max(1);
     persistent_c_direct(c, p)
-        && tiles > i64::from(compute_units)
+        && tile_count(c, p) > u64::from(compute_units)
         && c.sab == 0
         && c.mt0 <= C_PREFETCH_BOX
         && p.ldc % unit == 0
@@ -277,6 +275,9 @@ pub fn persistent_c_prefetch(c: &KernelConfig, p: &GemmProblem, compute_units: u
 /// The most elements of a side of a tensor-map box: the most rows of a tile whose C the
 /// boxes prefetch.
 const C_PREFETCH_BOX: u32 = 256;
+/// The columns of C one prefetch box covers: the kernel's `C_PIECE`
+/// (kernels/scheduler/gt_persistent.h), which asks for one such box a K step.
+pub const C_PREFETCH_COLUMNS: u32 = 32;
 
 /// The persistent tiles that read C directly whatever the LDS holds.
 fn c_direct_by_kind(p: &GemmProblem) -> bool {

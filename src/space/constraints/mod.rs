@@ -49,7 +49,7 @@ pub use launch_grid::MAX_GRID_YZ;
 pub use lds_layout::{
     lds_bytes, persistent_c_direct, persistent_c_prefetch, persistent_c_stages,
     persistent_narrow_groups, persistent_output_bytes, persistent_output_passes, persistent_passes,
-    persistent_store_columns,
+    persistent_store_columns, C_PREFETCH_COLUMNS,
 };
 pub use loader::{operand_reads_aligned, reads_aligned, widest_aligned_read};
 pub use pack_mn_major::{
@@ -81,6 +81,15 @@ impl std::fmt::Display for Violation {
 
 fn fail(rule: &'static str, message: String) -> Result<(), Violation> {
     Err(Violation { rule, message })
+}
+
+/// The output tiles of `c` over all of `p`'s batches (whole tiles, the edges' partial ones
+/// counted): what the stream-K and prefetch rules count. Here rather than in a rule's file,
+/// which would tie the rules that use it to that file's imports.
+fn tile_count(c: &KernelConfig, p: &GemmProblem) -> u64 {
+    (p.m as u64).div_ceil(c.mt0.max(1) as u64)
+        * (p.n as u64).div_ceil(c.mt1.max(1) as u64)
+        * p.batch.max(1) as u64
 }
 
 /// The rules in the order [`check`] applies them (used to measure progress when repairing).

@@ -9,7 +9,7 @@
 
 use super::atom::is_wgmma;
 use super::warpgroup::k_major_box_rows;
-use super::{fail, Violation};
+use super::{fail, tile_count, Violation};
 use crate::hw::HwSpec;
 use crate::problem::GemmProblem;
 use crate::space::config::{GsuAlgo, KernelConfig};
@@ -27,9 +27,7 @@ pub const MAX_STREAM_K_THREADS: u32 = 256;
 pub(super) fn split_k(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
     let iters = (p.k as u64).div_ceil(c.depth_u as u64);
     if c.gsu_algo == GsuAlgo::StreamK {
-        let tiles = (p.m as u64).div_ceil(c.mt0 as u64)
-            * (p.n as u64).div_ceil(c.mt1 as u64)
-            * p.batch as u64;
+        let tiles = tile_count(c, p);
         if tiles * iters >= 1 << 31 {
             return fail(
                 "split-k",
