@@ -6,7 +6,10 @@
 // layout:
 //   K-contiguous A (transA = T): each wave owns R = MT0 / WG0 rows; its lanes take
 //     consecutive vectors along K and their partial sums are added across the wave at the
-//     end (butterfly shuffles), so every lane holds every total;
+//     end (butterfly shuffles), so every lane holds every total. Where the workgroup's rows
+//     run past M (a dot product, a GEMV of a few rows), the waves left without rows join
+//     those with rows along K and their totals meet in LDS: one row of eight waves streams
+//     eight times what one wave does;
 //   M-contiguous A (transA = N): each lane owns R vectors of GRVW rows (MT0 = R * wave *
 //     GRVW); the waves of a workgroup take interleaved runs of PrefetchGlobalRead k's, and
 //     their partial sums are added through LDS at the end.
@@ -103,18 +106,41 @@ template <class Cfg> struct GtGemv {
                                      float (&acc)[ACC]) {
         const TA* const a = reinterpret_cast<const TA*>(S::a(args)) + batch * S::stride_a(args);
         const TB* const b = reinterpret_cast<const TB*>(S::b(args)) + batch * S::stride_b(args);
-        if constexpr (K_ROWS)
-            rows_along_k(args, a, b, m0 + (tid / WAVE) * R, k0, k1, tid % WAVE, acc);
-        else
+        if constexpr (K_ROWS) {
+            const int groups = row_groups(args, m0), kw = WAVES / groups, wave = tid / WAVE;
+            if (wave >= groups * kw) return;
+            // The kw waves of a group take consecutive runs of K in whole wave-wide vector
+            // runs (so every run's vectors stay aligned); the loop stays the one-wave loop
+            // (interleaving the waves' vectors instead made ptxas spill 4 to 32 bytes at 40 to
+            // 128 registers, sm_90a).
+            gt_i64 lo = k0, hi = k1;
+            if (kw > 1) {
+                constexpr int STEP = WAVE * V;
+                const int runs = int((k1 - k0 + STEP - 1) / STEP), per = (runs + kw - 1) / kw;
+                lo = k0 + (gt_i64)(wave % kw) * per * STEP;
+                hi = lo + (gt_i64)per * STEP < k1 ? lo + (gt_i64)per * STEP : k1;
+            }
+            if (lo < hi) rows_along_k(args, a, b, m0 + (wave / kw) * R, lo, hi, tid % WAVE, acc);
+        } else
             rows_along_m(args, a, b, m0, k0, k1, tid / WAVE, tid % WAVE, acc);
     }
 
-    // K-contiguous A: rows [m0, m0 + R) of this wave, lanes along K.
+    // K-contiguous A: the waves of a workgroup that hold rows, R each, in groups (rows past M
+    // need none); the kw = WAVES / groups waves of a group share its K range (1 where every
+    // wave holds rows). Uniform across the workgroup: it decides whether totals meet in LDS.
+    GT_DEVICE static int row_groups(const GtGemmArgs& args, gt_i64 m0) {
+        const gt_i64 rows = S::m(args) - m0;
+        return rows >= Cfg::MT0 ? WAVES : int((rows + R - 1) / R);
+    }
+
+    // K-contiguous A: rows [m0, m0 + R) of this wave over K range [k0, k1), lanes along K.
     GT_DEVICE static void rows_along_k(const GtGemmArgs& args, const TA* a, const TB* b, gt_i64 m0, gt_i64 k0,
                                        gt_i64 k1, int lane, float (&acc)[ACC]) {
-        // Rows past M read the last row (in bounds); their sums are never stored. Row r is
-        // recomputed where it is read: an array of R row pointers made ptxas spill 8 bytes at
-        // 72 registers (2048x2x2048 f32 on 32-row workgroups of four waves, sm_90a).
+        // Rows past M read the last row (in bounds, from L1 once the wave has read it for its
+        // own row); their sums are never stored. Skipping those loads put a branch around
+        // each and ptxas stopped batching them: 16x1x524288 f32 36.4 us against 27.4 (H200). Row r
+        // is recomputed where it is read: an array of R row pointers made ptxas spill 8 bytes
+        // at 72 registers (2048x2x2048 f32 on 32-row workgroups of four waves, sm_90a).
         const gt_i64 last = S::m(args) - 1 - m0, lda = S::lda(args);
         const TA* const base = a + m0 * lda;
         auto row = [&](int r) { return base + (r <= last ? r : last) * lda; };
@@ -253,15 +279,34 @@ template <class Cfg> struct GtGemv {
     }
 
     // Calls put(m, n, x) for the totals this thread stores (m relative to the workgroup's first
-    // row), after adding the waves' partial sums where they split K. Every thread calls it.
-    template <class Put> GT_DEVICE static void for_each_total(float* lds, int tid, float (&acc)[ACC], Put put) {
-        const int lane = tid % WAVE;
+    // row m0), after adding the waves' partial sums where they split K. Every thread calls it.
+    template <class Put>
+    GT_DEVICE static void for_each_total(const GtGemmArgs& args, gt_i64 m0, float* lds, int tid, float (&acc)[ACC],
+                                         Put put) {
+        const int lane = tid % WAVE, wave = tid / WAVE;
         if constexpr (K_ROWS) {
-            // Each lane stores every WAVE-th total of its wave.
-            const int r0 = (tid / WAVE) * R;
+            const int groups = row_groups(args, m0), kw = WAVES / groups;
+            if (kw == 1) {
+                // Each lane stores every WAVE-th total of its wave.
 #pragma unroll
-            for (int i = 0; i < ACC; ++i)
-                if (i % WAVE == lane) put(r0 + i / NC, i % NC, acc[i]);
+                for (int i = 0; i < ACC; ++i)
+                    if (i % WAVE == lane) put(wave * R + i / NC, i % NC, acc[i]);
+                return;
+            }
+            // The kw waves of a group add their totals through LDS: wave w's total i at
+            // [w][i], then each thread adds the group's kw for whole totals.
+            if (wave < groups * kw) {
+#pragma unroll
+                for (int i = 0; i < ACC; ++i)
+                    if (i % WAVE == lane) lds[wave * ACC + i] = acc[i];
+            }
+            gt_barrier();
+            for (int j = tid; j < groups * ACC; j += WAVES * WAVE) {
+                const int g = j / ACC, i = j % ACC;
+                float s = 0.0f;
+                for (int w = 0; w < kw; ++w) s += lds[(g * kw + w) * ACC + i];
+                put(g * R + i / NC, i % NC, s);
+            }
         } else if constexpr (WAVES == 1) {
 #pragma unroll
             for (int r = 0; r < R; ++r)

@@ -94,8 +94,9 @@ template <class Cfg> struct GtGemvMma {
     GT_DEVICE static int col_of(int i, int lane) { return 2 * (lane & 3) + (i & 1); }
 
     // Calls put(m, n, x) for the totals this thread stores, after adding the waves' partial
-    // sums. Every thread calls it.
-    template <class Put> GT_DEVICE static void for_each_total(float* lds, int tid, float (&acc)[ACC], Put put) {
+    // sums (its waves always split K, so rows past M change nothing). Every thread calls it.
+    template <class Put>
+    GT_DEVICE static void for_each_total(const GtGemmArgs&, gt_i64, float* lds, int tid, float (&acc)[ACC], Put put) {
         const int lane = tid % 32;
         if constexpr (WAVES == 1) {
 #pragma unroll

@@ -1,5 +1,6 @@
 // scheduler/gt_data_parallel.h: the data-parallel tile scheduler, with split-K. The grid is
-// (tiles, GSU splits, batch): workgroup (x, y, z) computes output tile x (in WorkGroupMapping
+// (tiles, GSU splits, batch; batches past 65535 folded into y, gt_split_and_batch in
+// scheduler/gt_tile_map.h): workgroup (x, y, z) computes output tile x (in WorkGroupMapping
 // order, scheduler/gt_tile_map.h) of batch z over split y's share of the K tiles, visited from
 // a staggered start (StaggerU). Its partial goes straight to D (GSU = 1), to the workspace for
 // the reduction kernel (GSU<n>R / GSU<n>A), or is summed in this kernel by the split of the
@@ -13,6 +14,8 @@ template <class Cfg, class Mainloop, class Epilogue, class TmaEpilogue> struct G
     static constexpr int MT0 = Cfg::MT0, MT1 = Cfg::MT1, DU = Cfg::DU, GSU = Cfg::GSU;
 
     GT_DEVICE static void run(const GtGemmArgs& args, unsigned char* lds, int tid) {
+        int split, batch;
+        if (!gt_split_and_batch<GSU, !Cfg::REDUCTION_KERNEL>(args, split, batch)) return;
         const GtPos pos = Mainloop::position(tid);
         unsigned char* const smem = Mainloop::lds_base(lds);
         const gt_i64 M = args.m, N = args.n, K = args.k;
@@ -30,7 +33,6 @@ template <class Cfg, class Mainloop, class Epilogue, class TmaEpilogue> struct G
         const int group = int(blockIdx.x) / Cfg::CLUSTER;
         int tm, tn;
         gt_cluster_tile_of<Cfg::WGM, Cfg::CLUSTER_N, Cfg::CLUSTER_M>(group, tiles_m, tiles_n, tm, tn);
-        const int split = blockIdx.y, batch = blockIdx.z;
         // This split's K tiles, visited from a staggered start (StaggerU) and wrapping around.
         const int per_split = (ktiles + GSU - 1) / GSU;
         const int kt_begin = split * per_split;

@@ -1,6 +1,7 @@
 // scheduler/gt_gemv_rows.h: the GEMV path's schedule, over either GEMV mainloop
 // (mainloop/gt_gemv.h with FMAs, mainloop/gt_gemv_mma.h on the matrix cores). The grid is (row blocks, GSU splits,
-// batch): workgroup (x, y, z) takes rows [x * MT0, (x + 1) * MT0) of batch z over split y's
+// batch; batches past 65535 folded into y, gt_split_and_batch in scheduler/gt_tile_map.h):
+// workgroup (x, y, z) takes rows [x * MT0, (x + 1) * MT0) of batch z over split y's
 // contiguous share of K (whole wave-wide vector runs, so every split's vectors stay aligned),
 // and every column of B at once, so A is read exactly once. Its totals go straight to D
 // (GSU = 1) or, as f32 partials, to the workspace the reduction kernel sums (GSU<n>R, GSU<n>A:
@@ -26,9 +27,10 @@ template <class Cfg> struct GtGemvRows {
     GT_DEVICE static void run(const GtGemmArgs& args, unsigned char* lds, int tid) {
         static_assert(!Cfg::STREAM_K && !Cfg::GSU_SINGLE_KERNEL && !Cfg::PERSISTENT,
                       "the GEMV path splits K with a reduction kernel or atomics only");
+        int split, batch;
+        if (!gt_split_and_batch<Cfg::GSU, !Cfg::REDUCTION_KERNEL>(args, split, batch)) return;
         // The reduction kernel may start early; it waits for this grid before it reads.
         if constexpr (Cfg::REDUCTION_KERNEL) gt_allow_dependents();
-        const int split = blockIdx.y, batch = blockIdx.z;
         const gt_i64 m0 = (gt_i64)blockIdx.x * Cfg::MT0;
         constexpr int G = Mainloop::K_GRAIN;
         const gt_i64 grains = (args.k + G - 1) / G;
@@ -40,7 +42,7 @@ template <class Cfg> struct GtGemvRows {
         for (int i = 0; i < Mainloop::ACC; ++i) acc[i] = 0.0f;
         if (k0 < k1) Mainloop::accumulate(args, m0, batch, k0, k1, tid, acc);
         gt_plant_wrong_result(acc);
-        Mainloop::for_each_total(reinterpret_cast<float*>(lds), tid, acc, [&](int m, int n, float x) {
+        Mainloop::for_each_total(args, m0, reinterpret_cast<float*>(lds), tid, acc, [&](int m, int n, float x) {
             if constexpr (Cfg::SWAP_AB)
                 gt_store_total<Cfg>(args, batch, split, n, m0 + m, x);
             else

@@ -23,7 +23,7 @@ use crate::plant::PlantKind;
 use crate::problem::{DataType, GemmProblem};
 use crate::space::constraints::{
     is_wgmma, k_major_box_rows, mn_chunk, mn_packed_operands, mn_packed_problem, packed_operands,
-    persistent_store_columns, warpgroup_tile,
+    persistent_store_columns, warpgroup_tile, MAX_GRID_YZ,
 };
 use crate::space::{GsuAlgo, KernelConfig};
 
@@ -407,10 +407,15 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
     };
     let epilogue =
         (cfg.gsu > 1 && !cfg.sums_splits_in_kernel()).then(|| split_k_epilogue_plan(cfg, p));
+    // Batches past a grid's 65535 layers fold into y, GSU splits a layer (gt_split_and_batch,
+    // kernels/scheduler/gt_tile_map.h; the launch-grid rule keeps the reduction kernel, whose
+    // grid they would not fit, away from them).
+    let batch_z = p.batch.clamp(1, MAX_GRID_YZ) as u32;
+    let layers = (p.batch.max(1) as u32).div_ceil(batch_z);
     let by_map = crate::space::constraints::stores_d_by_tensor_map(cfg, p);
     LaunchPlan {
         symbol: cfg.name(),
-        grid: [(tiles_m * tiles_n) as u32, cfg.gsu, p.batch as u32],
+        grid: [(tiles_m * tiles_n) as u32, cfg.gsu * layers, batch_z],
         block,
         shared_bytes,
         workspace_bytes,
@@ -478,15 +483,29 @@ fn output_box(cfg: &KernelConfig, p: &GemmProblem) -> TmaBox {
 /// 1024) and as many columns as the rest of its threads take, so that short columns still fill
 /// the block (one column per block left 192 of 256 threads idle at M = 256, and the reduction
 /// ran at a tenth of the memory's rate). Column groups past the grid's 65535 rows loop in the
-/// kernel.
+/// kernel. Where the columns leave threads over and the slices are many (a dot product split
+/// 128 ways), the block's third dimension shares the slices instead, eight a thread at least
+/// (one batch of loads in flight; the kernel adds the partial sums in LDS).
 fn split_k_epilogue_plan(cfg: &KernelConfig, p: &GemmProblem) -> EpiloguePlan {
     const THREADS: u64 = 256;
     const ROWS_PER_THREAD: u64 = 4;
+    const SLICES_PER_THREAD: u64 = 8;
     let along_m = (p.m as u64)
         .div_ceil(ROWS_PER_THREAD)
         .next_power_of_two()
         .clamp(1, THREADS);
-    let columns = THREADS / along_m;
+    let mut columns = THREADS / along_m;
+    let slices = if cfg.gsu_algo == GsuAlgo::Reduce {
+        cfg.gsu as u64
+    } else {
+        1
+    };
+    let spare = columns / (p.n.max(1) as u64).next_power_of_two();
+    let sharing = spare.min(slices / SLICES_PER_THREAD).max(1);
+    let sharing = 1 << sharing.ilog2();
+    if sharing > 1 {
+        columns /= sharing;
+    }
     EpiloguePlan {
         symbol: format!("{}_epilogue", cfg.name()),
         grid: [
@@ -496,7 +515,7 @@ fn split_k_epilogue_plan(cfg: &KernelConfig, p: &GemmProblem) -> EpiloguePlan {
             (p.n as u64).div_ceil(columns).clamp(1, 65535) as u32,
             p.batch.max(1) as u32,
         ],
-        block: [along_m as u32, columns as u32, 1],
+        block: [along_m as u32, columns as u32, sharing as u32],
     }
 }
 
@@ -1184,6 +1203,39 @@ mod tests {
         let wide = GemmProblem::new(64, 10_000_000, 64);
         let epi = launch_plan(&cfg, &wide, &target()).epilogue.unwrap();
         assert_eq!((epi.grid, epi.block), ([1, 65535, 1], [16, 16, 1]));
+        // A dot product split 128 ways: sixteen threads share its slices, eight each; 16 rows
+        // of one column likewise, the rows on four threads.
+        let split = |name: &str| KernelConfig::parse(name).unwrap();
+        let dot = split(
+            "MT16x1x16_MI1x1x1_WG8x1_PGR4_PLR0_LPA0_LPB0_SW0_GSU128R_WGM1_GRVW8_SVW1_SU0_GV1",
+        );
+        let epi = |p: &GemmProblem| launch_plan(&dot, p, &target()).epilogue.unwrap();
+        let e = epi(&GemmProblem::new(1, 1, 4194304));
+        assert_eq!((e.grid, e.block), ([1, 1, 1], [1, 16, 16]));
+        let e = epi(&GemmProblem::new(16, 1, 4194304));
+        assert_eq!((e.grid, e.block), ([1, 1, 1], [4, 4, 16]));
+        // Few slices, or columns that fill the block: no sharing.
+        assert_eq!(
+            launch_plan(&cfg, &tiny, &target()).epilogue.unwrap().block[2],
+            1
+        );
+        assert_eq!(epi(&GemmProblem::new(4096, 1, 4194304)).block[2], 1);
+    }
+
+    #[test]
+    fn batches_past_the_grids_z_fold_into_y_beside_the_splits() {
+        let cfg = KernelConfig::parse(
+            "MT16x16x32_MI16x8x16_WG1x1_PGR1_PLR0_LPA8_LPB8_SW0_GSU2K_WGM8_GRVW8_SVW4_SU0",
+        )
+        .unwrap();
+        let mut p = GemmProblem::new(2, 2, 2);
+        p.batch = 65535;
+        assert_eq!(launch_plan(&cfg, &p, &target()).grid, [1, 2, 65535]);
+        // Two layers of 65535 batches: y is split x layer (kernels/scheduler/gt_tile_map.h).
+        p.batch = 65536;
+        assert_eq!(launch_plan(&cfg, &p, &target()).grid, [1, 4, 65535]);
+        p.batch = 200_000;
+        assert_eq!(launch_plan(&cfg, &p, &target()).grid, [1, 8, 65535]);
     }
 
     #[test]

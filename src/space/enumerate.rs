@@ -502,7 +502,7 @@ mod tests {
     /// More batches than a grid's layers (the `launch-grid` rule): construction keeps the
     /// kernels that walk the batches, as filtering does.
     #[test]
-    fn construction_keeps_the_batch_walking_kernels_past_a_grids_layers() {
+    fn construction_keeps_the_batch_walking_and_folding_kernels_past_a_grids_layers() {
         let hw = HwSpec::by_name("H200").unwrap();
         let p = GemmProblem {
             batch: 70000,
@@ -529,9 +529,12 @@ mod tests {
         }
         let want = by_filtering(&s);
         assert!(!want.is_empty());
-        assert!(want
-            .iter()
-            .all(|c| c.pk > 0 || c.gsu_algo == crate::space::GsuAlgo::StreamK));
+        // Each walks the batches (persistent, stream-K) or folds them into its grid's y with
+        // no reduction kernel after it; both kinds are there.
+        let walks = |c: &KernelConfig| c.pk > 0 || c.gsu_algo == crate::space::GsuAlgo::StreamK;
+        let folds = |c: &KernelConfig| c.pk == 0 && (c.gsu == 1 || c.sums_splits_in_kernel());
+        assert!(want.iter().all(|c| walks(c) || folds(c)));
+        assert!(want.iter().any(walks) && want.iter().any(|c| !walks(c)));
         assert_eq!(valid_configs(&s.view()), want);
     }
 

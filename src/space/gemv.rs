@@ -40,6 +40,9 @@ pub const GEMV_FIXED: [(ParamId, i64); 10] = [
     (ParamId::PersistentKernel, 0),
 ];
 
+/// Row blocks per compute unit from which a GEMV's batches are many small ones.
+const MANY_BLOCKS_PER_CU: i64 = 16;
+
 /// K elements each split keeps at least, with K-contiguous and with M-contiguous A.
 const MIN_SPLIT_K_ROWS: i64 = 2048;
 const MIN_SPLIT_M_ROWS: i64 = MIN_SPLIT_K_M_CONTIGUOUS;
@@ -101,27 +104,38 @@ impl Space {
 
     /// The GEMV starts valid in this space (none where N > 8 or the space has no Gemv = 1).
     pub fn gemv_starts(&self) -> Vec<KernelConfig> {
-        match self.gemv_along() {
-            Some((p, sab)) => self.gemv_starts_along(&p, sab),
-            None => Vec::new(),
-        }
+        (self.gemv_sides().into_iter())
+            .map(|(p, sab)| self.gemv_starts_along(&p, sab))
+            .find(|starts| !starts.is_empty())
+            .unwrap_or_default()
     }
 
-    /// The problem a GEMV kernel computes in this space and its SwapAB: this space's where N
-    /// is up to 8, its transpose (SwapAB = 1) where M is; None where neither is or the space
+    /// The problem a GEMV kernel computes in this space and its SwapAB: of the sides
+    /// [`Self::gemv_sides`] offers, the first with a start; None where none has or the space
     /// has no Gemv = 1.
     pub(super) fn gemv_along(&self) -> Option<(GemmProblem, u32)> {
+        (self.gemv_sides().into_iter()).find(|(p, sab)| !self.gemv_starts_along(p, *sab).is_empty())
+    }
+
+    /// The problems a GEMV kernel can compute in this space, with their SwapAB: this space's
+    /// where N is up to 8, its transpose (SwapAB = 1) where M is. Where both are, the one
+    /// whose streamed matrix is K-contiguous comes first (unswapped on a tie): 1x4x1048576 NN
+    /// has an M-major A of one row, which no GEMV reads along N = 4 (its rows are fewer than a
+    /// wave's vector), while along M its B is four K-contiguous rows.
+    fn gemv_sides(&self) -> Vec<(GemmProblem, u32)> {
         if !self.domain(ParamId::Gemv).contains(1) {
-            return None;
+            return Vec::new();
         }
         let p = &self.problem;
+        let mut sides = Vec::new();
         if p.n <= GEMV_MAX_N {
-            Some((p.clone(), 0))
-        } else if p.m <= GEMV_MAX_N && self.domain(ParamId::SwapAB).contains(1) {
-            Some((p.transposed(), 1))
-        } else {
-            None
+            sides.push((p.clone(), 0));
         }
+        if p.m <= GEMV_MAX_N && self.domain(ParamId::SwapAB).contains(1) {
+            sides.push((p.transposed(), 1));
+        }
+        sides.sort_by_key(|(q, _)| !q.trans_a.is_t());
+        sides
     }
 
     /// The starts of the GEMV kernels computing `p` (this space's problem, or its transpose
@@ -197,6 +211,13 @@ impl Space {
             for (mt0, waves, pgr) in shapes {
                 candidates.push((start(mt0, mt1, [1, 1, 1], waves, pgr, grvw), 1));
             }
+            // Many small batches (a few rows each, row blocks many waves of compute units
+            // deep): two waves with one load in flight waste the least on rows past M. H200,
+            // a sweep of 3x3x100 x100000 f32: 252.6 us on 16 rows of two waves [cuBLASLt
+            // 256.7], 322.5 on the first start above.
+            if row_blocks(16) >= MANY_BLOCKS_PER_CU * self.hw.compute_units as i64 && p.m <= 8 {
+                candidates.push((start(16, mt1, [1, 1, 1], 2, 1, grvw), 1));
+            }
         } else {
             let mut v = grvw;
             while wave * v > 256 {
@@ -257,7 +278,8 @@ impl Space {
 mod tests {
     use super::*;
     use crate::hw::HwSpec;
-    use crate::problem::GemmProblem;
+    use crate::problem::DataType::F32;
+    use crate::problem::{GemmProblem, Trans};
     use crate::space::constraints;
 
     #[test]
@@ -305,6 +327,44 @@ mod tests {
         // A K too short for 128 splits of the least K a split keeps: the searched values.
         let short = Space::for_problem(&GemmProblem::new(1, 1, 65536), &hw);
         assert!(short.gemv_starts().iter().all(|c| c.gsu <= 32));
+    }
+
+    #[test]
+    fn a_row_of_m_major_a_starts_along_n_where_b_is_k_contiguous() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // 1x4x1048576 NN: along N = 4 its one row of A is M-major (no GEMV reads it); along M
+        // its B is four K-contiguous rows.
+        let mut p = GemmProblem::with_layout(1, 4, 1048576, Trans::N, Trans::N);
+        p.fill_defaults();
+        let space = Space::for_problem(&p, &hw);
+        let starts = space.gemv_starts();
+        assert!(!starts.is_empty());
+        for c in &starts {
+            space.check(c).unwrap();
+            assert_eq!(c.sab, 1, "{}", c.name());
+        }
+        assert_eq!(space.gemv_along().map(|(_, sab)| sab), Some(1));
+        // Where both sides stream K-contiguous rows, the unswapped side comes first.
+        let dot = Space::for_problem(&GemmProblem::new(1, 1, 4194304), &hw);
+        assert!(dot.gemv_starts().iter().all(|c| c.sab == 0));
+    }
+
+    #[test]
+    fn many_small_batches_start_on_two_waves_too() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let mut p = GemmProblem::new(3, 3, 100);
+        p.batch = 100_000;
+        (p.a_type, p.b_type, p.c_type, p.d_type) = (F32, F32, F32, F32);
+        p.fill_defaults();
+        let space = Space::for_problem(&p, &hw);
+        let two = space.gemv_starts().into_iter().find(|c| c.wg == [2, 1]);
+        let two = two.expect("a two-wave start");
+        assert_eq!((two.mt0, two.pgr), (16, 1));
+        // A few batches of long rows: no such start.
+        let mut few = GemmProblem::new(3, 3, 4096);
+        few.batch = 8;
+        let space = Space::for_problem(&few, &hw);
+        assert!(space.gemv_starts().iter().all(|c| c.wg != [2, 1]));
     }
 
     #[test]

@@ -275,7 +275,7 @@ impl Space {
         let walk_batches = problem.batch > constraints::MAX_GRID_YZ;
         if wgmma {
             if walk_batches {
-                space.prefer_batch_walk(true);
+                space.prefer_batch_walk();
             }
             space.prefer_wgmma();
         } else if shapes.is_empty() {
@@ -285,31 +285,21 @@ impl Space {
         }
         // Again after: the tiny-M tiles prefer_wgmma may take come from a data-parallel
         // space of their own (small_m.rs).
-        if walk_batches {
-            space.prefer_batch_walk(wgmma);
+        if walk_batches && wgmma {
+            space.prefer_batch_walk();
         }
         space
     }
 
-    /// More batches than a launch grid's layers (constraints' `launch-grid`): the default
-    /// walks them itself, on the persistent kernel where the warpgroup path applies and on
-    /// stream-K elsewhere, so that a repair of it starts from a kernel that can run them. On
-    /// the warpgroup path this comes before [`Space::prefer_wgmma`], which keeps its tile only
-    /// where that tile is valid: its data-parallel tile is not past those batches, and the
-    /// default stayed on the warp-level instruction, which the repair took to 64x8 tiles
-    /// read one element at a time (64x64x64 x70000: 836 us under sim against 411 for the
-    /// persistent 64x64 tile).
-    fn prefer_batch_walk(&mut self, wgmma: bool) {
-        let stream_k = GsuAlgo::StreamK.number() as i64;
-        let prefs: &[(ParamId, i64)] = if wgmma {
-            &[(ParamId::PersistentKernel, 1), (ParamId::ProducerWarp, 1)]
-        } else {
-            &[
-                (ParamId::GlobalSplitU, 1),
-                (ParamId::GlobalSplitUAlgorithm, stream_k),
-            ]
-        };
-        *self = self.preferring(prefs);
+    /// More batches than a launch grid's layers on the warpgroup path: the default walks them
+    /// on the persistent kernel. This comes before [`Space::prefer_wgmma`], which keeps its
+    /// tile only where that tile is valid: the data-parallel tile, which folds those batches
+    /// into its grid's y (constraints' `launch-grid`), measured slower there under sim
+    /// (64x64x64 x70000: 411 us on the persistent 64x64 tile). Elsewhere the data-parallel
+    /// kernels fold the batches and keep their own defaults (stream-K, the only walk before
+    /// the fold, read 2x2x2 x65536 one element at a time: 459 us [cuBLASLt 53], H200).
+    fn prefer_batch_walk(&mut self) {
+        *self = self.preferring(&[(ParamId::PersistentKernel, 1), (ParamId::ProducerWarp, 1)]);
     }
 
     /// On AMD's matrix-core path an M- or N-contiguous operand is transposed into K-major LDS

@@ -90,7 +90,9 @@ pub fn gemv_b_vectors(c: &KernelConfig, p: &GemmProblem) -> u32 {
     }
 }
 
-/// LDS bytes of a GEMV kernel: the waves' partial sums when they split K (A M-contiguous).
+/// LDS bytes of a GEMV kernel: the waves' partial sums where they split K (A M-contiguous,
+/// the matrix cores, and K-contiguous A where rows past M leave waves to join the others
+/// along K).
 pub fn gemv_lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     lds_bytes(c, &gemv_problem(c, p))
 }
@@ -100,8 +102,11 @@ fn lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     if c.mi == GEMV_MMA && c.wg[0] > 1 {
         return c.wg[0] as u64 * c.mt0 as u64 * 8 * 4;
     }
-    if p.trans_a.is_t() || c.wg[0] <= 1 {
+    if c.wg[0] <= 1 {
         0
+    } else if p.trans_a.is_t() {
+        // Every wave's R x MT1 totals: MT0 x MT1 floats.
+        c.mt0 as u64 * c.mt1 as u64 * 4
     } else {
         c.wg[0] as u64 * c.mt0 as u64 * c.mt1 as u64 * 4
     }
