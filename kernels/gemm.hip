@@ -137,8 +137,14 @@ typedef GtCompose<GtCfg> GtKernel;
 // A producer warpgroup hands registers over with setmaxnreg, which ptxas honours only where it
 // knows every thread's count at entry: one workgroup per compute unit, said in the bounds
 // (without it ptxas ignored the hand-over and compiled the computing warpgroups to the entry
-// share, spilling a 192x192 tile's accumulators at 168 registers).
-#if GT_PRODUCER_WARP == 2 || GT_PERSISTENT == 2
+// share, spilling a 192x192 tile's accumulators at 168 registers). So does the FMA GEMV
+// over K-contiguous rows (those of the problem it computes, mainloop/gt_gemv.h): without it
+// ptxas kept it to an occupancy of its own choosing and spilled 8 to 28 bytes at 48 to 64
+// registers beside the paths for waves sharing K and waves alone on batches; with it, H200,
+// 16x1x524288 f32 30.7 -> 15.4 us [18.5], 4096x1x4096 13.8 -> 13.2 [15.5], 2x2x2 x65536 24.3
+// -> 32.8 [53.2]. (On M-contiguous rows it cost 1x4096x4096 NT its GEMV: 15.7 -> 16.5 [14.4].)
+#if GT_PRODUCER_WARP == 2 || GT_PERSISTENT == 2 || \
+    (GT_GEMV && GT_MI_M == 1 && (GT_SWAP_AB ? !GT_TRANS_B : GT_TRANS_A))
 #define GT_LAUNCH_BOUNDS __launch_bounds__(GtCfg::LAUNCH_THREADS, 1)
 #else
 #define GT_LAUNCH_BOUNDS __launch_bounds__(GtCfg::LAUNCH_THREADS)

@@ -103,11 +103,14 @@ template <class Cfg> struct GtGemv {
 
     // Adds this thread's share of rows [m0, m0 + MT0) x K range [k0, k1) of batch `batch`.
     GT_DEVICE static void accumulate(const GtGemmArgs& args, gt_i64 m0, int batch, gt_i64 k0, gt_i64 k1, int tid,
-                                     float (&acc)[ACC]) {
+                                     bool alone, float (&acc)[ACC]) {
         const TA* const a = reinterpret_cast<const TA*>(S::a(args)) + batch * S::stride_a(args);
         const TB* const b = reinterpret_cast<const TB*>(S::b(args)) + batch * S::stride_b(args);
         if constexpr (K_ROWS) {
-            const int groups = row_groups(args, m0), kw = WAVES / groups, wave = tid / WAVE;
+            // (One call of rows_along_k for both: a second, for waves alone, made ptxas spill
+            // 8 to 28 bytes at 48 to 64 registers, sm_90a.)
+            const int groups = alone ? 1 : row_groups(args, m0), kw = alone ? 1 : WAVES / groups;
+            const int wave = alone ? 0 : tid / WAVE;
             if (wave >= groups * kw) return;
             // The kw waves of a group take consecutive runs of K in whole wave-wide vector
             // runs (so every run's vectors stay aligned); the loop stays the one-wave loop
@@ -123,6 +126,16 @@ template <class Cfg> struct GtGemv {
             if (lo < hi) rows_along_k(args, a, b, m0 + (wave / kw) * R, lo, hi, tid % WAVE, acc);
         } else
             rows_along_m(args, a, b, m0, k0, k1, tid / WAVE, tid % WAVE, acc);
+    }
+
+    // Many short batches of at most R rows each (K of at most four wave-wide vector runs, no
+    // split): each wave computes one batch whole, WAVES batches a workgroup. Launching a
+    // workgroup a batch, 2x2x2 x65536 spent about 1.8 ns a workgroup (116.7 us; cuBLASLt
+    // 52.9, H200). codegen's launch plan applies the same test (constraints::gemv_wave_batches).
+    // A wave so alone computes rows [m0, m0 + R) of its batch over [k0, k1) and stores its
+    // totals itself (`alone` in accumulate and for_each_total).
+    GT_DEVICE static bool wave_batches(const GtGemmArgs& args) {
+        return K_ROWS && Cfg::GSU == 1 && args.batch > 1 && S::m(args) <= R && args.k <= 4 * WAVE * V;
     }
 
     // K-contiguous A: the waves of a workgroup that hold rows, R each, in groups (rows past M
@@ -281,11 +294,11 @@ template <class Cfg> struct GtGemv {
     // Calls put(m, n, x) for the totals this thread stores (m relative to the workgroup's first
     // row m0), after adding the waves' partial sums where they split K. Every thread calls it.
     template <class Put>
-    GT_DEVICE static void for_each_total(const GtGemmArgs& args, gt_i64 m0, float* lds, int tid, float (&acc)[ACC],
-                                         Put put) {
-        const int lane = tid % WAVE, wave = tid / WAVE;
+    GT_DEVICE static void for_each_total(const GtGemmArgs& args, gt_i64 m0, float* lds, int tid, bool alone,
+                                         float (&acc)[ACC], Put put) {
+        const int lane = tid % WAVE, wave = alone ? 0 : tid / WAVE;
         if constexpr (K_ROWS) {
-            const int groups = row_groups(args, m0), kw = WAVES / groups;
+            const int groups = alone ? 1 : row_groups(args, m0), kw = alone ? 1 : WAVES / groups;
             if (kw == 1) {
                 // Each lane stores every WAVE-th total of its wave.
 #pragma unroll

@@ -46,7 +46,7 @@ template <class Cfg> struct GtGemvMma {
     }
 
     GT_DEVICE static void accumulate(const GtGemmArgs& args, gt_i64 m0, int batch, gt_i64 k0, gt_i64 k1, int tid,
-                                     float (&acc)[ACC]) {
+                                     bool, float (&acc)[ACC]) {
         const int lane = tid % 32, wave = tid / 32, g = lane >> 2, t = lane & 3;
         const TA* const a = reinterpret_cast<const TA*>(S::a(args)) + batch * S::stride_a(args);
         const TA* row[R][2];
@@ -96,7 +96,8 @@ template <class Cfg> struct GtGemvMma {
     // Calls put(m, n, x) for the totals this thread stores, after adding the waves' partial
     // sums (its waves always split K, so rows past M change nothing). Every thread calls it.
     template <class Put>
-    GT_DEVICE static void for_each_total(const GtGemmArgs&, gt_i64, float* lds, int tid, float (&acc)[ACC], Put put) {
+    GT_DEVICE static void for_each_total(const GtGemmArgs&, gt_i64, float* lds, int tid, bool, float (&acc)[ACC],
+                                         Put put) {
         const int lane = tid % 32;
         if constexpr (WAVES == 1) {
 #pragma unroll

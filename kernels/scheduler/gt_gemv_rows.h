@@ -31,6 +31,14 @@ template <class Cfg> struct GtGemvRows {
         if (!gt_split_and_batch<Cfg::GSU, !Cfg::REDUCTION_KERNEL>(args, split, batch)) return;
         // The reduction kernel may start early; it waits for this grid before it reads.
         if constexpr (Cfg::REDUCTION_KERNEL) gt_allow_dependents();
+        // Many short batches (GtGemv::wave_batches): `batch` numbers a group of WG0 batches,
+        // one a wave, each computed whole by its wave alone.
+        bool alone = false;
+        if constexpr (!Cfg::USE_MMA) alone = Mainloop::wave_batches(args);
+        if (alone) {
+            batch = batch * Cfg::WG0 + tid / Cfg::WAVE;
+            if (batch >= args.batch) return;
+        }
         const gt_i64 m0 = (gt_i64)blockIdx.x * Cfg::MT0;
         constexpr int G = Mainloop::K_GRAIN;
         const gt_i64 grains = (args.k + G - 1) / G;
@@ -40,9 +48,9 @@ template <class Cfg> struct GtGemvRows {
         float acc[Mainloop::ACC];
 #pragma unroll
         for (int i = 0; i < Mainloop::ACC; ++i) acc[i] = 0.0f;
-        if (k0 < k1) Mainloop::accumulate(args, m0, batch, k0, k1, tid, acc);
+        if (k0 < k1) Mainloop::accumulate(args, m0, batch, k0, k1, tid, alone, acc);
         gt_plant_wrong_result(acc);
-        Mainloop::for_each_total(args, m0, reinterpret_cast<float*>(lds), tid, acc, [&](int m, int n, float x) {
+        Mainloop::for_each_total(args, m0, reinterpret_cast<float*>(lds), tid, alone, acc, [&](int m, int n, float x) {
             if constexpr (Cfg::SWAP_AB)
                 gt_store_total<Cfg>(args, batch, split, n, m0 + m, x);
             else

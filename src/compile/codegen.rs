@@ -410,8 +410,15 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
     // Batches past a grid's 65535 layers fold into y, GSU splits a layer (gt_split_and_batch,
     // kernels/scheduler/gt_tile_map.h; the launch-grid rule keeps the reduction kernel, whose
     // grid they would not fit, away from them).
-    let batch_z = p.batch.clamp(1, MAX_GRID_YZ) as u32;
-    let layers = (p.batch.max(1) as u32).div_ceil(batch_z);
+    // Many short batches a wave each take WavesM batches a workgroup
+    // (constraints::gemv_wave_batches).
+    let groups = if crate::space::constraints::gemv_wave_batches(cfg, p, wave) {
+        (p.batch.max(1) as u32).div_ceil(cfg.wg[0].max(1))
+    } else {
+        p.batch.max(1) as u32
+    };
+    let batch_z = groups.min(MAX_GRID_YZ as u32);
+    let layers = groups.div_ceil(batch_z);
     let by_map = crate::space::constraints::stores_d_by_tensor_map(cfg, p);
     LaunchPlan {
         symbol: cfg.name(),
@@ -1236,6 +1243,28 @@ mod tests {
         assert_eq!(launch_plan(&cfg, &p, &target()).grid, [1, 4, 65535]);
         p.batch = 200_000;
         assert_eq!(launch_plan(&cfg, &p, &target()).grid, [1, 8, 65535]);
+    }
+
+    #[test]
+    fn many_short_batches_take_a_wave_each() {
+        let gemv = |name: &str| KernelConfig::parse(name).unwrap();
+        let four =
+            gemv("MT16x2x16_MI1x1x1_WG4x1_PGR2_PLR0_LPA0_LPB0_SW0_GSU1_WGM1_GRVW2_SVW1_SU0_GV1");
+        let mut p = GemmProblem::new(2, 2, 2);
+        p.batch = 65536;
+        // Four batches a workgroup of four waves.
+        assert_eq!(launch_plan(&four, &p, &target()).grid, [1, 1, 16384]);
+        // 300000 batches: 75000 groups, folded into two layers of y.
+        p.batch = 300_000;
+        assert_eq!(launch_plan(&four, &p, &target()).grid, [1, 2, 65535]);
+        // A K longer than four wave-wide runs of 2 (256): a workgroup a batch, its waves
+        // sharing K; so too with rows past a wave's four, or a split.
+        p.batch = 1000;
+        p.k = 257;
+        assert_eq!(launch_plan(&four, &p, &target()).grid, [1, 1, 1000]);
+        p.k = 2;
+        p.m = 5;
+        assert_eq!(launch_plan(&four, &p, &target()).grid, [1, 1, 1000]);
     }
 
     #[test]

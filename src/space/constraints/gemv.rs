@@ -67,6 +67,21 @@ fn rows(c: &KernelConfig, p: &GemmProblem, wave: u32) -> u32 {
     }
 }
 
+/// Whether a GEMV kernel runs many short batches a wave each, WavesM batches a workgroup
+/// (`GtGemv::wave_batches`, kernels/mainloop/gt_gemv.h, which applies the same test): FMAs on a
+/// K-contiguous A, no split, more than one batch, each batch's rows within one wave's, and K
+/// of at most four wave-wide vector runs.
+pub fn gemv_wave_batches(c: &KernelConfig, p: &GemmProblem, wave: u32) -> bool {
+    let q = &*gemv_problem(c, p);
+    c.gv == 1
+        && c.mi != GEMV_MMA
+        && q.trans_a.is_t()
+        && c.gsu == 1
+        && q.batch > 1
+        && q.m <= rows(c, q, wave) as i64
+        && q.k <= 4 * (wave * c.grvw) as i64
+}
+
 /// How a GEMV kernel reads an N-contiguous B (transB = T of the problem it computes;
 /// `GT_GEMV_B_VECTORS`, kernels/gt_config.h): 1 its single column as a K-contiguous run of
 /// GlobalReadVectorWidth vectors (ldb = 1: a packed row vector, M = 1 along N), 2 each row's

@@ -42,8 +42,8 @@ pub use atom::{fma_lane_grid, is_wgmma, warpgroup_tile, wgmma_mi, WARPGROUP_WARP
 pub use cluster::CLUSTER_SIZES;
 pub use epilogue::{stores_aligned, stores_d_by_tensor_map};
 pub use gemv::{
-    gemv_b_vectors, gemv_lds_bytes, gemv_problem, gemv_registers, gemv_rows, GEMV_MAX_N, GEMV_MMA,
-    MIN_SPLIT_K_M_CONTIGUOUS,
+    gemv_b_vectors, gemv_lds_bytes, gemv_problem, gemv_registers, gemv_rows, gemv_wave_batches,
+    GEMV_MAX_N, GEMV_MMA, MIN_SPLIT_K_M_CONTIGUOUS,
 };
 pub use launch_grid::MAX_GRID_YZ;
 pub use lds_layout::{
