@@ -405,13 +405,13 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
         (true, GsuAlgo::SingleKernel) => (tiles * cfg.gsu as u64 * staged_tile_bytes(cfg), false),
         (true, _) => (mn * 4 * cfg.gsu as u64, false),
     };
-    let epilogue =
-        (cfg.gsu > 1 && !cfg.sums_splits_in_kernel()).then(|| split_k_epilogue_plan(cfg, p));
+    let epilogue = cfg
+        .has_reduction_kernel()
+        .then(|| split_k_epilogue_plan(cfg, p));
     // Batches past a grid's 65535 layers fold into y, GSU splits a layer (gt_split_and_batch,
     // kernels/scheduler/gt_tile_map.h; the launch-grid rule keeps the reduction kernel, whose
-    // grid they would not fit, away from them).
-    // Many short batches a wave each take WavesM batches a workgroup
-    // (constraints::gemv_wave_batches).
+    // grid they would not fit, away from them). Many short batches a wave each take WavesM
+    // batches a workgroup (constraints::gemv_wave_batches).
     let groups = if crate::space::constraints::gemv_wave_batches(cfg, p, wave) {
         (p.batch.max(1) as u32).div_ceil(cfg.wg[0].max(1))
     } else {
@@ -492,11 +492,14 @@ fn output_box(cfg: &KernelConfig, p: &GemmProblem) -> TmaBox {
 /// ran at a tenth of the memory's rate). Column groups past the grid's 65535 rows loop in the
 /// kernel. Where the columns leave threads over and the slices are many (a dot product split
 /// 128 ways), the block's third dimension shares the slices instead, eight a thread at least
-/// (one batch of loads in flight; the kernel adds the partial sums in LDS).
+/// (one batch of loads in flight), up to 16 lanes of one wave whose partial sums the kernel
+/// adds by shuffles.
 fn split_k_epilogue_plan(cfg: &KernelConfig, p: &GemmProblem) -> EpiloguePlan {
     const THREADS: u64 = 256;
     const ROWS_PER_THREAD: u64 = 4;
     const SLICES_PER_THREAD: u64 = 8;
+    // The sharing lanes meet by shuffles within one wave (kernels/epilogue/gt_reduce_kernel.h).
+    const MOST_SHARING: u64 = 16;
     let along_m = (p.m as u64)
         .div_ceil(ROWS_PER_THREAD)
         .next_power_of_two()
@@ -508,11 +511,9 @@ fn split_k_epilogue_plan(cfg: &KernelConfig, p: &GemmProblem) -> EpiloguePlan {
         1
     };
     let spare = columns / (p.n.max(1) as u64).next_power_of_two();
-    let sharing = spare.min(slices / SLICES_PER_THREAD).max(1);
+    let sharing = spare.min(slices / SLICES_PER_THREAD).clamp(1, MOST_SHARING);
     let sharing = 1 << sharing.ilog2();
-    if sharing > 1 {
-        columns /= sharing;
-    }
+    columns /= sharing;
     EpiloguePlan {
         symbol: format!("{}_epilogue", cfg.name()),
         grid: [

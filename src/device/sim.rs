@@ -231,11 +231,7 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     let bw_eff = 0.93 * vec_eff * flight_eff * stagger * cu_fill.powf(0.5);
     let memory_us = dram / (hw.memory_bandwidth_gbps * 1e9 * bw_eff) * 1e6;
 
-    let launches = if c.gsu > 1 && !stream_k && !c.sums_splits_in_kernel() {
-        2.0
-    } else {
-        1.0
-    };
+    let launches = if c.has_reduction_kernel() { 2.0 } else { 1.0 };
     // The split that sums a tile in the main kernel reads the others' partials one after the
     // other at about one compute unit's share of L2 bandwidth (~100 GB/s) at the very end.
     let sum_tail_us = if c.sums_splits_in_kernel() {

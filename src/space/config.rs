@@ -205,6 +205,12 @@ impl KernelConfig {
         self.gsu > 1 && self.gsu_algo == GsuAlgo::SingleKernel
     }
 
+    /// Whether a second launch, the reduction kernel (kernels/epilogue/gt_reduce_kernel.h),
+    /// sums the split partials (`GSU<n>R`, `GSU<n>A`): the kernel's `REDUCTION_KERNEL`.
+    pub fn has_reduction_kernel(&self) -> bool {
+        self.gsu > 1 && matches!(self.gsu_algo, GsuAlgo::Reduce | GsuAlgo::Atomic)
+    }
+
     /// Sets of computing threads, each owning whole tiles: two in the ping-pong persistent
     /// kernel (PersistentKernel=2), one otherwise.
     pub fn consumer_sets(&self) -> u32 {

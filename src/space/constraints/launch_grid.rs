@@ -24,8 +24,7 @@ pub(super) fn batches(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violation
         return Ok(());
     }
     let walks = c.gv == 0 && (c.pk > 0 || c.gsu_algo == GsuAlgo::StreamK);
-    let reduction_kernel = c.gsu > 1 && !c.sums_splits_in_kernel();
-    let folds = !walks && c.pk == 0 && !reduction_kernel;
+    let folds = !walks && c.pk == 0 && !c.has_reduction_kernel();
     let [ka, kb] = packed_operands(c, p);
     let [ma, mb] = mn_packed_operands(c, p);
     let copies = ka || kb || ma || mb || c.pu > 0;
