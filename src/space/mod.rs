@@ -19,6 +19,7 @@ mod one_wave;
 mod param;
 mod persistent_starts;
 mod short_k;
+mod small_batch;
 mod small_m;
 mod split_starts;
 mod tall_rows;

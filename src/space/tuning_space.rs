@@ -586,15 +586,18 @@ impl Space {
         };
         let default = self.default_config().ok();
         let mut out: Vec<KernelConfig> = Vec::new();
-        // An operand the tensor maps cannot read, on a problem bound by memory, first: there
-        // the default's copy of it costs about as much as the GEMM (unreadable.rs). Then the
+        // An operand the tensor maps cannot read, on many small batches or a problem bound by
+        // memory, first: there the default's copy of it costs about as much as the GEMM
+        // (small_batch.rs, unreadable.rs). Then the
         // one-wave cuts: where they apply the default's tiles leave most compute units idle,
         // and bench's default set takes the first few starts only.
         let starts: Vec<KernelConfig> = full
-            .unreadable_operand_start()
+            .small_batch_starts()
             .into_iter()
+            .chain(full.unreadable_operand_start())
             .chain(full.tiny_k_starts())
             .chain(full.fma_tiny_k_start())
+            .chain(full.fma_short_k_starts())
             .chain(full.narrow_n_start())
             .chain(full.narrow_n_tall_start())
             .chain(full.unswapped_twin_start())
