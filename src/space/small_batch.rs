@@ -29,6 +29,7 @@
 use super::constraints;
 use super::param::{pack_mi, unpack_mi, ParamId};
 use super::tuning_space::{tile_count, Space};
+use super::unreadable::PLAIN_WARP_LEVEL;
 use super::KernelConfig;
 use crate::hw::Vendor;
 
@@ -88,7 +89,7 @@ impl Space {
         // Swizzled LDS rows on tiles of 64 rows or more (the 128x112 tile's sweep), padded
         // ones below (48x48 ran 130.6 us unswizzled against 136.0 swizzled).
         let swizzle = i64::from(mt0.min(mt1) >= 64);
-        self.valid_start(&[
+        let prefs: Vec<(ParamId, i64)> = [
             (ParamId::MacroTile0, mt0),
             (ParamId::MacroTile1, mt1),
             (ParamId::DepthU, du),
@@ -110,15 +111,11 @@ impl Space {
                 ParamId::StoreVectorWidth,
                 self.widest_store((16 / ed).max(1)),
             ),
-            (ParamId::ProducerWarp, 0),
-            (ParamId::SwapAB, 0),
-            (ParamId::PersistentKernel, 0),
-            (ParamId::ClusterN, 1),
-            (ParamId::ClusterM, 1),
-            (ParamId::TransposeLds, 0),
-            (ParamId::PackUnaligned, 0),
-            (ParamId::PackMnMajor, 0),
-        ])
+        ]
+        .into_iter()
+        .chain(PLAIN_WARP_LEVEL)
+        .collect();
+        self.valid_start(&prefs)
     }
 
     /// On the FMA path, the batch tile with 48 along each side it pads less than the batch

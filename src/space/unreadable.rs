@@ -54,36 +54,46 @@ impl Space {
             return None;
         }
         let ed = p.d_type.bytes() as i64;
-        let space = self.with_deepest_pipeline(&[
-            (ParamId::MacroTile0, 64),
-            (ParamId::MacroTile1, 64),
-            (ParamId::DepthU, 64 / ea),
-            (ParamId::MatrixInstruction, warp_level),
-            (ParamId::WavesM, 2),
-            (ParamId::WavesN, 2),
-            (ParamId::PrefetchLocalRead, 1),
-            (ParamId::LdsSwizzle, 1),
-            (ParamId::LdsPadA, 0),
-            (ParamId::LdsPadB, 0),
-            (ParamId::GlobalSplitU, 1),
-            (ParamId::WorkGroupMapping, 8),
-            (ParamId::GlobalReadVectorWidth, grvw),
-            (
-                ParamId::StoreVectorWidth,
-                self.widest_store((16 / ed).max(1)),
-            ),
-            (ParamId::ProducerWarp, 0),
-            (ParamId::SwapAB, 0),
-            (ParamId::PersistentKernel, 0),
-            (ParamId::ClusterN, 1),
-            (ParamId::ClusterM, 1),
-            (ParamId::TransposeLds, 0),
-            (ParamId::PackUnaligned, 0),
-            (ParamId::PackMnMajor, 0),
-        ])?;
+        let space = self.with_deepest_pipeline(
+            &[
+                (ParamId::MacroTile0, 64),
+                (ParamId::MacroTile1, 64),
+                (ParamId::DepthU, 64 / ea),
+                (ParamId::MatrixInstruction, warp_level),
+                (ParamId::WavesM, 2),
+                (ParamId::WavesN, 2),
+                (ParamId::PrefetchLocalRead, 1),
+                (ParamId::LdsSwizzle, 1),
+                (ParamId::LdsPadA, 0),
+                (ParamId::LdsPadB, 0),
+                (ParamId::GlobalSplitU, 1),
+                (ParamId::WorkGroupMapping, 8),
+                (ParamId::GlobalReadVectorWidth, grvw),
+                (
+                    ParamId::StoreVectorWidth,
+                    self.widest_store((16 / ed).max(1)),
+                ),
+            ]
+            .into_iter()
+            .chain(PLAIN_WARP_LEVEL)
+            .collect::<Vec<_>>(),
+        )?;
         Some(space.raw_default())
     }
 }
+
+/// The parameters a plain warp-level kernel fixes: no producer warp, swap, persistent walk,
+/// cluster, transposed LDS reads or operand copies (the starts that read operands in place).
+pub(super) const PLAIN_WARP_LEVEL: [(ParamId, i64); 8] = [
+    (ParamId::ProducerWarp, 0),
+    (ParamId::SwapAB, 0),
+    (ParamId::PersistentKernel, 0),
+    (ParamId::ClusterN, 1),
+    (ParamId::ClusterM, 1),
+    (ParamId::TransposeLds, 0),
+    (ParamId::PackUnaligned, 0),
+    (ParamId::PackMnMajor, 0),
+];
 
 #[cfg(test)]
 mod tests {
