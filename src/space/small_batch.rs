@@ -27,7 +27,7 @@
 //!        (fma_batch.rs), 8 k a stage where that pads a short K less
 
 use super::constraints;
-use super::param::{pack_mi, unpack_mi, ParamId};
+use super::param::ParamId;
 use super::tuning_space::{tile_count, Space};
 use super::unreadable::PLAIN_WARP_LEVEL;
 use super::KernelConfig;
@@ -68,15 +68,8 @@ impl Space {
     /// instruction and a warp-level one beside it.
     fn warp_level_batch_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
-        let instructions = &self.domain(ParamId::MatrixInstruction).values;
-        if !instructions.contains(&pack_mi(constraints::wgmma_mi(p.a_type))) {
-            return None;
-        }
-        let warp_level = instructions
-            .iter()
-            .copied()
-            .find(|&v| unpack_mi(v)[0] == 16)?;
-        let ((mt0, mt1), (waves_m, waves_n)) = warp_tile(p.m, p.n);
+        let warp_level = self.warp_level_beside_warpgroup()?;
+        let ((mt0, mt1), (waves_m, waves_n)) = warp_tile(p.m, p.n)?;
         // 32 k on a tie: fewer stages for the same padding (17x17x17 on one stage of 32).
         let du = if round_up(p.k, 16) < round_up(p.k, 32) {
             16
@@ -172,21 +165,21 @@ fn round_up(d: i64, step: i64) -> i64 {
 /// of the splits, the one whose tile (each warp's rows a multiple of 16, the tile's columns of
 /// 16 and each warp's of 8) pads the batch least, then the squarest warp tiles, more warps
 /// along N on a tie (100x100 on four warps: 128x112 as 2x2).
-fn warp_tile(m: i64, n: i64) -> ((i64, i64), (i64, i64)) {
+fn warp_tile(m: i64, n: i64) -> Option<((i64, i64), (i64, i64))> {
     let area = round_up(m, 16) * round_up(n, 16);
     let total = ((area / OUTPUTS_PER_WARP).clamp(1, 4) as u64).next_power_of_two() as i64;
-    let mut best = None;
-    let mut wm = total;
-    while wm >= 1 {
-        let wn = total / wm;
-        let (mt0, mt1) = (round_up(m, 16 * wm), round_up(n, 16.max(8 * wn)));
-        let key = (mt0 * mt1, (mt0 / wm - mt1 / wn).abs());
-        if best.is_none_or(|(k, _)| key <= k) {
-            best = Some((key, ((mt0, mt1), (wm, wn))));
-        }
-        wm /= 2;
-    }
-    best.map(|(_, t)| t).unwrap_or(((m, n), (1, 1)))
+    // Fewest warps along M first, so that the first of equal keys is the one more along N.
+    (0..=total.ilog2())
+        .map(|s| {
+            let (wm, wn) = (1 << s, total >> s);
+            let (mt0, mt1) = (round_up(m, 16 * wm), round_up(n, 16.max(8 * wn)));
+            (
+                (mt0 * mt1, (mt0 / wm - mt1 / wn).abs()),
+                ((mt0, mt1), (wm, wn)),
+            )
+        })
+        .min_by_key(|&(key, _)| key)
+        .map(|(_, tile)| tile)
 }
 
 #[cfg(test)]
@@ -250,9 +243,9 @@ mod tests {
 
     #[test]
     fn warps_follow_the_area_of_the_batch() {
-        assert_eq!(warp_tile(17, 17), ((32, 32), (1, 1)));
-        assert_eq!(warp_tile(33, 33), ((48, 48), (1, 2)));
-        assert_eq!(warp_tile(100, 100), ((128, 112), (2, 2)));
-        assert_eq!(warp_tile(9, 120), ((16, 128), (1, 2)));
+        assert_eq!(warp_tile(17, 17), Some(((32, 32), (1, 1))));
+        assert_eq!(warp_tile(33, 33), Some(((48, 48), (1, 2))));
+        assert_eq!(warp_tile(100, 100), Some(((128, 112), (2, 2))));
+        assert_eq!(warp_tile(9, 120), Some(((16, 128), (1, 2))));
     }
 }

@@ -33,16 +33,10 @@ impl Space {
     /// operands once takes longer than the tensor cores' work at peak.
     pub fn unreadable_operand_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
-        let instructions = &self.domain(ParamId::MatrixInstruction).values;
-        if !instructions.contains(&pack_mi(constraints::wgmma_mi(p.a_type)))
-            || (constraints::tma_readable(p, true) && constraints::tma_readable(p, false))
-        {
+        if constraints::tma_readable(p, true) && constraints::tma_readable(p, false) {
             return None;
         }
-        let warp_level = instructions
-            .iter()
-            .copied()
-            .find(|&v| unpack_mi(v)[0] == 16)?;
+        let warp_level = self.warp_level_beside_warpgroup()?;
         let compute_s = p.flops() / (self.hw.peak_tflops_of(p) * 1e12);
         let memory_s = p.min_bytes() / (self.hw.memory_bandwidth_gbps * 1e9);
         if memory_s < compute_s {
@@ -79,6 +73,22 @@ impl Space {
             .collect::<Vec<_>>(),
         )?;
         Some(space.raw_default())
+    }
+}
+
+impl Space {
+    /// The warp-level (mma.sync) instruction of this space, where it holds the warpgroup
+    /// instruction of the problem's type beside it: the instruction of the starts that read
+    /// operands the tensor maps cannot (this file's and small_batch.rs's).
+    pub(super) fn warp_level_beside_warpgroup(&self) -> Option<i64> {
+        let instructions = &self.domain(ParamId::MatrixInstruction).values;
+        if !instructions.contains(&pack_mi(constraints::wgmma_mi(self.problem.a_type))) {
+            return None;
+        }
+        instructions
+            .iter()
+            .copied()
+            .find(|&v| unpack_mi(v)[0] == 16)
     }
 }
 
