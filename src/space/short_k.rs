@@ -2,13 +2,16 @@
 //! dimension, rank updates), where a tile's time is its output store and its load latency,
 //! not its main loop: the persistent kernel two tiles ahead where tensor-map stores apply
 //! (over two waves of 64-row tiles, ping-pong, one warpgroup storing while the other
-//! multiplies), a shallow data-parallel tile where they do not; and for K of one warp-level
-//! step next to a narrow N, many small warp-level workgroups a compute unit.
+//! multiplies), a shallow data-parallel tile where they do not; ping-pong on 128-row tiles
+//! for a K of a few hundred over many waves, where the store still costs about what a few
+//! K steps do; and for K of one warp-level step next to a narrow N, many small warp-level
+//! workgroups a compute unit.
 
 use super::config::KernelConfig;
 use super::constraints;
 use super::param::{pack_mi, ParamId};
-use super::tuning_space::{tile_count, two_line_depth, Space};
+use super::tuning_space::{moderate_k_ping_pong_kind, tile_count, two_line_depth, Space};
+use crate::problem::Trans;
 
 /// The most K of the tiny-K starts: one k step of the warp-level instruction.
 const TINY_K: i64 = 16;
@@ -22,6 +25,12 @@ const TINY_K_OUTPUTS_PER_WARP: i64 = 2048;
 const FMA_SHORT_K: i64 = 128;
 /// Waves of 128x128 tiles at least, for the FMA path's short-K starts: output-heavy GEMMs.
 const FMA_SHORT_K_WAVES: i64 = 4;
+/// The moderate-K ping-pong start's tile: as wide as one warpgroup's accumulators hold for
+/// 128 rows beside a second warpgroup (144 columns, 144 accumulators a lane).
+const MODERATE_K_PING_PONG_TILE: (i64, i64) = (128, 144);
+/// Waves of that tile at least: with 2.6 (768x8192x768) the second warpgroup had too few
+/// tiles to overlap and the start ran 20.6 us against 19.9 for the default's (H200).
+const MODERATE_K_PING_PONG_WAVES: i64 = 4;
 
 impl Space {
     /// Starts for K of one warp-level step (at most 16) beside a narrow N (at most 64) on many
@@ -266,6 +275,46 @@ impl Space {
             (ParamId::SwapAB, 0),
         ])
     }
+    /// A start for K of three to sixteen 128-byte rows (up to 1024 16-bit values) over four
+    /// or more waves of 128x144 tiles, B K-major, D of 16 bits and no C: ping-pong
+    /// (PersistentKernel=2) on 128x144 tiles, each warpgroup multiplying whole tiles of its
+    /// own beside the producer warpgroup while the other stores, as deep as fits. With 8 to 12
+    /// K steps a tile, storing a 128x256 tile still costs about what two or three of its K
+    /// steps do, and the default's one set of warpgroups stores with the tensor cores idle.
+    /// cuBLASLt runs `nvjet_sm90_tst_192x192_64x4_1x2_h_bz_coopB` on 2304x8192x768. H200,
+    /// kernel against the best of bench's default set, one call (cuBLASLt in brackets):
+    /// 2304x8192x768 45.3 us against 51.1 [46.7]; 4096x8192x768 74.4 against 78.5 [75.9];
+    /// 8192x8192x512 103.5 against 111.5 [106.5]; 2304x16384x768 86.3 against 88.7 [85.5];
+    /// 3072x8192x1024 75.0 against 75.1 [73.8]; 4096x16384x256 66.1 against 65.8 [65.4].
+    /// An N-major B in 144 columns is not whole 64-column chunks: 6144x4096x1024 NT ran 140
+    /// against 74.4, so B is K-major here.
+    pub fn moderate_k_ping_pong_start(&self) -> Option<KernelConfig> {
+        let p = &self.problem;
+        let (mt0, mt1) = MODERATE_K_PING_PONG_TILE;
+        if !moderate_k_ping_pong_kind(p)
+            || p.k <= two_line_depth(p)
+            || p.trans_b != Trans::N
+            || p.d_type.bytes() != 2
+            || p.beta != 0.0
+            || !constraints::is_wgmma(&self.raw_default())
+            || !self.domain(ParamId::PersistentKernel).contains(2)
+            || tile_count(p, mt0, mt1) < MODERATE_K_PING_PONG_WAVES * self.hw.compute_units as i64
+        {
+            return None;
+        }
+        let space = self.with_deepest_pipeline(&[
+            (ParamId::MacroTile0, mt0),
+            (ParamId::MacroTile1, mt1),
+            (ParamId::WavesM, 4),
+            (ParamId::WavesN, 1),
+            (ParamId::GlobalSplitU, 1),
+            (ParamId::GlobalSplitUAlgorithm, 1),
+            (ParamId::ProducerWarp, 1),
+            (ParamId::PersistentKernel, 2),
+            (ParamId::SwapAB, 0),
+        ])?;
+        Some(space.raw_default())
+    }
 }
 
 #[cfg(test)]
@@ -492,8 +541,70 @@ mod tests {
             let s = Space::for_problem(&p, &hw);
             assert_eq!(s.short_k_ping_pong_start(), None, "{p:?}");
         }
-        let long = Space::for_problem(&GemmProblem::new(4096, 4096, 192), &hw);
-        assert!(!long.domain(ParamId::PersistentKernel).contains(2));
-        assert!(long.domain(ParamId::PersistentKernel).admits(2));
+        // Past 1024 (or past two rows of 8-bit values) the search keeps ping-pong opt-in.
+        let f8_long = GemmProblem {
+            a_type: DataType::F8,
+            b_type: DataType::F8,
+            ..GemmProblem::new(4096, 4096, 512)
+        };
+        for p in [GemmProblem::new(4096, 4096, 2048), f8_long] {
+            let long = Space::for_problem(&p, &hw);
+            assert!(!long.domain(ParamId::PersistentKernel).contains(2));
+            assert!(long.domain(ParamId::PersistentKernel).admits(2));
+        }
+    }
+
+    #[test]
+    fn moderate_k_over_many_waves_starts_on_ping_pong_128x144_tiles() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        for p in [
+            GemmProblem::new(2304, 8192, 768),
+            GemmProblem::new(8192, 8192, 512),
+            GemmProblem::new(4096, 4096, 256),
+            GemmProblem::with_layout(2304, 8192, 1024, Trans::N, Trans::N),
+        ] {
+            let s = Space::for_problem(&p, &hw);
+            let c = s
+                .moderate_k_ping_pong_start()
+                .expect("moderate K, many waves");
+            s.check(&c).unwrap();
+            assert_eq!(
+                (c.mt0, c.mt1, c.pk, c.wg, c.gsu, c.sab),
+                (128, 144, 2, [4, 1], 1, 0),
+                "{}",
+                p.label()
+            );
+            assert!(c.pgr >= 4, "{}", p.label());
+            assert!(s.extra_starts().contains(&c), "{}", p.label());
+        }
+        // Under four waves, K of two rows or past 1024, B N-major, 8-bit or f32 operands, an
+        // f32 D, beta: none.
+        let mut f32_d = GemmProblem::new(8192, 8192, 512);
+        (f32_d.c_type, f32_d.d_type) = (DataType::F32, DataType::F32);
+        let f8 = GemmProblem {
+            a_type: DataType::F8,
+            b_type: DataType::F8,
+            ..GemmProblem::new(8192, 8192, 512)
+        };
+        let mut f32 = GemmProblem::new(8192, 8192, 512);
+        (f32.a_type, f32.b_type, f32.c_type, f32.d_type) =
+            (DataType::F32, DataType::F32, DataType::F32, DataType::F32);
+        let beta = GemmProblem {
+            beta: 1.0,
+            ..GemmProblem::new(8192, 8192, 512)
+        };
+        for p in [
+            GemmProblem::new(768, 8192, 768),
+            GemmProblem::new(8192, 8192, 128),
+            GemmProblem::new(8192, 8192, 2048),
+            GemmProblem::with_layout(8192, 8192, 512, Trans::N, Trans::T),
+            f32_d,
+            f8,
+            f32,
+            beta,
+        ] {
+            let s = Space::for_problem(&p, &hw);
+            assert_eq!(s.moderate_k_ping_pong_start(), None, "{}", p.label());
+        }
     }
 }

@@ -198,13 +198,17 @@ impl Space {
             // warpgroup, and slower on every other shape measured (docs/performance.md)...
             // except for K of at most two 128-byte rows, where a tile's time is its store and
             // one warpgroup's store runs under the other's loads and products
-            // (Space::short_k_ping_pong_start), and for tf32, whose f32 tiles take twice the
-            // bytes to store (Space::tf32_ping_pong_start): there the search takes it.
+            // (Space::short_k_ping_pong_start), for 16-bit operands with K up to 1024, where
+            // the store still costs a few K steps (Space::moderate_k_ping_pong_start), and for
+            // tf32, whose f32 tiles take twice the bytes to store
+            // (Space::tf32_ping_pong_start): there the search takes it.
             Domain::choice(
                 ParamId::PersistentKernel,
                 match (
                     wgmma,
-                    problem.k <= two_line_depth(problem) || problem.reads_f32_as_tf32(),
+                    problem.k <= two_line_depth(problem)
+                        || moderate_k_ping_pong_kind(problem)
+                        || problem.reads_f32_as_tf32(),
                 ) {
                     (true, true) => vec![0, 1, 2],
                     (true, false) => vec![0, 1],
@@ -640,6 +644,7 @@ impl Space {
             .chain(full.short_k_start())
             .chain(full.short_k_tile_start())
             .chain(full.short_k_ping_pong_start())
+            .chain(full.moderate_k_ping_pong_start())
             .chain(full.tiny_m_starts())
             .chain(full.gemv_starts())
             // Rows aligned to 16 bytes only (unaligned.rs): large tiles and pairs sharing an
@@ -1145,6 +1150,15 @@ pub(super) fn split_in_kernel_tile(mt0: i64, mt1: i64, split: i64) -> [(ParamId,
 pub(super) fn two_line_depth(p: &GemmProblem) -> i64 {
     256 / p.a_type.bytes() as i64
 }
+
+/// Whether ping-pong joins the searched values for a K past two 128-byte rows: 16-bit A and B
+/// with K of at most 1024 ([`Space::moderate_k_ping_pong_start`] says where it won).
+pub(super) fn moderate_k_ping_pong_kind(p: &GemmProblem) -> bool {
+    p.a_type.bytes() == 2 && p.b_type.bytes() == 2 && p.k <= MODERATE_K_PING_PONG_DEPTH
+}
+
+/// The longest K of [`moderate_k_ping_pong_kind`]: sixteen 128-byte rows of 16-bit values.
+const MODERATE_K_PING_PONG_DEPTH: i64 = 1024;
 
 pub(super) fn tile_count(p: &GemmProblem, mt0: i64, mt1: i64) -> i64 {
     (p.m + mt0 - 1) / mt0 * ((p.n + mt1 - 1) / mt1) * p.batch.max(1)
