@@ -51,9 +51,16 @@ impl Space {
         {
             return None;
         }
+        self.deepest_ping_pong(128, 128)
+    }
+
+    /// Ping-pong (PersistentKernel=2) on unswapped `mt0` x `mt1` tiles, one warpgroup each
+    /// beside the producer, whole tiles (no split), as deep as fits: the tiles of the tf32 and
+    /// moderate-K ping-pong starts.
+    pub(super) fn deepest_ping_pong(&self, mt0: i64, mt1: i64) -> Option<KernelConfig> {
         let space = self.with_deepest_pipeline(&[
-            (ParamId::MacroTile0, 128),
-            (ParamId::MacroTile1, 128),
+            (ParamId::MacroTile0, mt0),
+            (ParamId::MacroTile1, mt1),
             (ParamId::WavesM, 4),
             (ParamId::WavesN, 1),
             (ParamId::GlobalSplitU, 1),

@@ -302,18 +302,7 @@ impl Space {
         {
             return None;
         }
-        let space = self.with_deepest_pipeline(&[
-            (ParamId::MacroTile0, mt0),
-            (ParamId::MacroTile1, mt1),
-            (ParamId::WavesM, 4),
-            (ParamId::WavesN, 1),
-            (ParamId::GlobalSplitU, 1),
-            (ParamId::GlobalSplitUAlgorithm, 1),
-            (ParamId::ProducerWarp, 1),
-            (ParamId::PersistentKernel, 2),
-            (ParamId::SwapAB, 0),
-        ])?;
-        Some(space.raw_default())
+        self.deepest_ping_pong(mt0, mt1)
     }
 }
 
