@@ -275,7 +275,8 @@ impl Space {
             (ParamId::SwapAB, 0),
         ])
     }
-    /// A start for K of three to sixteen 128-byte rows (up to 1024 16-bit values) over four
+
+    /// A start for K past two 128-byte rows and up to 1024 (16- or 8-bit A and B) over four
     /// or more waves of 128x144 tiles, B K-major, D of 16 bits and no C: ping-pong
     /// (PersistentKernel=2) on 128x144 tiles, each warpgroup multiplying whole tiles of its
     /// own beside the producer warpgroup while the other stores, as deep as fits. With 8 to 12
@@ -285,9 +286,12 @@ impl Space {
     /// kernel against the best of bench's default set, one call (cuBLASLt in brackets):
     /// 2304x8192x768 45.3 us against 51.1 [46.7]; 4096x8192x768 74.4 against 78.5 [75.9];
     /// 8192x8192x512 103.5 against 111.5 [106.5]; 2304x16384x768 86.3 against 88.7 [85.5];
-    /// 3072x8192x1024 75.0 against 75.1 [73.8]; 4096x16384x256 66.1 against 65.8 [65.4].
-    /// An N-major B in 144 columns is not whole 64-column chunks: 6144x4096x1024 NT ran 140
-    /// against 74.4, so B is K-major here.
+    /// 3072x8192x1024 75.0 against 75.1 [73.8]; 4096x16384x256 66.1 against 65.8 [65.4]; in
+    /// e4m3 (128 k a stage, four stages; the start fits five) 2304x8192x768 29.7 against 33.4
+    /// [31.0], 8192x8192x1024 110.8 against 112.6 [109.5], 4096x8192x512 36.0 against 36.4
+    /// [37.5]. An N-major B in 144 columns is not whole 64-column chunks: 6144x4096x1024 NT
+    /// ran 140 against 74.4, so B is K-major here. With an f32 D the two staging areas leave
+    /// three stages: 2304x8192x768 70.3 against 62.3 [54.7].
     pub fn moderate_k_ping_pong_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let (mt0, mt1) = MODERATE_K_PING_PONG_TILE;
@@ -530,11 +534,11 @@ mod tests {
             let s = Space::for_problem(&p, &hw);
             assert_eq!(s.short_k_ping_pong_start(), None, "{p:?}");
         }
-        // Past 1024 (or past two rows of 8-bit values) the search keeps ping-pong opt-in.
+        // Past a K of 1024 the search keeps ping-pong opt-in.
         let f8_long = GemmProblem {
             a_type: DataType::F8,
             b_type: DataType::F8,
-            ..GemmProblem::new(4096, 4096, 512)
+            ..GemmProblem::new(4096, 4096, 2048)
         };
         for p in [GemmProblem::new(4096, 4096, 2048), f8_long] {
             let long = Space::for_problem(&p, &hw);
@@ -546,11 +550,18 @@ mod tests {
     #[test]
     fn moderate_k_over_many_waves_starts_on_ping_pong_128x144_tiles() {
         let hw = HwSpec::by_name("H200").unwrap();
+        let f8 = |m, n, k| GemmProblem {
+            a_type: DataType::F8,
+            b_type: DataType::F8,
+            ..GemmProblem::new(m, n, k)
+        };
         for p in [
             GemmProblem::new(2304, 8192, 768),
             GemmProblem::new(8192, 8192, 512),
             GemmProblem::new(4096, 4096, 256),
             GemmProblem::with_layout(2304, 8192, 1024, Trans::N, Trans::N),
+            f8(2304, 8192, 768),
+            f8(8192, 8192, 1024),
         ] {
             let s = Space::for_problem(&p, &hw);
             let c = s
@@ -566,15 +577,10 @@ mod tests {
             assert!(c.pgr >= 4, "{}", p.label());
             assert!(s.extra_starts().contains(&c), "{}", p.label());
         }
-        // Under four waves, K of two rows or past 1024, B N-major, 8-bit or f32 operands, an
-        // f32 D, beta: none.
+        // Under four waves, K of two rows or past 1024 (8-bit: of two rows is 256), B N-major,
+        // f32 operands, an f32 D, beta: none.
         let mut f32_d = GemmProblem::new(8192, 8192, 512);
         (f32_d.c_type, f32_d.d_type) = (DataType::F32, DataType::F32);
-        let f8 = GemmProblem {
-            a_type: DataType::F8,
-            b_type: DataType::F8,
-            ..GemmProblem::new(8192, 8192, 512)
-        };
         let mut f32 = GemmProblem::new(8192, 8192, 512);
         (f32.a_type, f32.b_type, f32.c_type, f32.d_type) =
             (DataType::F32, DataType::F32, DataType::F32, DataType::F32);
@@ -588,7 +594,8 @@ mod tests {
             GemmProblem::new(8192, 8192, 2048),
             GemmProblem::with_layout(8192, 8192, 512, Trans::N, Trans::T),
             f32_d,
-            f8,
+            f8(8192, 8192, 256),
+            f8(8192, 8192, 2048),
             f32,
             beta,
         ] {
