@@ -198,10 +198,10 @@ impl Space {
             // warpgroup, and slower on every other shape measured (docs/performance.md)...
             // except for K of at most two 128-byte rows, where a tile's time is its store and
             // one warpgroup's store runs under the other's loads and products
-            // (Space::short_k_ping_pong_start), for 16- and 8-bit operands with K up to 1024,
-            // where the store still costs a few K steps (Space::moderate_k_ping_pong_start), and for
-            // tf32, whose f32 tiles take twice the bytes to store
-            // (Space::tf32_ping_pong_start): there the search takes it.
+            // (Space::short_k_ping_pong_start), for 16- and 8-bit operands with K up to
+            // 1024, where the store still costs a few K steps
+            // (Space::moderate_k_ping_pong_start), and for tf32, whose f32 tiles take twice
+            // the bytes to store (Space::tf32_ping_pong_start): there the search takes it.
             Domain::choice(
                 ParamId::PersistentKernel,
                 match (
