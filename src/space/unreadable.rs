@@ -74,9 +74,7 @@ impl Space {
         )?;
         Some(space.raw_default())
     }
-}
 
-impl Space {
     /// The warp-level (mma.sync) instruction of this space, where it holds the warpgroup
     /// instruction of the problem's type beside it: the instruction of the starts that read
     /// operands the tensor maps cannot (this file's and small_batch.rs's).
