@@ -86,6 +86,7 @@
 #include "scheduler/gt_gemv_rows.h"
 #if !GT_VENDOR_AMD
 #include "epilogue/gt_c_direct.h"
+#include "epilogue/gt_c_ring.h"
 #include "epilogue/gt_epilogue_tma.h"
 #include "scheduler/gt_tile_walk.h"
 #include "scheduler/gt_persistent.h"

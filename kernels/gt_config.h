@@ -62,8 +62,15 @@
 #ifndef GT_C_DIRECT
 #define GT_C_DIRECT 0
 #endif
-// With it, 1 where the producer has the L2 fetch each tile's C (one box of a tensor map of C)
-// while the tile is multiplied (src/space's persistent_c_prefetch).
+// Or, past 0, C through the operand ring: the ring slots a tile's C takes after its K stages
+// (epilogue/gt_c_ring.h; the host's choice for an f32 C whose whole tile does not fit beside
+// the ring: src/space's persistent_c_steps).
+#ifndef GT_C_STEPS
+#define GT_C_STEPS 0
+#endif
+// With C read directly or through the ring, 1 where the producer has the L2 fetch each
+// tile's C (boxes of a tensor map of C) while the tile is multiplied (src/space's
+// persistent_c_prefetch).
 #ifndef GT_C_PREFETCH
 #define GT_C_PREFETCH 0
 #endif
@@ -170,7 +177,8 @@ struct GtCfg {
     static constexpr bool WAIT_FOR_PACK = GT_PACK_A != 0 || GT_PACK_B != 0;
     static constexpr int C_STAGES = GT_C_STAGES;
     static constexpr bool C_DIRECT = GT_C_DIRECT;
-    static constexpr bool C_PREFETCH = GT_C_DIRECT && GT_C_PREFETCH;
+    static constexpr int C_STEPS = GT_C_STEPS;
+    static constexpr bool C_PREFETCH = (GT_C_DIRECT || GT_C_STEPS > 0) && GT_C_PREFETCH;
     static constexpr bool OUT_NARROW = GT_OUT_NARROW;
     static constexpr bool STORE_D_TMA = GT_STORE_D_TMA;
 };

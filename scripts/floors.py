@@ -10,9 +10,9 @@ _scaled_mm; f32 matmul with TF32 off; xf32: f32 matmul with TF32 on). Prints one
 
     shape  mem-us  compute-us  floor-us  bound
 
-usage: scripts/floors.py SHAPE [SHAPE ...]   SHAPE = MxNxK[xBATCH][:TYPE][+c], TYPE bf16 (default),
-       f16, f32, xf32 (f32 read as tf32), f8 (A and B of TYPE, D bf16 except f32 and xf32);
-       +c: beta reads C (D's type)
+usage: scripts/floors.py SHAPE [SHAPE ...]   SHAPE = MxNxK[xBATCH][:TYPE[>f32]][+c], TYPE bf16
+       (default), f16, f32, xf32 (f32 read as tf32), f8 (A and B of TYPE, D bf16 except f32 and
+       xf32); >f32: D in f32 whatever A and B; +c: beta reads C (D's type)
                                                                    needs PyTorch and a GPU
 """
 import statistics
@@ -71,12 +71,13 @@ def main():
     for spec in sys.argv[1:]:
         reads_c = spec.endswith("+c")
         dims, _, t = spec.removesuffix("+c").partition(":")
+        t, _, out = t.partition(">")
         t = t or "bf16"
         d = [int(x) for x in dims.split("x")]
         m, n, k = d[:3]
         batch = d[3] if len(d) > 3 else 1
         e = BYTES[t]
-        ed = 4 if t in ("f32", "xf32") else 2
+        ed = 4 if t in ("f32", "xf32") or out == "f32" else 2
         nbytes = batch * (m * k * e + k * n * e + m * n * ed * (2 if reads_c else 1))
         # A copy moves nbytes twice (read and write); the GEMM moves them once.
         mem = copy_us(nbytes) / 2

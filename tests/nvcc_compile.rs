@@ -1195,11 +1195,11 @@ fn fma_prefetch_and_8bit_gemv_compile_for_sm90a() {
 }
 
 /// The persistent kernel's direct C reads (`GT_C_DIRECT`, kernels/epilogue/gt_c_direct.h)
-/// compile for sm_90a without spills wherever the host picks them: a 128x256 tile of f32 C,
-/// whose C in the staging area would leave fewer than three operand stages (on three and
-/// four), and a C of another type than D's, swapped too. The tensor map of C is asked for
-/// only to have the L2 fetch each unswapped tile's C ahead (`GT_C_PREFETCH`), in unswizzled
-/// boxes of the tile's rows by 32 columns.
+/// compile for sm_90a without spills wherever the host picks them: a 256x128 tile of f32 C
+/// beside a producer warpgroup, whose C neither fits in the staging area nor comes through its
+/// three-stage ring (four slots), and a C of another type than D's, swapped too. The tensor
+/// map of C is asked for only to have the L2 fetch each unswapped tile's C ahead
+/// (`GT_C_PREFETCH`), in unswizzled boxes of the tile's rows by 32 columns.
 #[test]
 fn persistent_kernels_reading_c_directly_compile_without_spills() {
     let Some(nvcc) = nvcc_or_skip() else { return };
@@ -1216,12 +1216,8 @@ fn persistent_kernels_reading_c_directly_compile_without_spills() {
     swapped_mixed_c.fill_defaults();
     let cases = [
         (
-            f32_c.clone(),
-            "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW1_PK1",
-        ),
-        (
             f32_c,
-            "MT128x256x64_MI64x8x16_WG8x1_PGR3_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW1_PK1",
+            "MT256x128x64_MI64x8x16_WG8x1_PGR3_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW2_PK1",
         ),
         (
             mixed_c,
@@ -1257,6 +1253,78 @@ fn persistent_kernels_reading_c_directly_compile_without_spills() {
         );
         let boxes = plan.tma_c.map(|bx| (bx.inner, bx.outer, bx.swizzle_bytes));
         assert_eq!(boxes, prefetch.then_some((c.mt0, 32, 0)), "{name}");
+        failures.extend(spill_or_error(&nvcc, &c, p, &target, &p.label()));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The persistent kernel with C through its operand ring (`GT_C_STEPS`,
+/// kernels/epilogue/gt_c_ring.h) compiles for sm_90a without spills wherever the host picks
+/// it: the 128x256 tile of an f32 C and D on three and four stages (three slots of C), a
+/// producer warpgroup's 256x128 on four (four slots), a cluster of two along N, and e4m3
+/// inputs. The tensor map of C reads it in the staging layout, a 128-byte chunk of M by 32
+/// columns, 128-byte swizzle; the L2 fetches each tile's C ahead where the tiles are more
+/// than the compute units.
+#[test]
+fn persistent_kernels_with_c_through_the_ring_compile_without_spills() {
+    let Some(nvcc) = nvcc_or_skip() else { return };
+    let hw = HwSpec::by_name("H200").unwrap();
+    let target = Target::arch(Vendor::Nvidia, "sm_90a");
+    use DataType::*;
+    let f32_c = problem(2048, 8192, 2048, "TN", Bf16, F32, 1.0, 1);
+    let mut nt = problem(11008, 4096, 512, "NT", Bf16, F32, 1.0, 1);
+    nt.alpha = 1.0;
+    let mut e4m3 = problem(4000, 3000, 1000, "TN", F8, F32, 1.0, 1);
+    e4m3.fill_defaults();
+    let cases = [
+        (
+            f32_c.clone(),
+            "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW1_PK1",
+            3,
+        ),
+        (
+            f32_c.clone(),
+            "MT128x256x64_MI64x8x16_WG8x1_PGR3_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW1_PK1",
+            3,
+        ),
+        (
+            f32_c,
+            "MT256x128x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW2_PK1_CN2",
+            4,
+        ),
+        (
+            nt,
+            "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW1_PK1",
+            3,
+        ),
+        (
+            e4m3,
+            "MT128x256x128_MI64x8x32_WG8x1_PGR3_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW1_PK1",
+            3,
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (p, name, steps) in &cases {
+        let c = valid_config(p, &hw, name);
+        assert_eq!(
+            constraints::persistent_c_steps(&c, p),
+            *steps,
+            "{name} on {}",
+            p.label()
+        );
+        assert!(!constraints::persistent_c_direct(&c, p), "{name}");
+        let text = gemmtune::compile::codegen::generate(&c, p, &target).text;
+        assert!(
+            text.contains(&format!("#define GT_C_STEPS {steps}\n")),
+            "{name}"
+        );
+        let plan = gemmtune::compile::codegen::launch_plan(&c, p, &target);
+        assert!(plan.tma_d.is_some(), "{name}");
+        let boxes = plan
+            .tma_c
+            .map(|bx| (bx.k_major, bx.inner, bx.outer, bx.swizzle_bytes));
+        assert_eq!(boxes, Some((false, 32, 32, 128)), "{name}");
+        assert!(constraints::persistent_c_prefetch(&c, p, 132), "{name}");
         failures.extend(spill_or_error(&nvcc, &c, p, &target, &p.label()));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

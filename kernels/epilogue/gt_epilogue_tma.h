@@ -24,11 +24,11 @@
 //             steps each leader waits for the last tile's stores to have read the area and
 //             says so on an mbarrier; the producer warp then issues the tile's C (a load issued
 //             by the consumers in their main loop cost them spills at 168 registers). Each
-//             thread overwrites its C with D. Costs no LDS beyond D's tile. The data-parallel
-//             kernel (one tile, its staging area the operand ring) has its leaders issue C
-//             once the main loop is done.
-//   direct (GtCfg::C_DIRECT): no LDS for C; each thread folds C into its accumulators from
-//             global memory before staging them as D alone (epilogue/gt_c_direct.h says where).
+//             thread overwrites its C with D: no LDS beyond D's tile. The data-parallel kernel
+//             (its staging area the operand ring) has its leaders issue C after the main loop.
+//   direct (GtCfg::C_DIRECT), or through the operand ring (GtCfg::C_STEPS): no LDS for C; each
+//             thread folds C into its accumulators, from global memory (epilogue/gt_c_direct.h
+//             says where) or from the ring's slots (epilogue/gt_c_ring.h), and D goes alone.
 // Measured on an H200 (beta 1), kernel against kernel: asking L2 for the next tile's C as
 // well ran 1-11% slower on every shape but one.
 #pragma once
@@ -55,7 +55,7 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     static constexpr int GROUP_BYTES = Cfg::PRODUCER_KIND == 2 || Cfg::OUT_NARROW ? 128 : 256;
     static constexpr int PASSES = gt_out_passes(Cfg::MT1, int(sizeof(TD)), GROUP_BYTES, GROUP_BYTES == 128), OUT_N = Cfg::MT1 / PASSES;
     static constexpr int ACC = Mainloop::ACC;
-    static constexpr bool READS_C = !Cfg::BETA_ZERO;
+    static constexpr bool C_IN_RING = !Cfg::BETA_ZERO && Cfg::C_STEPS > 0, READS_C = !Cfg::BETA_ZERO && !C_IN_RING;
     // C through LDS (a ring of C tiles, or the staging area), or straight into registers.
     static constexpr bool C_DIRECT = READS_C && Cfg::C_DIRECT, C_VIA_LDS = READS_C && !C_DIRECT;
     static_assert(!C_VIA_LDS || sizeof(typename Cfg::TC) == sizeof(TD),
@@ -75,7 +75,7 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     // Sharing the area instead, the two warpgroups of a 192x192 tile met on a barrier and
     // waited for one leader's stores three times a tile: its epilogue took 9.8 us of 83.5 on
     // 3072^3 (H200).
-    static constexpr bool OWN_COLS = Cfg::WG0 == 4 && WGS > 1 && WGS <= 4 && !READS_C && !Cfg::STREAM_K &&
+    static constexpr bool OWN_COLS = Cfg::WG0 == 4 && WGS > 1 && WGS <= 4 && Cfg::BETA_ZERO && !Cfg::STREAM_K &&
                                      Cfg::CONSUMERS == 1 && WGT1 % PASSES == 0 &&
                                      (WGT1 / PASSES) % (Cfg::SWAP_AB ? 16 : 8) == 0;
     // One column group of one set of stores: the whole tile's rows by OUT_N columns, or by a
@@ -371,9 +371,9 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
         gt_plant_wrong_result(acc);
         const int slot = tile % C_SLOTS;
         if constexpr (C_VIA_LDS) gt_mbar_wait(c_bar(tid, slot), gt_u32(tile / C_SLOTS) & 1u);
-        // Direct, C is in acc from here on, alpha with it.
+        // Direct, C is in acc from here on, alpha with it (through the ring, it already is).
         if constexpr (C_DIRECT) gt_blend_c_direct<Cfg, Mainloop>(args, acc, pos, m0, n0, batch);
-        const float alpha = C_DIRECT ? 1.0f : args.alpha;
+        const float alpha = C_DIRECT || C_IN_RING ? 1.0f : args.alpha;
         // With matrix stores unrolled, so each group's stores are known at compile time; the
         // element stores, 128 per group, stay a loop.
         constexpr int unroll = MATRIX_STORES ? PASSES : 1;

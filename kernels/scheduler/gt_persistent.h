@@ -6,7 +6,8 @@
 // its slot back, and store each finished tile through the tensor memory accelerator
 // (epilogue/gt_epilogue_tma.h) without waiting for the stores; where beta reads C into LDS, each
 // tile's C loads while the tile is multiplied (read straight from global memory instead, it
-// comes in the epilogue). Nothing drains between tiles:
+// comes in the epilogue; through the ring, it follows the tile's K stages into their slots:
+// epilogue/gt_c_ring.h). Nothing drains between tiles:
 // no pipeline refill and no epilogue on the tensor cores' critical path.
 //
 //   producer warp: for each tile, each K tile: wait for a free slot, issue its boxes
@@ -49,6 +50,12 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
     // 231.0; 11008x4096x4096 NT 631.8 / 634.4 / 627.8 [516.4]; but 8192x4096x8192 788.6 / 798.6 /
     // 815.9 [737-757]: asked 64 steps ahead, C left the L2 before it was read.
     static constexpr int C_PIECE = 32, C_LEAD = 24;
+    // C through the operand ring (epilogue/gt_c_ring.h): the ring slots a tile's C takes after
+    // its K stages, and the rows of the boxes of its tensor map (whole tiles' rows otherwise).
+    typedef GtRingC<Cfg, Mainloop> RingC;
+    static constexpr int C_STEPS = RingC::STEPS, C_BOX_ROWS = C_STEPS > 0 ? RingC::Tile::CE : MT0;
+    static_assert(C_STEPS == 0 || (Cfg::CONSUMERS == 1 && !Cfg::STREAM_K),
+                  "C through the ring: one set of consumers, whole tiles");
     static_assert(Cfg::WGMMA && Cfg::PRODUCER_WARP && Cfg::GSU == 1,
                   "the persistent kernel is the warpgroup path with a producer warp, one workgroup per compute unit");
     static_assert(!Cfg::STREAM_K || (Cfg::CONSUMERS == 1 && Cfg::BETA_ZERO),
@@ -169,8 +176,16 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
                         st.ring.load(args, p.slot, kt * DU, m0, n0, batch);
                         if constexpr (Cfg::C_PREFETCH)
                             if (kt >= c_from && kt - c_from < MT1 / C_PIECE)
-                                gt_tma_prefetch_l2_3d(&args.tma_c, m0, n0 + (kt - c_from) * C_PIECE, batch);
+#pragma unroll
+                                for (int r = 0; r < MT0; r += C_BOX_ROWS)
+                                    gt_tma_prefetch_l2_3d(&args.tma_c, m0 + r, n0 + (kt - c_from) * C_PIECE, batch);
                         if (kt == c_stage) Epilogue::fetch_c_in_place(args, out, m0, n0, batch, tile);
+                    }
+                    // C through the ring: the tile's C into the slots after its K stages.
+                    for (int s = 0; s < C_STEPS; ++s, ++it, p.next()) {
+                        free.wait_refill(p, it);
+                        RingC::load(args, st.ring.lds + gt_u32(p.slot * Mainloop::STAGE_BYTES), st.ring.bar0 + 8 * p.slot,
+                                    m0, n0, batch, s);
                     }
                     walk.next(seg);
                 }
@@ -229,6 +244,13 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtPersistentSchedule
                 Mainloop::Compute::template settle<0>(acc);
                 // The stages still in the tensor cores are done: the producer may refill them.
                 for (int j = IN_FLIGHT < steps ? IN_FLIGHT : steps; j >= 1; --j) release(done);
+                // C through the ring: each slot of the tile's C, once blended, goes back.
+#pragma unroll
+                for (int s = 0; s < C_STEPS; ++s, ++it, p.next()) {
+                    st.ring.wait(p);
+                    RingC::blend(args, acc, pos, smem + p.slot * Mainloop::STAGE_BYTES, s);
+                    release(done);
+                }
                 // The other sets' tiles come next in the ring.
                 it += (CONSUMERS - 1) * ktiles;
                 int m0, n0, batch;

@@ -177,6 +177,10 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
         include_str!("../../kernels/epilogue/gt_c_direct.h"),
     ),
     (
+        "epilogue/gt_c_ring.h",
+        include_str!("../../kernels/epilogue/gt_c_ring.h"),
+    ),
+    (
         "epilogue/gt_epilogue_tma.h",
         include_str!("../../kernels/epilogue/gt_epilogue_tma.h"),
     ),
@@ -445,7 +449,7 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
 }
 
 /// The boxes of the persistent kernel's tensor map of C, where it has one: `out_box` where C
-/// comes through LDS; where C is read directly and the L2 fetches it ahead
+/// comes through LDS (through the operand ring, boxes of one column group); where C is read directly and the L2 fetches it ahead
 /// (`constraints::persistent_c_prefetch`), unswizzled boxes of the tile's rows by
 /// `C_PREFETCH_COLUMNS` (they land in L2, not in LDS).
 fn c_map_box(
@@ -455,10 +459,20 @@ fn c_map_box(
     out_box: TmaBox,
 ) -> Option<TmaBox> {
     use crate::space::constraints::{
-        persistent_c_direct, persistent_c_prefetch, C_PREFETCH_COLUMNS,
+        persistent_c_direct, persistent_c_prefetch, persistent_c_steps, C_PREFETCH_COLUMNS,
+        C_RING_COLUMNS,
     };
     if p.beta == 0.0 {
         None
+    } else if persistent_c_steps(cfg, p) > 0 {
+        // Through the operand ring: a 128-byte chunk of M by a column group, laid out as the
+        // staging area's tiles.
+        Some(TmaBox {
+            k_major: false,
+            inner: 128 / p.c_type.bytes() as u32,
+            outer: C_RING_COLUMNS,
+            swizzle_bytes: 128,
+        })
     } else if !persistent_c_direct(cfg, p) {
         Some(out_box)
     } else {
@@ -841,6 +855,10 @@ fn epilogue_defines(s: &PartSpec, b: &mut DefineBlock) {
     }
     if crate::space::constraints::persistent_c_direct(&s.cfg, s.p) {
         b.def("GT_C_DIRECT", 1);
+    }
+    let c_steps = crate::space::constraints::persistent_c_steps(&s.cfg, s.p);
+    if c_steps > 0 {
+        b.def("GT_C_STEPS", c_steps);
     }
     if crate::space::constraints::persistent_c_prefetch(&s.cfg, s.p, s.target.compute_units) {
         b.def("GT_C_PREFETCH", 1);

@@ -218,7 +218,7 @@ pub(super) fn persistent_group_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
 pub fn persistent_output_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     let group = persistent_group_bytes(c, p);
     let passes = persistent_passes(c, p) as u64;
-    if p.beta == 0.0 || persistent_c_direct(c, p) {
+    if p.beta == 0.0 || persistent_c_direct(c, p) || persistent_c_steps(c, p) > 0 {
         // Ping-pong: a staging area per set of consumers.
         return group * c.consumer_sets() as u64;
     }
@@ -242,15 +242,62 @@ pub fn persistent_output_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
 /// direct 231.5 against 238.8 for the best without the persistent kernel [cuBLASLt 209.7].
 /// Asking L2 for the tile's C from the producer thread halfway through the main loop slowed
 /// the producer: that f32 tile fell behind the data-parallel one.
+///
+/// Where the ring's slots hold whole column groups of such an f32 C, C comes through the ring
+/// instead ([`persistent_c_steps`]).
 pub fn persistent_c_direct(c: &KernelConfig, p: &GemmProblem) -> bool {
     if c.pk == 0 || p.beta == 0.0 || !is_wgmma(c) {
         return false;
     }
-    c_direct_by_kind(p)
-        || (p.c_type.bytes() == 4
-            && persistent_c_stages(c, p) == 0
-            && !c_in_place_fits(c, p, c.pgr.min(3)))
+    c_direct_by_kind(p) || (f32_c_outgrows_staging(c, p) && persistent_c_steps(c, p) == 0)
 }
+
+/// An f32 C whose whole tile fits neither in a ring of C tiles nor in place beside three
+/// operand stages.
+fn f32_c_outgrows_staging(c: &KernelConfig, p: &GemmProblem) -> bool {
+    p.c_type.bytes() == 4 && persistent_c_stages(c, p) == 0 && !c_in_place_fits(c, p, c.pgr.min(3))
+}
+
+/// The persistent kernel's C through its operand ring (`GT_C_STEPS`,
+/// kernels/epilogue/gt_c_ring.h): how many ring slots a tile's C takes after its K stages, in
+/// column groups of [`C_RING_COLUMNS`] laid out as the staging area's tiles, as many whole
+/// groups a slot as fit; 0 where this is not how C comes. For an f32 C whose tile outgrows the
+/// staging area ([`f32_c_outgrows_staging`], where C was read directly before) and a tensor
+/// map can read C in D's layout, whole tiles (not stream-K), whole groups, at least one a
+/// slot, and no more slots than the ring has. Measured on an H200 (bf16 into an f32 C and D,
+/// beta 1, 128x256 on four stages, kernel against kernel, one call): 11008x4096x4096 NT ran
+/// 626.5 us reading C directly, a fifth of the warps' samples (ncu) waiting for C in the
+/// epilogue. (A ring of C groups of its own beside the operand ring left the tile two or five
+/// slots of 16 KiB and a store to wait for before each refill: 798.8 and 801.6 us.)
+pub fn persistent_c_steps(c: &KernelConfig, p: &GemmProblem) -> u32 {
+    if c.pk != 1
+        || p.beta == 0.0
+        || !is_wgmma(c)
+        || c_direct_by_kind(p)
+        || c.gsu_algo == GsuAlgo::StreamK
+        || !c.mt1.is_multiple_of(C_RING_COLUMNS)
+        || !f32_c_outgrows_staging(c, p)
+    {
+        return 0;
+    }
+    let chunk_rows = 128 / p.c_type.bytes() as u64;
+    let group = (c.mt0 as u64).div_ceil(chunk_rows) * C_RING_COLUMNS as u64 * 128;
+    let stage = wgmma_ring_bytes(c, p) / c.pgr.max(1) as u64;
+    let per_stage = stage / group;
+    if per_stage == 0 {
+        return 0;
+    }
+    let steps = (c.mt1 / C_RING_COLUMNS).div_ceil(per_stage as u32);
+    if steps <= c.pgr {
+        steps
+    } else {
+        0
+    }
+}
+
+/// The columns of one group of C through the operand ring (kernels/epilogue/gt_c_ring.h's
+/// GROUP_N): 128 bytes of f32 a row, one 4 KiB box a 128-byte chunk of M.
+pub const C_RING_COLUMNS: u32 = 32;
 
 /// Whether the persistent kernel reading C directly ([`persistent_c_direct`]) has the L2 fetch
 /// each tile's C while the tile is multiplied (`GT_C_PREFETCH`): the producer asks for the
@@ -264,7 +311,7 @@ pub fn persistent_c_direct(c: &KernelConfig, p: &GemmProblem) -> bool {
 /// producer: [`persistent_c_direct`].)
 pub fn persistent_c_prefetch(c: &KernelConfig, p: &GemmProblem, compute_units: u32) -> bool {
     let unit = 16 / p.c_type.bytes().max(1) as i64;
-    persistent_c_direct(c, p)
+    (persistent_c_direct(c, p) || persistent_c_steps(c, p) > 0)
         && tile_count(c, p) > u64::from(compute_units)
         && c.sab == 0
         && c.mt0 <= C_PREFETCH_BOX
@@ -338,7 +385,11 @@ pub(super) fn static_lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     // counted wherever its kernel and C may take that path (epilogue::stores_d_by_tensor_map
     // asks more of the tile).
     let c_through_map = c.pk > 0 || whole_tile_output_by_map(c, p);
-    let c_barriers = if c_through_map && p.beta != 0.0 && is_wgmma(c) && !persistent_c_direct(c, p)
+    let c_barriers = if c_through_map
+        && p.beta != 0.0
+        && is_wgmma(c)
+        && !persistent_c_direct(c, p)
+        && persistent_c_steps(c, p) == 0
     {
         persistent_c_barrier_bytes(persistent_c_stages(c, p))
     } else {

@@ -47,9 +47,9 @@ pub use gemv::{
 };
 pub use launch_grid::MAX_GRID_YZ;
 pub use lds_layout::{
-    lds_bytes, persistent_c_direct, persistent_c_prefetch, persistent_c_stages,
+    lds_bytes, persistent_c_direct, persistent_c_prefetch, persistent_c_stages, persistent_c_steps,
     persistent_narrow_groups, persistent_output_bytes, persistent_output_passes, persistent_passes,
-    persistent_store_columns, C_PREFETCH_COLUMNS,
+    persistent_store_columns, C_PREFETCH_COLUMNS, C_RING_COLUMNS,
 };
 pub use loader::{operand_reads_aligned, reads_aligned, widest_aligned_read};
 pub use pack_mn_major::{
@@ -781,42 +781,68 @@ mod tests {
         assert!(!persistent_c_direct(&narrow, &p));
         assert_eq!(rule(&narrow, &odd_ldc, &hw), "ok");
         assert!(persistent_c_direct(&narrow, &odd_ldc));
-        // An f32 C of a 128x256 tile, whose C in place would leave fewer than three stages, is
-        // read directly beside four or three; a 16-bit C's tile on four stages stays invalid
-        // (three, C in place, serve it better).
+        // An f32 C of a 128x256 tile, whose C in place would leave fewer than three stages,
+        // comes through the operand ring beside four or three: eight groups of 32 columns, 16
+        // KiB each, three to a 48 KiB stage, in three slots after the K stages, with no LDS of
+        // its own. A 16-bit C's tile on four stages stays invalid (three, C in place, serve it
+        // better).
         let f32_cd = GemmProblem {
             c_type: DataType::F32,
             d_type: DataType::F32,
             ..p.clone()
         };
         let f32_wide = KernelConfig { svw: 4, ..wide };
+        let f32_no_c = GemmProblem {
+            beta: 0.0,
+            ..f32_cd.clone()
+        };
         for pgr in [3, 4] {
             let c = KernelConfig { pgr, ..f32_wide };
-            assert!(persistent_c_direct(&c, &f32_cd), "PGR{pgr}");
+            assert_eq!(persistent_c_steps(&c, &f32_cd), 3, "PGR{pgr}");
+            assert!(!persistent_c_direct(&c, &f32_cd), "PGR{pgr}");
+            assert_eq!(lds_bytes(&c, &f32_cd), lds_bytes(&c, &f32_no_c), "PGR{pgr}");
             assert_eq!(rule(&c, &f32_cd, &hw), "ok", "PGR{pgr}");
         }
         let four = KernelConfig { pgr: 4, ..wide };
         assert!(!persistent_c_direct(&four, &p));
+        assert_eq!(persistent_c_steps(&four, &p), 0);
         assert_eq!(rule(&four, &p, &hw), "lds");
-        // C read directly is fetched into L2 ahead where the tiles are more than a wave and a
-        // tensor map can read C: not with C through LDS, one wave of tiles, or rows off the grid.
+        // Where the tile's C fits whole, or C is of another type or off the 16-byte grid (no
+        // tensor map reads it in the staging layout), or the slots outnumber the stages, C
+        // does not come through the ring: in place, directly, directly.
+        assert_eq!(persistent_c_steps(&deep, &f32_cd), 0);
+        let tall = wgmma_cfg(
+            "MT256x128x64_MI64x8x16_WG8x1_PGR3_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW2_PK1",
+        );
+        assert_eq!(rule(&tall, &f32_cd, &hw), "ok");
+        assert_eq!(persistent_c_steps(&tall, &f32_cd), 0);
+        assert!(persistent_c_direct(&tall, &f32_cd));
+        assert_eq!(
+            persistent_c_steps(&KernelConfig { pgr: 4, ..tall }, &f32_cd),
+            4
+        );
+        // Through the ring or read directly, C is fetched into L2 ahead where the tiles are
+        // more than a wave and a tensor map can read C: not with C through LDS, one wave of
+        // tiles, or rows off the grid.
         let cus = hw.compute_units;
-        let direct = KernelConfig { pgr: 4, ..f32_wide };
-        assert!(persistent_c_prefetch(&direct, &f32_cd, cus));
+        let ringed = KernelConfig { pgr: 4, ..f32_wide };
+        assert!(persistent_c_prefetch(&ringed, &f32_cd, cus));
+        assert!(persistent_c_prefetch(&tall, &f32_cd, cus));
         assert!(!persistent_c_prefetch(&third, &p, cus));
         let one_wave = GemmProblem {
             m: 1024,
             n: 2048,
             ..f32_cd.clone()
         };
-        assert!(persistent_c_direct(&direct, &one_wave));
-        assert!(!persistent_c_prefetch(&direct, &one_wave, cus));
+        assert_eq!(persistent_c_steps(&ringed, &one_wave), 3);
+        assert!(!persistent_c_prefetch(&ringed, &one_wave, cus));
         let odd_f32_ldc = GemmProblem {
             ldc: 4098,
             ..f32_cd.clone()
         };
-        assert!(persistent_c_direct(&direct, &odd_f32_ldc));
-        assert!(!persistent_c_prefetch(&direct, &odd_f32_ldc, cus));
+        assert_eq!(persistent_c_steps(&ringed, &odd_f32_ldc), 0);
+        assert!(persistent_c_direct(&ringed, &odd_f32_ldc));
+        assert!(!persistent_c_prefetch(&ringed, &odd_f32_ldc, cus));
     }
 
     #[test]
