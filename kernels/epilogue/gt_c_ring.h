@@ -45,50 +45,36 @@ template <class Cfg, class Mainloop> struct GtRingC {
     }
 
     // The consumers, once the slot of C step `step` has landed at `slot`: acc = alpha * acc +
-    // beta * C at each of this thread's places in the step's column groups. Unswapped tiles of
-    // warpgroups that do not split N: the warpgroup's accumulators go in slices of 64 rows by
-    // 8-column steps (mainloop/gt_wgmma.h's acc_coord), which move a place by whole chunks of
-    // M and whole rows of the staging layout and leave its swizzle alone, so each thread
-    // works out its four places of the first step and every other one is a constant away:
-    // one load a place, the step's own places only. (Worked out place by place, the
-    // addresses took ten instructions a load: the blend of a 128x256 tile issued about 1,600
-    // instructions a thread.) Other tiles: place by place.
+    // beta * C at each of this thread's places in the step's column groups. The warpgroups
+    // (unswapped, not splitting N: the host's rule) hold their accumulators in slices of 64
+    // rows by 8-column steps (mainloop/gt_wgmma.h's acc_coord), which move a place by whole
+    // chunks of M and whole rows of the staging layout and leave its swizzle alone, so each
+    // thread works out its four places of the first step and every other one is a constant
+    // away: one load a place, the step's own places only, known at compile time with the step
+    // unrolled. (Worked out place by place, the addresses took ten instructions a load, about
+    // 1,600 a thread for a 128x256 tile's blend; with warpgroups side by side along N the
+    // places' groups were known only at run time and a 320x128 tile spilled 1.6 KiB.)
     GT_DEVICE static void blend(const GtGemmArgs& args, float (&acc)[ACC], const GtPos& pos,
                                 const unsigned char* slot, int step) {
-        if constexpr (!Cfg::SWAP_AB && Cfg::WG1 == 1) {
-            constexpr int SLICE = Mainloop::Compute::ACC_SLICE;
-            static_assert(64 % Tile::CE == 0 && GROUP_N % 8 == 0, "slices of whole chunks, groups of whole steps");
-            int first[4];
+        constexpr int SLICE = Mainloop::Compute::ACC_SLICE;
+        static_assert(STEPS == 0 || (!Cfg::SWAP_AB && Cfg::WG1 == 1 && 64 % Tile::CE == 0 && GROUP_N % 8 == 0),
+                      "C through the ring: unswapped warpgroups stacked along M, slices of whole chunks");
+        int first[4];
 #pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                int m, n;
-                Mainloop::acc_coord(pos.lane, q, m, n);
-                first[q] = Tile::byte_off(pos.wm0 + m, n);
-            }
+        for (int q = 0; q < 4; ++q) {
+            int m, n;
+            Mainloop::acc_coord(pos.lane, q, m, n);
+            first[q] = Tile::byte_off(pos.wm0 + m, n);
+        }
 #pragma unroll
-            for (int i = 0; i < ACC; ++i) {
-                const int s = i / SLICE, n8 = 8 * ((i % SLICE) / 4), q = i % 4;
-                const int g = n8 / GROUP_N - step * PER_STAGE;
-                if (g >= 0 && g < PER_STAGE) {
-                    const int off = g * Tile::BYTES + (64 * s / Tile::CE) * Tile::CHUNK_BYTES + (n8 % GROUP_N) * 128;
-                    blend_one(args, acc[i], *reinterpret_cast<const TC*>(slot + off + first[q]));
-                }
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < ACC; ++i) {
-                int m, n;
-                Mainloop::acc_coord(pos.lane, i, m, n);
-                m += pos.wm0;
-                n += pos.wn0;
-                const int g = n / GROUP_N - step * PER_STAGE;
-                if (g >= 0 && g < PER_STAGE)
-                    blend_one(args, acc[i], *reinterpret_cast<const TC*>(slot + g * Tile::BYTES +
-                                                                        Tile::byte_off(m, n % GROUP_N)));
+        for (int i = 0; i < ACC; ++i) {
+            const int s = i / SLICE, n8 = 8 * ((i % SLICE) / 4), q = i % 4;
+            const int g = n8 / GROUP_N - step * PER_STAGE;
+            if (g >= 0 && g < PER_STAGE) {
+                const int off = g * Tile::BYTES + (64 * s / Tile::CE) * Tile::CHUNK_BYTES + (n8 % GROUP_N) * 128;
+                const TC c = *reinterpret_cast<const TC*>(slot + off + first[q]);
+                acc[i] = args.alpha * acc[i] + args.beta * gt_to_f32(c);
             }
         }
-    }
-    GT_DEVICE static void blend_one(const GtGemmArgs& args, float& acc, TC c) {
-        acc = args.alpha * acc + args.beta * gt_to_f32(c);
     }
 };

@@ -1433,16 +1433,29 @@ mod tests {
 
     #[test]
     fn a_persistent_kernel_with_beta_loads_c_through_its_own_tensor_map() {
-        let cfg = KernelConfig::parse(
-            "MT128x128x64_MI64x8x16_WG8x1_PGR4_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1",
-        )
-        .unwrap();
         let p = GemmProblem {
             beta: 1.0,
             ..GemmProblem::new(16384, 16384, 128)
         };
+        // Through the operand ring: boxes of one 128-byte chunk of M by a 32-column group.
+        let ringed = KernelConfig::parse(
+            "MT128x128x64_MI64x8x16_WG8x1_PGR4_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1",
+        )
+        .unwrap();
+        let plan = launch_plan(&ringed, &p, &target());
+        let boxes = plan
+            .tma_c
+            .map(|b| (b.k_major, b.inner, b.outer, b.swizzle_bytes));
+        assert_eq!(boxes, Some((false, 64, 32, 128)));
+        let text = defines(&ringed, &p, &target());
+        assert!(text.contains("#define GT_C_STEPS 1\n") && !text.contains("GT_C_STAGES"));
+        // A tile not of whole 32-column groups: C comes in D's boxes, into a ring of two C
+        // tiles.
+        let cfg = KernelConfig::parse(
+            "MT128x112x64_MI64x8x16_WG8x1_PGR4_PLR0_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1",
+        )
+        .unwrap();
         let plan = launch_plan(&cfg, &p, &target());
-        // C comes in D's boxes, into a ring of two C tiles.
         assert_eq!(plan.tma_c, plan.tma_d);
         assert!(plan.tma_c.is_some());
         assert!(defines(&cfg, &p, &target()).contains("#define GT_C_STAGES 2\n"));
@@ -1657,7 +1670,10 @@ mod tests {
         // the data-parallel warpgroup kernels stored D through tensor maps where D allows it:
         // a `GT_STORE_D_TMA` line in those blocks, every block otherwise unchanged (checked
         // here, the line left out); and again when they took beta, C through a tensor map: 768
-        // more blocks with that line (the beta problems'), none otherwise changed.
+        // more blocks with that line (the beta problems'), none otherwise changed; and again
+        // when the persistent kernel's C came through its operand ring where the ring holds
+        // C's column groups: the 48 blocks with a `GT_C_STEPS` line (beta problems' persistent
+        // kernels, their `GT_C_STAGES` line gone where they had one).
         let persistent_stream_k = |c: &KernelConfig| c.pk > 0 && c.gsu_algo == GsuAlgo::StreamK;
         let mut before = Sha256::new();
         for (c, p, t) in blocks.iter().filter(|b| !persistent_stream_k(&b.0)) {
@@ -1675,9 +1691,14 @@ mod tests {
                 .count()
         );
         assert_eq!(tma_stores, 1728);
+        let c_ring = blocks
+            .iter()
+            .filter(|(c, p, t)| defines(c, p, t).contains("#define GT_C_STEPS "))
+            .count();
+        assert_eq!(c_ring, 48);
         assert_eq!(
             format!("{:x}", before.finalize()),
-            "e1a2cc17ee7e249da1e9a14e5347460b5a1ed6c3696dea03fc74505720c98de6"
+            "ea30ce12f5f2a5ec57435c43a27429bf0ad96d7892efe3681aafedf2e2ad146b"
         );
         assert_eq!(count(&|_| true), 37140);
         assert_eq!(count(&is_wgmma), 8496);
@@ -1689,7 +1710,7 @@ mod tests {
         assert_eq!(count(&persistent_stream_k), 216);
         assert_eq!(
             format!("{:x}", h.finalize()),
-            "79fba84a9164be2e2f0f0857eee18963e69bc3d8b91a4dbf8e41827aff374256"
+            "eccd1b1f10fe886f781b13bbd85e15b43d953a06a3bb92a34f3f9fc8dd66a4e9"
         );
     }
 }

@@ -213,8 +213,8 @@ pub(super) fn persistent_group_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
 /// Bytes of the persistent kernel's output areas (kernels/epilogue/gt_epilogue_tma.h's
 /// stage_off and c_off): the staging area holds one column group; where beta reads C through
 /// LDS, C comes into a ring of whole C tiles beside it ([`persistent_c_stages`]) or into the
-/// staging area, which then holds every column group; read directly
-/// ([`persistent_c_direct`]), it takes no LDS.
+/// staging area, which then holds every column group; through the operand ring
+/// ([`persistent_c_steps`]) or read directly ([`persistent_c_direct`]), it takes no LDS.
 pub fn persistent_output_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     let group = persistent_group_bytes(c, p);
     let passes = persistent_passes(c, p) as u64;
@@ -253,30 +253,42 @@ pub fn persistent_c_direct(c: &KernelConfig, p: &GemmProblem) -> bool {
 }
 
 /// An f32 C whose whole tile fits neither in a ring of C tiles nor in place beside three
-/// operand stages.
+/// operand stages (read directly where it does not come through the operand ring either).
 fn f32_c_outgrows_staging(c: &KernelConfig, p: &GemmProblem) -> bool {
-    p.c_type.bytes() == 4 && persistent_c_stages(c, p) == 0 && !c_in_place_fits(c, p, c.pgr.min(3))
+    p.c_type.bytes() == 4 && whole_c_tile_stages(c, p) == 0 && !c_in_place_fits(c, p, c.pgr.min(3))
 }
 
 /// The persistent kernel's C through its operand ring (`GT_C_STEPS`,
 /// kernels/epilogue/gt_c_ring.h): how many ring slots a tile's C takes after its K stages, in
 /// column groups of [`C_RING_COLUMNS`] laid out as the staging area's tiles, as many whole
-/// groups a slot as fit; 0 where this is not how C comes. For an f32 C whose tile outgrows the
-/// staging area ([`f32_c_outgrows_staging`], where C was read directly before) and a tensor
-/// map can read C in D's layout, whole tiles (not stream-K), whole groups, at least one a
-/// slot, and no more slots than the ring has. Measured on an H200 (bf16 into an f32 C and D,
-/// beta 1, 128x256 on four stages, kernel against kernel, one call): 11008x4096x4096 NT ran
-/// 626.5 us reading C directly, a fifth of the warps' samples (ncu) waiting for C in the
-/// epilogue. (A ring of C groups of its own beside the operand ring left the tile two or five
-/// slots of 16 KiB and a store to wait for before each refill: 798.8 and 801.6 us.)
+/// groups a slot as fit; 0 where this is not how C comes. Wherever a tensor map can read C in
+/// D's layout (C of D's type, 16 or 32 bits, rows on the 16-byte grid), for whole tiles (not
+/// stream-K) of whole groups, at least one a slot, and no more slots than the ring has, where
+/// the warpgroups are unswapped and stacked along M (each thread's places then lie a constant
+/// apart: a 320x128 tile on two warpgroups side by side spilled 1.6 KiB and ran 219.1 us
+/// against 123.2 data-parallel on 1600x6400x4096 NT, H200). Then C needs no LDS of its own,
+/// so the ring keeps its stages, and lands while the tile's last K steps are multiplied, in
+/// one wave of tiles too (H200, one call, C in its own LDS / through the ring: f32 C and D
+/// 3072x768x8192 NT 79.0 / 72.7 [57.8], 1024x1024x4096 21.9 / 19.3 [18.3], 2048x1024x2048
+/// 25.0 / 21.0 [18.3]; bf16 4096x1024x4096 49.6 / 48.6 [48.2]). Measured on an H200 (beta
+/// 1, bench's default sets, one call): an f32
+/// C and D, where C was read directly after the main loop, 11008x4096x4096 NT 624.1 -> 555.6
+/// us [531-536], 4096^3 229.2 -> 202.4 [212-213], a fifth of the warps' samples (ncu) having
+/// waited for C in the epilogue; a 16-bit C, where it came a tile ahead or in the staging
+/// area, 4096^3 185.3 -> 180.4 [179], 16384^2 x 128 315.9 -> 302.3 [301], 8192^2 x 1024
+/// 222.3 -> 210.1 [226], within 2% either way on six more. (A ring of C groups of its own
+/// beside the operand ring left an f32 C's 128x256 tile two or five slots of 16 KiB and a store
+/// to wait for before each refill: 798.8 and 801.6 us on 11008x4096x4096 NT.)
 pub fn persistent_c_steps(c: &KernelConfig, p: &GemmProblem) -> u32 {
     if c.pk != 1
         || p.beta == 0.0
         || !is_wgmma(c)
         || c_direct_by_kind(p)
         || c.gsu_algo == GsuAlgo::StreamK
+        || c.sab != 0
+        || c.wg[1] != 1
         || !c.mt1.is_multiple_of(C_RING_COLUMNS)
-        || !f32_c_outgrows_staging(c, p)
+        || !matches!(p.c_type.bytes(), 2 | 4)
     {
         return 0;
     }
@@ -348,13 +360,24 @@ fn fits_beside_ring(c: &KernelConfig, p: &GemmProblem, output: u64) -> bool {
 
 /// The persistent kernel's ring of C tiles (`GT_C_STAGES`): as many as the LDS holds beside
 /// the operand ring and the staging area (with the barriers the kernel declares, counted as
-/// the `lds` rule counts them), at most two; 0 puts C in the staging area, or (where that does
-/// not fit either, or the tiles read C directly by kind) nowhere: [`persistent_c_direct`]. Each
+/// the `lds` rule counts them), at most two; 0 puts C in the staging area, or nowhere where C
+/// comes through the operand ring ([`persistent_c_steps`], which goes first), where the
+/// staging area does not hold it either, or the tiles read C directly by kind
+/// ([`persistent_c_direct`]). Each
 /// tile of the ring lets C load further ahead. Measured on an H200 with beta 1, kernel against
 /// kernel: 16384^2 x 128 ran 324 us with one C tile apart against 350-359 with C in place,
 /// while 4096^3 needs the LDS for a 128x256 tile's third stage (192 us in place against 239
 /// with one C tile apart and two stages).
 pub fn persistent_c_stages(c: &KernelConfig, p: &GemmProblem) -> u32 {
+    if persistent_c_steps(c, p) > 0 {
+        0
+    } else {
+        whole_c_tile_stages(c, p)
+    }
+}
+
+/// [`persistent_c_stages`] where C does not come through the operand ring.
+fn whole_c_tile_stages(c: &KernelConfig, p: &GemmProblem) -> u32 {
     if c.pk == 0 || p.beta == 0.0 || !is_wgmma(c) || c_direct_by_kind(p) {
         return 0;
     }

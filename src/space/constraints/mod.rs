@@ -739,29 +739,47 @@ mod tests {
             ..GemmProblem::new(4096, 4096, 4096)
         };
         let pk = |name: &str| wgmma_cfg(&format!("{name}_GSU1_WGM8_GRVW8_SVW8_SU0_PW1_PK1"));
-        let tile = 128 * 128 * 2;
-        // Two C tiles fit beside four stages of a 128x128 tile; one beside two stages of a
-        // 128x256 tile (its staging area is a 128-column group, its C tile both groups).
-        let deep = pk("MT128x128x64_MI64x8x16_WG8x1_PGR4_PLR0_LPA0_LPB0_SW1");
-        assert_eq!(persistent_c_stages(&deep, &p), 2);
-        assert_eq!(lds_bytes(&deep, &p), 4 * 64 * 256 * 2 + 3 * tile + 1024);
-        let wide = pk("MT128x256x64_MI64x8x16_WG8x1_PGR2_PLR0_LPA0_LPB0_SW1");
-        assert_eq!(persistent_c_stages(&wide, &p), 1);
-        assert_eq!(lds_bytes(&wide, &p), 2 * 64 * 384 * 2 + 3 * tile + 1024);
-        // With three stages C lands in the staging area, which holds both groups.
-        let third = KernelConfig { pgr: 3, ..wide };
-        assert_eq!(persistent_c_stages(&third, &p), 0);
-        assert_eq!(lds_bytes(&third, &p), 3 * 64 * 384 * 2 + 2 * tile + 1024);
-        for c in [&deep, &wide, &third] {
-            assert_eq!(rule(c, &p, &hw), "ok");
-        }
-        // Without beta there is no C area.
         let no_c = GemmProblem::new(4096, 4096, 4096);
-        assert_eq!(persistent_c_stages(&deep, &no_c), 0);
-        assert_eq!(lds_bytes(&deep, &no_c), 4 * 64 * 256 * 2 + tile + 1024);
-        for c in [&deep, &wide, &third] {
+        // C comes through the operand ring where a tensor map reads it in D's layout and the
+        // ring holds its 32-column groups: a 128x128 tile's 16-bit C in one slot (four 8 KiB
+        // groups to a 32 KiB stage), a 128x256 tile's in two, on two to four stages, with no
+        // LDS of its own.
+        let deep = pk("MT128x128x64_MI64x8x16_WG8x1_PGR4_PLR0_LPA0_LPB0_SW1");
+        let wide = pk("MT128x256x64_MI64x8x16_WG8x1_PGR2_PLR0_LPA0_LPB0_SW1");
+        let third = KernelConfig { pgr: 3, ..wide };
+        let four = KernelConfig { pgr: 4, ..wide };
+        for (c, steps) in [(&deep, 1), (&wide, 2), (&third, 2), (&four, 2)] {
+            assert_eq!(persistent_c_steps(c, &p), steps, "{}", c.name());
+            assert_eq!(persistent_c_stages(c, &p), 0, "{}", c.name());
             assert!(!persistent_c_direct(c, &p), "{}", c.name());
+            assert_eq!(lds_bytes(c, &p), lds_bytes(c, &no_c), "{}", c.name());
+            assert_eq!(rule(c, &p, &hw), "ok", "{}", c.name());
         }
+        // Tiles not of whole 32-column groups take C a tile or two ahead, in a ring of C tiles
+        // beside the staging area (two beside four stages of 128x112, one beside four of
+        // 128x176), or in the staging area itself (128x240 on three stages: both of its
+        // 120-column groups).
+        let n112 = pk("MT128x112x64_MI64x8x16_WG8x1_PGR4_PLR0_LPA0_LPB0_SW1");
+        let n176 = pk("MT128x176x64_MI64x8x16_WG8x1_PGR4_PLR0_LPA0_LPB0_SW1");
+        let n240 = pk("MT128x240x64_MI64x8x16_WG8x1_PGR3_PLR0_LPA0_LPB0_SW1");
+        for (c, stages, c_bytes) in [
+            (&n112, 2, 2 * 128 * 112 * 2),
+            (&n176, 1, 128 * 176 * 2),
+            (&n240, 0, 128 * 120 * 2),
+        ] {
+            assert_eq!(persistent_c_steps(c, &p), 0, "{}", c.name());
+            assert_eq!(persistent_c_stages(c, &p), stages, "{}", c.name());
+            assert!(!persistent_c_direct(c, &p), "{}", c.name());
+            assert_eq!(
+                lds_bytes(c, &p),
+                lds_bytes(c, &no_c) + c_bytes,
+                "{}",
+                c.name()
+            );
+            assert_eq!(rule(c, &p, &hw), "ok", "{}", c.name());
+        }
+        // 128x176 on five stages leaves no room for C's tile.
+        assert_eq!(rule(&KernelConfig { pgr: 5, ..n176 }, &p, &hw), "lds");
         // C comes in D's layout through a tensor map: another type, or rows off the 16-byte
         // grid, are read directly instead, with no LDS for C and no map of it.
         let f32_c = GemmProblem {
@@ -770,6 +788,7 @@ mod tests {
         };
         assert_eq!(rule(&deep, &f32_c, &hw), "ok");
         assert!(persistent_c_direct(&deep, &f32_c));
+        assert_eq!(persistent_c_steps(&deep, &f32_c), 0);
         assert_eq!(persistent_c_stages(&deep, &f32_c), 0);
         assert_eq!(lds_bytes(&deep, &f32_c), lds_bytes(&deep, &no_c));
         let odd_ldc = GemmProblem {
@@ -784,8 +803,7 @@ mod tests {
         // An f32 C of a 128x256 tile, whose C in place would leave fewer than three stages,
         // comes through the operand ring beside four or three: eight groups of 32 columns, 16
         // KiB each, three to a 48 KiB stage, in three slots after the K stages, with no LDS of
-        // its own. A 16-bit C's tile on four stages stays invalid (three, C in place, serve it
-        // better).
+        // its own; a 128x128 tile's in two slots of four.
         let f32_cd = GemmProblem {
             c_type: DataType::F32,
             d_type: DataType::F32,
@@ -803,14 +821,10 @@ mod tests {
             assert_eq!(lds_bytes(&c, &f32_cd), lds_bytes(&c, &f32_no_c), "PGR{pgr}");
             assert_eq!(rule(&c, &f32_cd, &hw), "ok", "PGR{pgr}");
         }
-        let four = KernelConfig { pgr: 4, ..wide };
-        assert!(!persistent_c_direct(&four, &p));
-        assert_eq!(persistent_c_steps(&four, &p), 0);
-        assert_eq!(rule(&four, &p, &hw), "lds");
-        // Where the tile's C fits whole, or C is of another type or off the 16-byte grid (no
-        // tensor map reads it in the staging layout), or the slots outnumber the stages, C
-        // does not come through the ring: in place, directly, directly.
-        assert_eq!(persistent_c_steps(&deep, &f32_cd), 0);
+        assert_eq!(persistent_c_steps(&deep, &f32_cd), 2);
+        // Where its slots would outnumber the stages (256x128 beside a producer warpgroup on
+        // three stages: four slots), or C's rows are off the 16-byte grid (below), an f32 C
+        // that outgrows the staging area is read directly.
         let tall = wgmma_cfg(
             "MT256x128x64_MI64x8x16_WG8x1_PGR3_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW2_PK1",
         );
@@ -821,14 +835,15 @@ mod tests {
             persistent_c_steps(&KernelConfig { pgr: 4, ..tall }, &f32_cd),
             4
         );
-        // Through the ring or read directly, C is fetched into L2 ahead where the tiles are
-        // more than a wave and a tensor map can read C: not with C through LDS, one wave of
-        // tiles, or rows off the grid.
+        // Through the operand ring or read directly, C is fetched into L2 ahead where the
+        // tiles are more than a wave and a tensor map can read C: not with C through LDS of
+        // its own, one wave of tiles, or rows off the grid.
         let cus = hw.compute_units;
         let ringed = KernelConfig { pgr: 4, ..f32_wide };
         assert!(persistent_c_prefetch(&ringed, &f32_cd, cus));
         assert!(persistent_c_prefetch(&tall, &f32_cd, cus));
-        assert!(!persistent_c_prefetch(&third, &p, cus));
+        assert!(persistent_c_prefetch(&third, &p, cus));
+        assert!(!persistent_c_prefetch(&n112, &p, cus));
         let one_wave = GemmProblem {
             m: 1024,
             n: 2048,
