@@ -63,8 +63,8 @@
 #define GT_C_DIRECT 0
 #endif
 // Or, past 0, C through the operand ring: the ring slots a tile's C takes after its K stages
-// (epilogue/gt_c_ring.h; the host's choice for an f32 C whose whole tile does not fit beside
-// the ring: src/space's persistent_c_steps).
+// (epilogue/gt_c_ring.h; the host's choice wherever the warpgroups stack along M and C is of
+// D's type on the 16-byte grid: src/space's persistent_c_steps).
 #ifndef GT_C_STEPS
 #define GT_C_STEPS 0
 #endif

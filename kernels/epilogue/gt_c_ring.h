@@ -1,16 +1,17 @@
 // epilogue/gt_c_ring.h: C through the operand ring, for the persistent kernel
-// (scheduler/gt_persistent.h) where an f32 C's whole tile does not fit in the LDS beside the
-// ring (src/space's persistent_c_steps). After a tile's last K stage the producer loads the
-// tile's C into the ring's next STEPS slots as if they were K stages: column groups of
+// (scheduler/gt_persistent.h) wherever its warpgroups stack along M and a tensor map reads C
+// in D's layout (src/space's persistent_c_steps). After a tile's last K stage the producer
+// loads the tile's C into the ring's next STEPS slots as if they were K stages: column groups of
 // GROUP_N columns, PER_STAGE groups a slot, each laid out as the staging area's tiles
 // (layout/gt_wgmma_tile.h's GtOutTile, the tensor map of C in boxes of one 128-byte chunk of M
 // by GROUP_N columns). So C lands as the K stages do, STAGES ahead, while the tile's last K
 // steps are multiplied. The consumers wait for each of those slots as for a K stage, fold
 // beta * C into alpha * acc at their places, and hand the slot back; the epilogue then
-// stores D alone (epilogue/gt_epilogue_tma.h). No LDS of its own and no round trip in the
-// epilogue: read directly from global memory instead (epilogue/gt_c_direct.h), each thread of
-// a 128x256 tile waited out sixteen round trips to the L2, a fifth of the warps' samples
-// under ncu on 11008x4096x4096 NT (H200).
+// stores D alone (epilogue/gt_epilogue_tma.h). No LDS of its own, so the ring keeps its
+// stages where C's tile in LDS of its own would cost one, and no round trip in the epilogue:
+// read directly from global memory instead (epilogue/gt_c_direct.h), each thread of an f32 C's
+// 128x256 tile waited out sixteen round trips to the L2, a fifth of the warps' samples under
+// ncu on 11008x4096x4096 NT (H200).
 //
 //   producer:  ... K stage ktiles - 1 | C step 0 | ... | C step STEPS - 1 | next tile's K stage 0 ...
 //   consumers: ... multiply           | blend    | ... | blend            | store D | multiply ...
