@@ -449,9 +449,9 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
 }
 
 /// The boxes of the persistent kernel's tensor map of C, where it has one: `out_box` where C
-/// comes through LDS (through the operand ring, boxes of one column group); where C is read directly and the L2 fetches it ahead
-/// (`constraints::persistent_c_prefetch`), unswizzled boxes of the tile's rows by
-/// `C_PREFETCH_COLUMNS` (they land in L2, not in LDS).
+/// comes through LDS of its own; through the operand ring, boxes of one column group; where C
+/// is read directly and the L2 fetches it ahead (`constraints::persistent_c_prefetch`),
+/// unswizzled boxes of the tile's rows by `C_PREFETCH_COLUMNS` (they land in L2, not in LDS).
 fn c_map_box(
     cfg: &KernelConfig,
     p: &GemmProblem,

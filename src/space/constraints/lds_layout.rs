@@ -271,9 +271,9 @@ fn f32_c_outgrows_staging(c: &KernelConfig, p: &GemmProblem) -> bool {
 /// one wave of tiles too (H200, one call, C in its own LDS / through the ring: f32 C and D
 /// 3072x768x8192 NT 79.0 / 72.7 [57.8], 1024x1024x4096 21.9 / 19.3 [18.3], 2048x1024x2048
 /// 25.0 / 21.0 [18.3]; bf16 4096x1024x4096 49.6 / 48.6 [48.2]). Measured on an H200 (beta
-/// 1, bench's default sets, one call): an f32
-/// C and D, where C was read directly after the main loop, 11008x4096x4096 NT 624.1 -> 555.6
-/// us [531-536], 4096^3 229.2 -> 202.4 [212-213], a fifth of the warps' samples (ncu) having
+/// 1, bench's default sets, one call): an f32 C and D, where C was read directly after the
+/// main loop, 11008x4096x4096 NT 624.1 -> 555.6 us [531-536], 4096^3 229.2 -> 202.4
+/// [212-213], a fifth of the warps' samples (ncu) having
 /// waited for C in the epilogue; a 16-bit C, where it came a tile ahead or in the staging
 /// area, 4096^3 185.3 -> 180.4 [179], 16384^2 x 128 315.9 -> 302.3 [301], 8192^2 x 1024
 /// 222.3 -> 210.1 [226], within 2% either way on six more. (A ring of C groups of its own
@@ -292,8 +292,9 @@ pub fn persistent_c_steps(c: &KernelConfig, p: &GemmProblem) -> u32 {
     {
         return 0;
     }
-    let chunk_rows = 128 / p.c_type.bytes() as u64;
-    let group = (c.mt0 as u64).div_ceil(chunk_rows) * C_RING_COLUMNS as u64 * 128;
+    // C has D's type here (a tensor map reads it in D's layout): a group is a staging group
+    // of C_RING_COLUMNS columns.
+    let group = group_bytes(c, p, c.mt1 / C_RING_COLUMNS);
     let stage = wgmma_ring_bytes(c, p) / c.pgr.max(1) as u64;
     let per_stage = stage / group;
     if per_stage == 0 {
