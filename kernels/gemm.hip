@@ -87,6 +87,7 @@
 #if !GT_VENDOR_AMD
 #include "epilogue/gt_c_direct.h"
 #include "epilogue/gt_c_ring.h"
+#include "epilogue/gt_out_staging.h"
 #include "epilogue/gt_epilogue_tma.h"
 #include "scheduler/gt_tile_walk.h"
 #include "scheduler/gt_persistent.h"

@@ -1,12 +1,12 @@
 // epilogue/gt_epilogue_tma.h: the epilogue of the persistent kernel (scheduler/gt_persistent.h).
-// The consumers stage alpha * accumulators, already in D's type, in an LDS tile of its own
-// (layout/gt_wgmma_tile.h's GtOutTile, outside the operand ring, which the producer is already
-// refilling with the next tile's operands), and one thread (one per warpgroup where each
-// warpgroup owns whole store boxes: OWN_ROWS, OWN_COLS) hands it to the tensor memory
-// accelerator, which writes it to D while the consumers go on with the next tile (a last,
-// partial chunk of M goes out through the consumers' own stores: store_partial_chunk). The
-// tile goes out in PASSES column groups of OUT_N (at most 128 columns each), so the staging area
-// costs the operand ring as little LDS as possible; before a group is staged, the previous
+// The consumers stage alpha * accumulators, already in D's type (epilogue/gt_out_staging.h), in
+// an LDS tile of its own (layout/gt_wgmma_tile.h's GtOutTile, outside the operand ring, which
+// the producer is already refilling with the next tile's operands), and one thread (one per
+// warpgroup where each warpgroup owns whole store boxes: OWN_ROWS, OWN_COLS) hands it to the
+// tensor memory accelerator, which writes it to D while the consumers go on with the next tile
+// (a last, partial chunk of M goes out through the consumers' own stores: store_partial_chunk).
+// The tile goes out in PASSES column groups of OUT_N (at most 128 columns each), so the staging
+// area costs the operand ring as little LDS as possible; before a group is staged, the previous
 // group's stores must have read the area (two halves used in turn, each group half as wide,
 // ran slower). Only the consumers take part, on barriers of their own.
 //
@@ -82,6 +82,8 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     // warpgroup's share of them.
     static constexpr int GROUP_N = OWN_COLS ? WGT1 / PASSES : OUT_N;
     typedef GtOutTile<TD, Cfg::MT0, GROUP_N> Tile;
+    // How the accumulators reach the staging area (epilogue/gt_out_staging.h).
+    typedef GtOutStaging<Cfg, Mainloop, Tile, GROUP_N, PASSES, C_VIA_LDS, OWN_COLS> Staging;
     // Ping-pong (Cfg::CONSUMERS = 2): each set of consumers, one warpgroup, stores its own
     // tiles from an area of its own, AREA_BYTES past the other's, on a barrier of its own.
     static constexpr bool PING_PONG = Cfg::CONSUMERS > 1;
@@ -131,7 +133,7 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
     static constexpr bool GROUPS_APART = IN_PLACE || !Cfg::PERSISTENT;
     // Where this thread's warpgroup stages its column groups, and its first column.
     GT_DEVICE static int own_off(int tid) { return OWN_COLS ? (tid / 128) * Tile::BYTES : 0; }
-    GT_DEVICE static int own_n0(int tid) { return OWN_COLS ? (tid / 128) * WGT1 : 0; }
+    GT_DEVICE static int own_n0(int tid) { return Staging::own_n0(tid); }
     static_assert(!PING_PONG || !READS_C, "ping-pong stores D only");
     // Where column group `pass` is staged, and where its C is in ring slot `slot` (the host's
     // lds_layout.rs counts the same areas).
@@ -215,107 +217,6 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
         consumers_sync(tid);
     }
 
-    // 16-bit D goes through matrix stores: per 64-row slice s and 8 instruction columns j a
-    // warp holds two 8x8 fragments (rows 0-7 and 8-15 of its 16), and one stmatrix writes
-    // four of them (columns j and j + 1) as 16-byte runs along M, where element stores would
-    // take 32 instructions. Unswapped, a fragment's rows are m and its columns n: written
-    // transposed, each run is 8 m of one n. Swapped, its rows are n and each run is a row.
-    // A group of 8 or 16 n must lie inside one column group.
-    static constexpr bool MATRIX_STORES = !GT_VENDOR_AMD && sizeof(TD) == 2 && (!Cfg::SWAP_AB || GROUP_N % 16 == 0);
-    static constexpr int SLICES = Mainloop::Compute::SLICES, JS = Mainloop::Compute::ACC_SLICE / 4;
-
-    // This warp's first column (in its warpgroup's columns with OWN_COLS): a constant 0 when
-    // the warpgroups do not split N (unswapped) or each stores its own columns, so that with
-    // the column groups unrolled the tests below fold away and only the matrix stores of each
-    // group are emitted.
-    GT_DEVICE static int wn0(const GtPos& pos) {
-        if constexpr (!Cfg::SWAP_AB && (Cfg::WG1 == 1 || OWN_COLS)) return 0;
-        return pos.wn0 - own_n0(pos.tid);
-    }
-    // Is fragment group (s, j) of this warp inside column group `pass`?
-    GT_DEVICE static bool in_pass(const GtPos& pos, int s, int j, int pass) {
-        if (PASSES == 1) return true;
-        const int n = (Cfg::SWAP_AB ? wn0(pos) + s * 64 : wn0(pos) + 8 * j) - pass * GROUP_N;
-        return n >= 0 && n < GROUP_N;
-    }
-    // The LDS offset in a column group lane `lane` names for row lane % 8 of fragment `f`
-    // (rows 8 (f % 2).., columns 8 (j + f / 2)..) of slice s.
-    GT_DEVICE static int row_off(const GtPos& pos, int s, int j, int f, int pass) {
-        const int r = pos.lane & 7, rows = s * 64 + 8 * (f & 1), cols = 8 * (j + (f >> 1));
-        const int m = Cfg::SWAP_AB ? pos.wm0 + cols : pos.wm0 + rows;
-        const int n = (Cfg::SWAP_AB ? wn0(pos) + rows + r : wn0(pos) + cols + r) - pass * GROUP_N;
-        return Tile::byte_off(m, n);
-    }
-    // `out` is where column group `pass` is staged, `c_in` where its C is (read where C_VIA_LDS).
-    GT_DEVICE static void stage_matrices(unsigned char* out, const unsigned char* c_in, const float (&acc)[ACC],
-                                         const GtPos& pos, float alpha, float beta, int pass) {
-        constexpr bool TRANS = !Cfg::SWAP_AB;
-        const gt_u32 base = gt_lds_addr(out);
-        // Fragment rows 0-7 (h = 0) or 8-15 (h = 1) of group (s, j), packed pairs of columns,
-        // plus beta times C's pair `c` (the same fragment, read with the mirrored instruction).
-        auto frag = [&](int s, int j, int h, gt_u32 c) {
-            const int i = s * Mainloop::Compute::ACC_SLICE + 4 * j + 2 * h;
-            float x[2] = {alpha * acc[i], alpha * acc[i + 1]};
-            if constexpr (C_VIA_LDS) {
-                float y[2];
-                gt_unpack<TD, 2>(c, y);
-                x[0] += beta * y[0];
-                x[1] += beta * y[1];
-            }
-            return gt_pack2_from_f32<TD>(x[0], x[1]);
-        };
-#pragma unroll
-        for (int s = 0; s < SLICES; ++s) {
-#pragma unroll
-            for (int j = 0; j < JS; j += 2) {
-                const bool a = in_pass(pos, s, j, pass), b = j + 1 < JS && in_pass(pos, s, j + 1, pass);
-                const int f = (pos.lane >> 3) & 3;
-                if (a && b) {
-                    const int off = row_off(pos, s, j, f, pass);
-                    gt_u32 c[4] = {0, 0, 0, 0};
-                    if constexpr (C_VIA_LDS) gt_ldmatrix_x4(c, c_in + off, TRANS);
-                    gt_stmatrix_x4<TRANS>(base + gt_u32(off), frag(s, j, 0, c[0]), frag(s, j, 1, c[1]),
-                                          frag(s, j + 1, 0, c[2]), frag(s, j + 1, 1, c[3]));
-                } else {
-                    // One of the two straddles the column groups' border (indices stay
-                    // compile-time constants: a selected index would put acc in local memory).
-#pragma unroll
-                    for (int q = 0; q < 2; ++q) {
-                        if (!(q == 0 ? a : b)) continue;
-                        const int off = row_off(pos, s, j + q, f & 1, pass);
-                        gt_u32 c[2] = {0, 0};
-                        if constexpr (C_VIA_LDS) gt_ldmatrix_x2(c, c_in + off, TRANS);
-                        gt_stmatrix_x2<TRANS>(base + gt_u32(off), frag(s, j + q, 0, c[0]), frag(s, j + q, 1, c[1]));
-                    }
-                }
-            }
-        }
-    }
-
-    // Each consumer thread writes its outputs of column group `pass`, alpha * acc (+ beta * C),
-    // in D's type.
-    GT_DEVICE static void stage(unsigned char* out, const unsigned char* c_in, const float (&acc)[ACC],
-                                const GtPos& pos, float alpha, float beta, int pass) {
-        if constexpr (MATRIX_STORES) {
-            stage_matrices(out, c_in, acc, pos, alpha, beta, pass);
-        } else {
-#pragma unroll
-            for (int i = 0; i < ACC; ++i) {
-                int m, n;
-                Mainloop::acc_coord(pos.lane, i, m, n);
-                n += pos.wn0 - own_n0(pos.tid) - pass * GROUP_N;
-                if (PASSES == 1 || (n >= 0 && n < GROUP_N)) {
-                    const int off = Tile::byte_off(pos.wm0 + m, n);
-                    float x = alpha * acc[i];
-                    if constexpr (C_VIA_LDS) x += beta * gt_to_f32(*reinterpret_cast<const TD*>(c_in + off));
-                    *reinterpret_cast<TD*>(out + off) = gt_from_f32<TD>(x);
-                }
-            }
-        }
-        // The tensor-map stores read LDS through the async proxy.
-        gt_fence_proxy_async();
-    }
-
     // A tile whose height is not whole 128-byte chunks of M (swapped tiles come in steps of 16
     // rows: 80, 176, 224) ends in a partial chunk of REM rows, whose box would also store the
     // CE - REM rows after the tile, the next tile's, from LDS this tile never wrote. That
@@ -374,15 +275,15 @@ template <class Cfg, class Mainloop> struct GtTmaStoreEpilogue {
         // Direct, C is in acc from here on, alpha with it (through the ring, it already is).
         if constexpr (C_DIRECT) gt_blend_c_direct<Cfg, Mainloop>(args, acc, pos, m0, n0, batch);
         const float alpha = C_DIRECT || C_IN_RING ? 1.0f : args.alpha;
-        // With matrix stores unrolled, so each group's stores are known at compile time; the
-        // element stores, 128 per group, stay a loop.
-        constexpr int unroll = MATRIX_STORES ? PASSES : 1;
+        // With matrix stores or constant places unrolled, so each group's stores are known at
+        // compile time; the other element stores stay a loop.
+        constexpr int unroll = Staging::UNROLLED ? PASSES : 1;
 #pragma unroll(unroll)
         for (int pass = 0; pass < PASSES; ++pass) {
             // The column groups take turns in one part, unless each has its own.
             if constexpr (!GROUPS_APART) reclaim(tid);
             unsigned char* const group = out + own_off(tid) + stage_off(pass);
-            stage(group, out + c_off(slot, pass), acc, pos, alpha, args.beta, pass);
+            Staging::stage(group, out + c_off(slot, pass), acc, pos, alpha, args.beta, pass);
             store(args, group, m0, n0 + own_n0(tid) + pass * GROUP_N, batch, tid);
         }
     }

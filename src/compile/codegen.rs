@@ -181,6 +181,10 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
         include_str!("../../kernels/epilogue/gt_c_ring.h"),
     ),
     (
+        "epilogue/gt_out_staging.h",
+        include_str!("../../kernels/epilogue/gt_out_staging.h"),
+    ),
+    (
         "epilogue/gt_epilogue_tma.h",
         include_str!("../../kernels/epilogue/gt_epilogue_tma.h"),
     ),
