@@ -277,7 +277,7 @@ impl Space {
     }
 
     /// A start for K past two 128-byte rows and up to 1024 (16- or 8-bit A and B) over four
-    /// or more waves of 128x144 tiles, B K-major, D of 16 bits and no C: ping-pong
+    /// or more waves of 128x144 tiles, B K-major, D of 16 or 32 bits and no C: ping-pong
     /// (PersistentKernel=2) on 128x144 tiles, each warpgroup multiplying whole tiles of its
     /// own beside the producer warpgroup while the other stores, as deep as fits. With 8 to 12
     /// K steps a tile, storing a 128x256 tile still costs about what two or three of its K
@@ -290,15 +290,22 @@ impl Space {
     /// e4m3 (128 k a stage, four stages; the start fits five) 2304x8192x768 29.7 against 33.4
     /// [31.0], 8192x8192x1024 110.8 against 112.6 [109.5], 4096x8192x512 36.0 against 36.4
     /// [37.5]. An N-major B in 144 columns is not whole 64-column chunks: 6144x4096x1024 NT
-    /// ran 140 against 74.4, so B is K-major here. With an f32 D the two staging areas leave
-    /// three stages: 2304x8192x768 70.3 against 62.3 [54.7].
+    /// ran 140 against 74.4, so B is K-major here. An f32 D (16-bit inputs) as well, now that
+    /// its stores are staged at places a constant apart (kernels/epilogue/gt_out_staging.h):
+    /// five stages beside two staging areas of three 48-column groups, and the store of a
+    /// tile, twice a 16-bit one's bytes, overlaps the other warpgroup's K steps where the
+    /// persistent 128x256 tile's stores leave the tensor cores idle; 8192x8192x512 125.5
+    /// against 140.8 for the best of bench's default set [133.9], 2304x8192x768 51.0 against
+    /// 61.0 [54.8], 4096x8192x768 85.4 against 93.9 [90.3], 8192x28672x1024 704.5 against
+    /// 772.5 [746.3] (H200, one call); e4m3 into f32 7168x4096x512 45.4 against 44.8 [45.3].
+    /// Before, the element-by-element staging made it lose (2304x8192x768 70.3 against 62.3).
     pub fn moderate_k_ping_pong_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let (mt0, mt1) = MODERATE_K_PING_PONG_TILE;
         if !moderate_k_ping_pong_kind(p)
             || p.k <= two_line_depth(p)
             || p.trans_b != Trans::N
-            || p.d_type.bytes() != 2
+            || !matches!(p.d_type.bytes(), 2 | 4)
             || p.beta != 0.0
             || !constraints::is_wgmma(&self.raw_default())
             || !self.domain(ParamId::PersistentKernel).contains(2)
@@ -555,6 +562,11 @@ mod tests {
             b_type: DataType::F8,
             ..GemmProblem::new(m, n, k)
         };
+        let f32_d = |m, n, k| GemmProblem {
+            c_type: DataType::F32,
+            d_type: DataType::F32,
+            ..GemmProblem::new(m, n, k)
+        };
         for p in [
             GemmProblem::new(2304, 8192, 768),
             GemmProblem::new(8192, 8192, 512),
@@ -562,6 +574,8 @@ mod tests {
             GemmProblem::with_layout(2304, 8192, 1024, Trans::N, Trans::N),
             f8(2304, 8192, 768),
             f8(8192, 8192, 1024),
+            f32_d(2304, 8192, 768),
+            f32_d(8192, 8192, 512),
         ] {
             let s = Space::for_problem(&p, &hw);
             let c = s
@@ -578,9 +592,7 @@ mod tests {
             assert!(s.extra_starts().contains(&c), "{}", p.label());
         }
         // Under four waves, K of two rows or past 1024 (8-bit: of two rows is 256), B N-major,
-        // f32 operands, an f32 D, beta: none.
-        let mut f32_d = GemmProblem::new(8192, 8192, 512);
-        (f32_d.c_type, f32_d.d_type) = (DataType::F32, DataType::F32);
+        // f32 operands, beta: none.
         let mut f32 = GemmProblem::new(8192, 8192, 512);
         (f32.a_type, f32.b_type, f32.c_type, f32.d_type) =
             (DataType::F32, DataType::F32, DataType::F32, DataType::F32);
@@ -593,7 +605,6 @@ mod tests {
             GemmProblem::new(8192, 8192, 128),
             GemmProblem::new(8192, 8192, 2048),
             GemmProblem::with_layout(8192, 8192, 512, Trans::N, Trans::T),
-            f32_d,
             f8(8192, 8192, 256),
             f8(8192, 8192, 2048),
             f32,
