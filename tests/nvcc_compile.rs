@@ -1376,3 +1376,56 @@ fn valid_config(p: &GemmProblem, hw: &HwSpec, name: &str) -> KernelConfig {
         .unwrap_or_else(|v| panic!("{name} is not valid for {}: {v}", p.label()));
     c
 }
+
+/// A 32-bit D from unswapped warpgroups is staged at places a constant apart
+/// (kernels/epilogue/gt_out_staging.h's CONST_PLACES): each thread's stores into the staging
+/// area use its four first places as bases and constant offsets from them, on the persistent
+/// kernel's 128x256 tile, ping-pong's 128x144 (the moderate-K start's, five stages), warpgroups
+/// side by side storing their own columns, and tf32; all without spills. (Place by place, every
+/// store had an address of its own: 128 bases for the 128x256 tile.)
+#[test]
+fn a_32_bit_d_is_staged_at_constant_offsets_from_four_places() {
+    let Some(nvcc) = nvcc_or_skip() else { return };
+    let hw = HwSpec::by_name("H200").unwrap();
+    let target = Target::arch(Vendor::Nvidia, "sm_90a");
+    use DataType::*;
+    let f32_d = problem(8192, 8192, 512, "TN", Bf16, F32, 0.0, 1);
+    let cases = [
+        (
+            f32_d.clone(),
+            "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW1_PK1",
+        ),
+        (
+            f32_d.clone(),
+            "MT128x144x64_MI64x8x16_WG4x1_PGR5_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW1_PK2",
+        ),
+        (
+            f32_d,
+            "MT128x192x64_MI64x8x16_WG4x2_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW8_SVW4_SU0_PW1_PK1",
+        ),
+        (
+            xf32(problem(4096, 4096, 4096, "TN", F32, F32, 0.0, 1)),
+            "MT128x256x32_MI64x8x8_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM8_GRVW4_SVW4_SU0_PW1_PK1",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (p, name) in &cases {
+        let c = valid_config(p, &hw, name);
+        let ptx = ptx_for(&nvcc, &c, p);
+        let main = entry(&ptx, name);
+        let mut bases = std::collections::BTreeSet::new();
+        for line in main.lines().filter(|l| l.contains("st.shared.f32")) {
+            let address = line.split('[').nth(1).and_then(|a| a.split(']').next());
+            let base = address.map(|a| a.split('+').next().unwrap_or(a).trim());
+            bases.insert(base.unwrap_or_default().to_string());
+        }
+        assert!(
+            !bases.is_empty() && bases.len() <= 8,
+            "{name} on {}: {} store bases",
+            p.label(),
+            bases.len()
+        );
+        failures.extend(spill_or_error(&nvcc, &c, p, &target, &p.label()));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -61,18 +61,13 @@ template <class Cfg, class Mainloop> struct GtRingC {
         static_assert(STEPS == 0 || (!Cfg::SWAP_AB && Cfg::WG1 == 1 && 64 % Tile::CE == 0 && GROUP_N % 8 == 0),
                       "C through the ring: unswapped warpgroups stacked along M, slices of whole chunks");
         int first[4];
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            int m, n;
-            Mainloop::acc_coord(pos.lane, q, m, n);
-            first[q] = Tile::byte_off(pos.wm0 + m, n);
-        }
+        Tile::template first_places<Mainloop>(pos.lane, pos.wm0, first);
 #pragma unroll
         for (int i = 0; i < ACC; ++i) {
             const int s = i / SLICE, n8 = 8 * ((i % SLICE) / 4), q = i % 4;
             const int g = n8 / GROUP_N - step * PER_STAGE;
             if (g >= 0 && g < PER_STAGE) {
-                const int off = g * Tile::BYTES + (64 * s / Tile::CE) * Tile::CHUNK_BYTES + (n8 % GROUP_N) * 128;
+                const int off = g * Tile::BYTES + Tile::place_step(s, n8 % GROUP_N);
                 const TC c = *reinterpret_cast<const TC*>(slot + off + first[q]);
                 acc[i] = args.alpha * acc[i] + args.beta * gt_to_f32(c);
             }

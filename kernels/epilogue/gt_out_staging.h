@@ -107,17 +107,12 @@ struct GtOutStaging {
                                        const GtPos& pos, float alpha, float beta, int pass) {
         constexpr int SLICE = Mainloop::Compute::ACC_SLICE;
         int first[4];
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            int m, n;
-            Mainloop::acc_coord(pos.lane, q, m, n);
-            first[q] = Tile::byte_off(pos.wm0 + m, n);
-        }
+        Tile::template first_places<Mainloop>(pos.lane, pos.wm0, first);
 #pragma unroll
         for (int i = 0; i < ACC; ++i) {
             const int s = i / SLICE, n8 = 8 * ((i % SLICE) / 4) - pass * GROUP_N, q = i % 4;
             if (n8 >= 0 && n8 < GROUP_N) {
-                const int off = first[q] + (64 * s / Tile::CE) * Tile::CHUNK_BYTES + n8 * 128;
+                const int off = first[q] + Tile::place_step(s, n8);
                 float x = alpha * acc[i];
                 if constexpr (C_VIA_LDS) x += beta * gt_to_f32(*reinterpret_cast<const TD*>(c_in + off));
                 *reinterpret_cast<TD*>(out + off) = gt_from_f32<TD>(x);

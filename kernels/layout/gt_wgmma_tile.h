@@ -114,4 +114,19 @@ template <class T, int MT0, int MT1> struct GtOutTile {
     GT_DEVICE static int box_src(int j) { return (j / ROW_BOXES) * CHUNK_BYTES + (j % ROW_BOXES) * BOX_ROWS * 128; }
     GT_DEVICE static int box_m(int j) { return (j / ROW_BOXES) * CE; }
     GT_DEVICE static int box_n(int j) { return (j % ROW_BOXES) * BOX_ROWS; }
+
+    // An unswapped warpgroup thread's places (the epilogue's D, the C ring's C): its four
+    // places of its warp's first 64-row slice and 8-column step (`Acc`: the mainloop whose
+    // acc_coord lays out the accumulators; the warp's rows from `wm0`), and how far the same
+    // place lies s slices and n8 columns (a multiple of 8) on: whole chunks of M and whole rows
+    // of the layout, which leave the swizzle alone where the slices are whole chunks.
+    template <class Acc> GT_DEVICE static void first_places(int lane, int wm0, int (&first)[4]) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            int m, n;
+            Acc::acc_coord(lane, q, m, n);
+            first[q] = byte_off(wm0 + m, n);
+        }
+    }
+    GT_DEVICE static constexpr int place_step(int s, int n8) { return (64 * s / CE) * CHUNK_BYTES + n8 * 128; }
 };
