@@ -276,12 +276,13 @@ impl Space {
         ])
     }
 
-    /// A start for K past two 128-byte rows and up to 1024 (16- or 8-bit A and B) over four
-    /// or more waves of 128x144 tiles, B K-major, D of 16 or 32 bits and no C: ping-pong
-    /// (PersistentKernel=2) on 128x144 tiles, each warpgroup multiplying whole tiles of its
-    /// own beside the producer warpgroup while the other stores, as deep as fits. With 8 to 12
-    /// K steps a tile, storing a 128x256 tile still costs about what two or three of its K
-    /// steps do, and the default's one set of warpgroups stores with the tensor cores idle.
+    /// A start for K past two 128-byte rows and up to 1024, 2048 into an f32 D (16- or 8-bit A
+    /// and B), over four or more waves of 128x144 tiles, B K-major, D of 16 or 32 bits and no
+    /// C: ping-pong (PersistentKernel=2) on 128x144 tiles, each warpgroup multiplying whole
+    /// tiles of its own beside the producer warpgroup while the other stores, as deep as
+    /// fits. With 8 to 12 K steps a tile, storing a 128x256 tile still costs about what two
+    /// or three of its K steps do, and the default's one set of warpgroups stores with the
+    /// tensor cores idle.
     /// cuBLASLt runs `nvjet_sm90_tst_192x192_64x4_1x2_h_bz_coopB` on 2304x8192x768. H200,
     /// kernel against the best of bench's default set, one call (cuBLASLt in brackets):
     /// 2304x8192x768 45.3 us against 51.1 [46.7]; 4096x8192x768 74.4 against 78.5 [75.9];
@@ -299,6 +300,10 @@ impl Space {
     /// 61.0 [54.8], 4096x8192x768 85.4 against 93.9 [90.3], 8192x28672x1024 704.5 against
     /// 772.5 [746.3] (H200, one call); e4m3 into f32 7168x4096x512 45.4 against 44.8 [45.3].
     /// Before, the element-by-element staging made it lose (2304x8192x768 70.3 against 62.3).
+    /// Into an f32 D it still wins up to a K of 2048 (another call: 4096x8192x2048 195.1
+    /// against 201.4 [194.9], 8192x8192x1536 298.4 against 310.9 [308.8], 2304x8192x2048 NN
+    /// 114.2 against 117.6 [113.6], e4m3 7168x4096x2048 99.1 against 101.0 [100.0]) and
+    /// loses at 4096 (4096^3: 204.3 against 183.8 [180.5]), so the kind goes that far for it.
     pub fn moderate_k_ping_pong_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
         let (mt0, mt1) = MODERATE_K_PING_PONG_TILE;
@@ -576,6 +581,8 @@ mod tests {
             f8(8192, 8192, 1024),
             f32_d(2304, 8192, 768),
             f32_d(8192, 8192, 512),
+            f32_d(4096, 8192, 2048),
+            f32_d(8192, 8192, 1536),
         ] {
             let s = Space::for_problem(&p, &hw);
             let c = s
@@ -591,8 +598,8 @@ mod tests {
             assert!(c.pgr >= 4, "{}", p.label());
             assert!(s.extra_starts().contains(&c), "{}", p.label());
         }
-        // Under four waves, K of two rows or past 1024 (8-bit: of two rows is 256), B N-major,
-        // f32 operands, beta: none.
+        // Under four waves, K of two rows or past 1024 (8-bit: of two rows is 256; past 2048
+        // into an f32 D), B N-major, f32 operands, beta: none.
         let mut f32 = GemmProblem::new(8192, 8192, 512);
         (f32.a_type, f32.b_type, f32.c_type, f32.d_type) =
             (DataType::F32, DataType::F32, DataType::F32, DataType::F32);
@@ -607,6 +614,7 @@ mod tests {
             GemmProblem::with_layout(8192, 8192, 512, Trans::N, Trans::T),
             f8(8192, 8192, 256),
             f8(8192, 8192, 2048),
+            f32_d(4096, 4096, 4096),
             f32,
             beta,
         ] {

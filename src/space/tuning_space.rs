@@ -199,7 +199,7 @@ impl Space {
             // except for K of at most two 128-byte rows, where a tile's time is its store and
             // one warpgroup's store runs under the other's loads and products
             // (Space::short_k_ping_pong_start), for 16- and 8-bit operands with K up to
-            // 1024, where the store still costs a few K steps
+            // 1024 (2048 into an f32 D), where the store still costs a few K steps
             // (Space::moderate_k_ping_pong_start), and for tf32, whose f32 tiles take twice
             // the bytes to store (Space::tf32_ping_pong_start): there the search takes it.
             Domain::choice(
@@ -1152,14 +1152,20 @@ pub(super) fn two_line_depth(p: &GemmProblem) -> i64 {
 }
 
 /// Whether ping-pong joins the searched values for a K past two 128-byte rows: 16-bit or 8-bit
-/// A and B with K of at most 1024 ([`Space::moderate_k_ping_pong_start`] says where it won).
+/// A and B with K of at most 1024, or 2048 into an f32 D, whose tiles take twice the bytes to
+/// store ([`Space::moderate_k_ping_pong_start`] says where it won).
 pub(super) fn moderate_k_ping_pong_kind(p: &GemmProblem) -> bool {
     let bytes = p.a_type.bytes();
-    bytes <= 2 && p.b_type.bytes() == bytes && p.k <= MODERATE_K_PING_PONG_DEPTH
+    let depth = if p.d_type.bytes() == 4 {
+        2 * MODERATE_K_PING_PONG_DEPTH
+    } else {
+        MODERATE_K_PING_PONG_DEPTH
+    };
+    bytes <= 2 && p.b_type.bytes() == bytes && p.k <= depth
 }
 
-/// The longest K of [`moderate_k_ping_pong_kind`], in elements: sixteen 128-byte rows of
-/// 16-bit values, eight of 8-bit ones.
+/// The longest K of [`moderate_k_ping_pong_kind`] for a 16-bit D, in elements: sixteen
+/// 128-byte rows of 16-bit values, eight of 8-bit ones.
 const MODERATE_K_PING_PONG_DEPTH: i64 = 1024;
 
 pub(super) fn tile_count(p: &GemmProblem, mt0: i64, mt1: i64) -> i64 {
