@@ -1382,7 +1382,7 @@ fn valid_config(p: &GemmProblem, hw: &HwSpec, name: &str) -> KernelConfig {
 /// area use its four first places as bases and constant offsets from them, on the persistent
 /// kernel's 128x256 tile, ping-pong's 128x144 (the moderate-K start's, five stages), warpgroups
 /// side by side storing their own columns, and tf32; all without spills. (Place by place, every
-/// store had an address of its own: 128 bases for the 128x256 tile.)
+/// store had an address of its own: 96 bases for the 128x192 tile of warpgroups side by side.)
 #[test]
 fn a_32_bit_d_is_staged_at_constant_offsets_from_four_places() {
     let Some(nvcc) = nvcc_or_skip() else { return };

@@ -93,6 +93,14 @@ struct GtOutStaging {
         }
     }
 
+    // One element stored at LDS offset `off`: alpha * a (+ beta * C read at the same place).
+    GT_DEVICE static void put(unsigned char* out, const unsigned char* c_in, int off, float a, float alpha,
+                              float beta) {
+        float x = alpha * a;
+        if constexpr (C_VIA_LDS) x += beta * gt_to_f32(*reinterpret_cast<const TD*>(c_in + off));
+        *reinterpret_cast<TD*>(out + off) = gt_from_f32<TD>(x);
+    }
+
     // A 32-bit D (no matrix stores) from unswapped warpgroups whose columns start at a
     // constant (stacked along M, or each storing its own columns): a thread's places move by
     // whole chunks of M from slice to slice and by whole rows of the staging layout from one
@@ -112,10 +120,7 @@ struct GtOutStaging {
         for (int i = 0; i < ACC; ++i) {
             const int s = i / SLICE, n8 = 8 * ((i % SLICE) / 4) - pass * GROUP_N, q = i % 4;
             if (n8 >= 0 && n8 < GROUP_N) {
-                const int off = first[q] + Tile::place_step(s, n8);
-                float x = alpha * acc[i];
-                if constexpr (C_VIA_LDS) x += beta * gt_to_f32(*reinterpret_cast<const TD*>(c_in + off));
-                *reinterpret_cast<TD*>(out + off) = gt_from_f32<TD>(x);
+                put(out, c_in, first[q] + Tile::place_step(s, n8), acc[i], alpha, beta);
             }
         }
     }
@@ -134,12 +139,8 @@ struct GtOutStaging {
                 int m, n;
                 Mainloop::acc_coord(pos.lane, i, m, n);
                 n += pos.wn0 - own_n0(pos.tid) - pass * GROUP_N;
-                if (PASSES == 1 || (n >= 0 && n < GROUP_N)) {
-                    const int off = Tile::byte_off(pos.wm0 + m, n);
-                    float x = alpha * acc[i];
-                    if constexpr (C_VIA_LDS) x += beta * gt_to_f32(*reinterpret_cast<const TD*>(c_in + off));
-                    *reinterpret_cast<TD*>(out + off) = gt_from_f32<TD>(x);
-                }
+                if (PASSES == 1 || (n >= 0 && n < GROUP_N))
+                    put(out, c_in, Tile::byte_off(pos.wm0 + m, n), acc[i], alpha, beta);
             }
         }
         // The tensor-map stores read LDS through the async proxy.
