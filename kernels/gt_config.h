@@ -44,6 +44,11 @@
 #ifndef GT_TRANSPOSE_LDS
 #define GT_TRANSPOSE_LDS 0
 #endif
+// EdgeShift (the warp-level LDS paths): edge tiles are computed shifted back inside the
+// matrix (scheduler/gt_tile_map.h, GtEdgeShift).
+#ifndef GT_EDGE_SHIFT
+#define GT_EDGE_SHIFT 0
+#endif
 #ifndef GT_CLUSTER_N
 #define GT_CLUSTER_N 1
 #endif

@@ -121,15 +121,17 @@ template <class Cfg, class Mainloop> struct GtEpilogue {
 
     // The staged tile at (m0, n0) of batch `batch` goes out in SVW-element vectors along M: to
     // D with alpha/beta applied, or (split-K with a reduction kernel) as split `split`'s f32
-    // partial.
+    // partial. Its first dm rows and dn columns stay out (dm a multiple of SVW): an edge tile
+    // computed shifted back inside the matrix (scheduler/gt_tile_map.h, GtEdgeShift) overlaps
+    // the tile before it by as much, and that tile stores them.
     GT_DEVICE static void store(const GtGemmArgs& args, const float* ctile, int m0, int n0, int batch, int split,
-                                int tid) {
+                                int tid, int dm = 0, int dn = 0) {
         const gt_i64 M = args.m, N = args.n;
         constexpr int VPC = MT0 / SVW;
         for (int v = tid; v < MT1 * VPC; v += Cfg::THREADS) {
             const int n = v / VPC, m = (v % VPC) * SVW;
             const gt_i64 gm = m0 + m, gn = n0 + n;
-            if (gn >= N || gm >= M) continue;
+            if (gn >= N || gm >= M || m < dm || n < dn) continue;
             const int count = (M - gm) < SVW ? int(M - gm) : SVW;
             float x[SVW];
             gt_read_run<SVW>(ctile + off(m, n), x, v % Cfg::WAVE);

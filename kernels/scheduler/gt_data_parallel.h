@@ -7,7 +7,9 @@
 // tile that finishes last (GSU<n>K, epilogue/gt_fixup.h). A whole warpgroup tile whose D the
 // tensor maps can write (GtCfg::STORE_D_TMA) goes out through `TmaEpilogue` instead: staged in
 // D's type by matrix stores (blended with C's tile, loaded in place through a tensor map of C,
-// where beta reads it), stored by one thread (epilogue/gt_epilogue_tma.h).
+// where beta reads it), stored by one thread (epilogue/gt_epilogue_tma.h). On the warp-level
+// LDS paths an edge tile is computed shifted back inside the matrix, and its store leaves out
+// what the tile before it stores (scheduler/gt_tile_map.h, GtEdgeShift).
 #pragma once
 
 template <class Cfg, class Mainloop, class Epilogue, class TmaEpilogue> struct GtDataParallel {
@@ -71,7 +73,20 @@ template <class Cfg, class Mainloop, class Epilogue, class TmaEpilogue> struct G
                 const gt_u32 tile = gt_u32(batch) * gridDim.x + blockIdx.x;
                 if (!GtSharedTile<Cfg>::finish_split(args, ctile, tile, split, tid, &last_split)) return;
             }
-            if (tid < Cfg::THREADS) Epilogue::store(args, ctile, tm * MT0, tn * MT1, batch, split, tid);
+            if (tid < Cfg::THREADS) {
+                int m0 = tm * MT0, n0 = tn * MT1;
+                if constexpr (GtEdgeShift<Cfg>::SHIFTS) {
+                    // The shift is worked out again here, from an opaque copy of the tile's
+                    // place, not kept from before the main loop: kept, it changed the 256x128
+                    // f32 FMA kernel's registers (240 for 242) and its loop's schedule (4096^3,
+                    // PM3, 2856 us against 2750, one H200 call); worked out again, the kernel
+                    // compiles to the registers and loop it had without the shift.
+                    gt_opaque(m0);
+                    gt_opaque(n0);
+                }
+                const int dm = GtEdgeShift<Cfg>::m(m0, M), dn = GtEdgeShift<Cfg>::n(n0, N);
+                Epilogue::store(args, ctile, m0 - dm, n0 - dn, batch, split, tid, dm, dn);
+            }
         };
         if constexpr (Cfg::PRODUCER_WARPGROUP) {
             // The producer warpgroup's path never joins the warpgroups' (mainloop/
@@ -84,7 +99,9 @@ template <class Cfg, class Mainloop, class Epilogue, class TmaEpilogue> struct G
                 },
                 epilogue);
         } else {
-            Mainloop::run(args, smem, pos, tm * MT0, tn * MT1, batch, kr, acc);
+            // An edge tile is computed shifted back inside the matrix (GtEdgeShift).
+            Mainloop::run(args, smem, pos, tm * MT0 - GtEdgeShift<Cfg>::m(tm * MT0, M),
+                          tn * MT1 - GtEdgeShift<Cfg>::n(tn * MT1, N), batch, kr, acc);
             epilogue();
         }
     }

@@ -7,7 +7,9 @@
 // (epilogue/gt_fixup.h). One pipeline runs over a workgroup's whole range: the loads run ahead
 // across tile boundaries, so a tile change costs no pipeline drain and refill. The output tile
 // is staged in its own LDS region after the stage ring, so it can be written out while the
-// next tile's operands are in flight.
+// next tile's operands are in flight. On the warp-level LDS paths an edge tile is computed
+// shifted back inside the matrix, and its store leaves out what the tile before it stores
+// (scheduler/gt_tile_map.h, GtEdgeShift).
 //
 // Iteration counts are 32-bit (the space refuses stream-K beyond 2^31 iterations): this
 // bookkeeping stays live across the main loop, and 64-bit values there cost registers the
@@ -67,16 +69,23 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtStreamKScheduler {
         // The producer walks the range in order, tracking its tile instead of dividing per load:
         // `load_next(issue)` has `issue(slot)` start the loads of its current iteration, then
         // moves it on.
+        // An edge tile is loaded shifted back inside the matrix (GtEdgeShift); `finish` stores
+        // only its own part.
+        auto place_loads = [&](gt_u32 tile, int& m0, int& n0, int& batch) {
+            place(tile, m0, n0, batch);
+            m0 -= GtEdgeShift<Cfg>::m(m0, M);
+            n0 -= GtEdgeShift<Cfg>::n(n0, N);
+        };
         gt_u32 ld_tile = w_begin / kt;
         int ld_k = int(w_begin - ld_tile * kt), ld_m0, ld_n0, ld_batch;
-        place(ld_tile, ld_m0, ld_n0, ld_batch);
+        place_loads(ld_tile, ld_m0, ld_n0, ld_batch);
         GtRingPos<STAGES> ld_pos(0);
         auto load_next = [&](auto issue) {
             issue(ld_pos.slot);
             ld_pos.next();
             if (++ld_k == ktiles) {
                 ld_k = 0;
-                place(++ld_tile, ld_m0, ld_n0, ld_batch);
+                place_loads(++ld_tile, ld_m0, ld_n0, ld_batch);
             }
         };
         // The consumer finishes a tile at its last iteration in this range.
@@ -85,11 +94,12 @@ template <class Cfg, class Mainloop, class Epilogue> struct GtStreamKScheduler {
             const gt_u32 tile = (w_begin + gt_u32(i)) / kt, first = tile * kt;
             int m0, n0, batch;
             place(tile, m0, n0, batch);
+            const int dm = GtEdgeShift<Cfg>::m(m0, M), dn = GtEdgeShift<Cfg>::n(n0, N);
             Epilogue::stage(stile, acc, pos);
             gt_barrier();
             const bool whole = first >= w_begin && first + kt <= w_end;
             if (whole || fixup(args, stile, sk, tile, first, kt, tid, &last_flag))
-                Epilogue::store(args, stile, m0, n0, batch, 0, tid);
+                Epilogue::store(args, stile, m0 - dm, n0 - dn, batch, 0, tid, dm, dn);
             gt_barrier();  // the staging tile is read out before the next tile is staged
 #pragma unroll
             for (int j = 0; j < ACC; ++j) acc[j] = 0.0f;

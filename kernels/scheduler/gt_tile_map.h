@@ -2,8 +2,37 @@
 // consecutive workgroups walk down a group of WGM tile rows (along M) before moving to the next
 // tile column, so the B columns they share stay in L2. ClusterM x ClusterN: the workgroups of a
 // cluster take a block of neighbouring tiles; those of one row share their A tile, those of
-// one column their B tile (layout/gt_cluster_layout.h).
+// one column their B tile (layout/gt_cluster_layout.h). GtEdgeShift: where the warp-level LDS
+// paths compute an edge tile.
 #pragma once
+
+// How far back the warp-level LDS paths compute an edge tile: a tile at mn0 that runs past
+// `lim` (M or N) is computed at lim - MT instead, inside the matrix, where its loads need no
+// bounds tests and take the interior tiles' loop; its store leaves out the rows or columns
+// the tile before it stores (GtEpilogue::store). Not where the matrix is narrower than a
+// tile, nor where the shifted start would break the operand's vectors along mn
+// (GlobalReadVectorWidth elements, where the operand is M- or N-contiguous) or the store's
+// along M (StoreVectorWidth). The warpgroup path's tensor maps fill what lies outside the
+// matrix by themselves. (Shifting the accumulators in the staging instead took one register
+// more: 129 for a 128x128 FMA tile on 256 threads, one workgroup a compute unit instead of
+// two, 256^3 x64 f32 in 71 us against 58.4.) In a one-wave grid the edge tiles set the kernel's time:
+// on an H200, f32 NT on 256x128x16 (cuBLASLt 331 us), 2048x2048x2048 ran in 355.6 us,
+// 2000x2048x2048 in 390.7 unshifted and 345.5 shifted, 2000^3 in 382.3 and 338.8.
+template <class Cfg> struct GtEdgeShift {
+    // GT_EDGE_SHIFT: the host names it only where the problem has such an edge tile, so that
+    // kernels of whole tiles compile without the bookkeeping.
+    static constexpr bool SHIFTS = GT_EDGE_SHIFT && !Cfg::WGMMA && !Cfg::GEMV;
+    template <int MT, int ALIGN> GT_DEVICE static int by(int mn0, gt_i64 lim) {
+        if (!SHIFTS || mn0 + MT <= lim || lim < MT || (lim - MT) % ALIGN != 0) return 0;
+        return int(mn0 + MT - lim);
+    }
+    GT_DEVICE static int m(int m0, gt_i64 M) {
+        constexpr int LOADS = Cfg::TRANS_A ? 1 : Cfg::GRVW;
+        constexpr int SVW = Cfg::SVW;
+        return by<Cfg::MT0, (LOADS % SVW == 0 ? LOADS : SVW % LOADS == 0 ? SVW : LOADS * SVW)>(m0, M);
+    }
+    GT_DEVICE static int n(int n0, gt_i64 N) { return by<Cfg::MT1, Cfg::TRANS_B ? Cfg::GRVW : 1>(n0, N); }
+};
 
 template <int WGM> GT_DEVICE void gt_tile_of(int id, int tiles_m, int tiles_n, int& tm, int& tn) {
     const int per_group = WGM * tiles_n;

@@ -838,6 +838,12 @@ fn scheduler_defines(s: &PartSpec, b: &mut DefineBlock) {
             b.def("GT_GEMV_B_VECTORS", b_vectors);
         }
     }
+    // Edge tiles computed shifted back inside the matrix; named only where the problem has
+    // an edge tile the shift applies to, so that the kernels of whole tiles compile as they
+    // did (the shift's bookkeeping cost small tiles registers).
+    if edge_shift(c, s.p) {
+        b.def("GT_EDGE_SHIFT", 1);
+    }
     // Clusters sharing A or B (constraints::cluster); named only when set.
     if c.cn > 1 {
         b.def("GT_CLUSTER_N", c.cn);
@@ -899,6 +905,33 @@ fn pack_defines(s: &PartSpec, b: &mut DefineBlock) {
     if let Some(m) = mode(k_b, mn_b, stored.k_contiguous(false)) {
         b.def("GT_PACK_B", m);
     }
+}
+
+/// Whether the warp-level LDS paths compute some edge tile of `p` shifted back inside the
+/// matrix (kernels/scheduler/gt_tile_map.h, `GtEdgeShift`, which tests the same at run time):
+/// M or N past a whole number of tiles, at least one tile wide, the shifted start on the
+/// operand's vectors along M or N (where it is M- or N-contiguous) and on the store's along M.
+fn edge_shift(c: &KernelConfig, p: &GemmProblem) -> bool {
+    if is_wgmma(c) || c.gv > 0 {
+        return false;
+    }
+    let shifts = |lim: i64, tile: u32, align: u32| {
+        let tile = i64::from(tile);
+        lim > tile && lim % tile != 0 && (lim - tile) % i64::from(align) == 0
+    };
+    let vec = |contiguous: bool| if contiguous { c.grvw } else { 1 };
+    let align_m = lcm(vec(!p.trans_a.is_t()), c.svw);
+    shifts(p.m, c.mt0, align_m) || shifts(p.n, c.mt1, vec(p.trans_b.is_t()))
+}
+
+fn lcm(a: u32, b: u32) -> u32 {
+    let gcd = |mut x: u32, mut y: u32| {
+        while y != 0 {
+            (x, y) = (y, x % y);
+        }
+        x
+    };
+    a / gcd(a, b) * b
 }
 
 /// The warpgroup mainloop (MI 64x8x16, 64x8x32): the instruction's N, the operands' LDS chunks
@@ -1061,6 +1094,38 @@ mod tests {
             assert_eq!(depth, 0, "kernels/{name}: unbalanced #if");
             assert!(deepest <= 1, "kernels/{name}: #if nested {deepest} deep");
         }
+    }
+
+    #[test]
+    fn edge_tiles_shift_only_where_the_shifted_start_keeps_the_vectors() {
+        let fma = KernelConfig::parse(
+            "MT256x128x16_MI1x1x1_WG4x2_PGR4_PLR1_LPA4_LPB4_SW0_GSU1_WGM8_GRVW4_SVW2_SU0",
+        )
+        .unwrap();
+        let nt = |m, n| GemmProblem::with_layout(m, n, 2000, Trans::N, Trans::T);
+        let block =
+            |p: &GemmProblem| defines(&fma, p, &target()).contains("#define GT_EDGE_SHIFT 1\n");
+        // M or N past whole tiles, the shifted starts on the 4-element vectors: named.
+        assert!(edge_shift(&fma, &nt(2000, 2048)) && block(&nt(2000, 2048)));
+        assert!(edge_shift(&fma, &nt(2048, 2004)) && edge_shift(&fma, &nt(2000, 2000)));
+        // Whole tiles, narrower than one, or an N-contiguous B whose N - 128 is off its
+        // vectors: the blocks stay as they were.
+        assert!(!edge_shift(&fma, &nt(2048, 2048)) && !block(&nt(2048, 2048)));
+        assert!(!edge_shift(&fma, &nt(100, 100)) && !edge_shift(&fma, &nt(2048, 2001)));
+        // An M-contiguous A whose M - 256 is off its vectors, N whole: none. K-contiguous, the
+        // same M shifts by whole rows, but the store's 2-element vectors along M need an even M.
+        assert!(!edge_shift(&fma, &nt(2001, 2048)));
+        let tn = |m| GemmProblem::with_layout(m, 2048, 2000, Trans::T, Trans::N);
+        assert!(edge_shift(&fma, &tn(2002)) && !edge_shift(&fma, &tn(2001)));
+        // The warpgroup path's tensor maps need none.
+        let wgmma = KernelConfig::parse(
+            "MT128x112x64_MI64x8x16_WG8x1_PGR6_PLR0_LPA0_LPB0_SW1_GSU2R_WGM8_GRVW8_SVW8_SU0",
+        )
+        .unwrap();
+        assert!(!edge_shift(
+            &wgmma,
+            &GemmProblem::with_layout(2000, 2000, 2000, Trans::N, Trans::T)
+        ));
     }
 
     #[test]
@@ -1677,12 +1742,31 @@ mod tests {
         // more blocks with that line (the beta problems'), none otherwise changed; and again
         // when the persistent kernel's C came through its operand ring where the ring holds
         // C's column groups: the 48 blocks with a `GT_C_STEPS` line (beta problems' persistent
-        // kernels, their `GT_C_STAGES` line gone where they had one).
+        // kernels, their `GT_C_STAGES` line gone where they had one); and again when the
+        // warp-level LDS paths computed edge tiles shifted back inside the matrix: a
+        // `GT_EDGE_SHIFT` line in the blocks of problems with such an edge tile, every block
+        // otherwise unchanged (checked here, the line left out).
         let persistent_stream_k = |c: &KernelConfig| c.pk > 0 && c.gsu_algo == GsuAlgo::StreamK;
         let mut before = Sha256::new();
         for (c, p, t) in blocks.iter().filter(|b| !persistent_stream_k(&b.0)) {
-            before.update(defines(c, p, t).replace("#define GT_STORE_D_TMA 1\n", ""));
+            before.update(
+                defines(c, p, t)
+                    .replace("#define GT_STORE_D_TMA 1\n", "")
+                    .replace("#define GT_EDGE_SHIFT 1\n", ""),
+            );
         }
+        let edge_shifts = blocks
+            .iter()
+            .filter(|(c, p, t)| defines(c, p, t).contains("#define GT_EDGE_SHIFT 1\n"))
+            .count();
+        assert_eq!(
+            edge_shifts,
+            blocks.iter().filter(|(c, p, _)| edge_shift(c, p)).count()
+        );
+        assert_eq!(edge_shifts, 17580);
+        assert!(blocks
+            .iter()
+            .all(|(c, p, _)| !(is_wgmma(c) && edge_shift(c, p))));
         let tma_stores = blocks
             .iter()
             .filter(|(c, p, t)| defines(c, p, t).contains("#define GT_STORE_D_TMA 1\n"))
@@ -1714,7 +1798,7 @@ mod tests {
         assert_eq!(count(&persistent_stream_k), 216);
         assert_eq!(
             format!("{:x}", h.finalize()),
-            "eccd1b1f10fe886f781b13bbd85e15b43d953a06a3bb92a34f3f9fc8dd66a4e9"
+            "efa5325b7af4585f2e770dc993f60bd637b64761f4e02bcb59b6d6f38422b83f"
         );
     }
 }
