@@ -60,17 +60,6 @@ GT_DEVICE void gt_pause() {
 #endif
 }
 
-// Hides `x`'s value from the optimiser at this point, so that what is computed from it here
-// is computed here rather than kept live from an equal value computed earlier (NVIDIA; a no-op
-// on AMD, where it has not been measured).
-GT_DEVICE void gt_opaque(int& x) {
-#if !GT_VENDOR_AMD
-    asm volatile("" : "+r"(x));
-#else
-    (void)x;
-#endif
-}
-
 // Programmatic dependent launch (sm_90+). A kernel launched as a dependent of the one before
 // it on the stream may start before that one ends: it waits in gt_wait_for_primary until the
 // primary has finished and its writes are visible. The primary lets its dependents start as

@@ -47,6 +47,9 @@ template <class Cfg, class Mainloop, class Epilogue, class TmaEpilogue> struct G
 #pragma unroll
         for (int i = 0; i < Mainloop::ACC; ++i) acc[i] = 0.0f;
         const GtKRange<DU> kr{kt_begin, kt_count, kt_start};
+        // Where the tile is computed: an edge tile shifted back inside the matrix (GtEdgeShift).
+        const int m0s = tm * MT0 - GtEdgeShift<Cfg>::m(tm * MT0, M);
+        const int n0s = tn * MT1 - GtEdgeShift<Cfg>::n(tn * MT1, N);
         // What follows the main loop: the tile's stores (every thread of the launch takes part
         // in the barriers; the producer, if any, stores nothing).
         auto epilogue = [&]() {
@@ -74,18 +77,18 @@ template <class Cfg, class Mainloop, class Epilogue, class TmaEpilogue> struct G
                 if (!GtSharedTile<Cfg>::finish_split(args, ctile, tile, split, tid, &last_split)) return;
             }
             if (tid < Cfg::THREADS) {
-                int m0 = tm * MT0, n0 = tn * MT1;
                 if constexpr (GtEdgeShift<Cfg>::SHIFTS) {
-                    // The shift is worked out again here, from an opaque copy of the tile's
-                    // place, not kept from before the main loop: kept, it changed the 256x128
-                    // f32 FMA kernel's registers (240 for 242) and its loop's schedule (4096^3,
-                    // PM3, 2856 us against 2750, one H200 call); worked out again, the kernel
-                    // compiles to the registers and loop it had without the shift.
-                    gt_opaque(m0);
-                    gt_opaque(n0);
+                    // The tile's place is recovered from where it was computed (the shift is
+                    // less than a tile), so that only the latter stays live across the main
+                    // loop. Two values more across it took a 128x128 f32 tile on 256 threads
+                    // to 129 registers, one workgroup a compute unit instead of two (H200,
+                    // 256^3 x64 in 71 us against 58.4), and moved the 256x128 kernel's schedule
+                    // (4096^3 PM3 2856 against 2750).
+                    const int dm = (m0s + MT0 - 1) / MT0 * MT0 - m0s, dn = (n0s + MT1 - 1) / MT1 * MT1 - n0s;
+                    Epilogue::store(args, ctile, m0s, n0s, batch, split, tid, dm, dn);
+                } else {
+                    Epilogue::store(args, ctile, m0s, n0s, batch, split, tid);
                 }
-                const int dm = GtEdgeShift<Cfg>::m(m0, M), dn = GtEdgeShift<Cfg>::n(n0, N);
-                Epilogue::store(args, ctile, m0 - dm, n0 - dn, batch, split, tid, dm, dn);
             }
         };
         if constexpr (Cfg::PRODUCER_WARPGROUP) {
@@ -99,9 +102,7 @@ template <class Cfg, class Mainloop, class Epilogue, class TmaEpilogue> struct G
                 },
                 epilogue);
         } else {
-            // An edge tile is computed shifted back inside the matrix (GtEdgeShift).
-            Mainloop::run(args, smem, pos, tm * MT0 - GtEdgeShift<Cfg>::m(tm * MT0, M),
-                          tn * MT1 - GtEdgeShift<Cfg>::n(tn * MT1, N), batch, kr, acc);
+            Mainloop::run(args, smem, pos, m0s, n0s, batch, kr, acc);
             epilogue();
         }
     }

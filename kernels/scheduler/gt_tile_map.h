@@ -13,14 +13,17 @@
 // tile, nor where the shifted start would break the operand's vectors along mn
 // (GlobalReadVectorWidth elements, where the operand is M- or N-contiguous) or the store's
 // along M (StoreVectorWidth). The warpgroup path's tensor maps fill what lies outside the
-// matrix by themselves. (Shifting the accumulators in the staging instead took one register
-// more: 129 for a 128x128 FMA tile on 256 threads, one workgroup a compute unit instead of
-// two, 256^3 x64 f32 in 71 us against 58.4.) In a one-wave grid the edge tiles set the kernel's time:
-// on an H200, f32 NT on 256x128x16 (cuBLASLt 331 us), 2048x2048x2048 ran in 355.6 us,
-// 2000x2048x2048 in 390.7 unshifted and 345.5 shifted, 2000^3 in 382.3 and 338.8.
+// matrix by themselves. In a one-wave grid the edge tiles set the kernel's time: on an H200,
+// f32 NT on 256x128x16 (cuBLASLt 331 us), 2048x2048x2048 ran in 355.6 us, 2000x2048x2048 in
+// 390.7 unshifted and 345.5 shifted, 2000^3 in 382.3 and 338.8. (Moving the accumulators in
+// the staging instead of leaving rows out of the store cost a stream-K mma.sync kernel 48
+// bytes of spills.)
 template <class Cfg> struct GtEdgeShift {
     // GT_EDGE_SHIFT: the host names it only where the problem has such an edge tile, so that
-    // kernels of whole tiles compile without the bookkeeping.
+    // kernels of whole tiles compile without the bookkeeping (carried by every kernel, it
+    // pushed tiles at 128 or 64 registers past them, so fewer workgroups fit a compute unit:
+    // 256^3 x64 f32 on 128x128x16 in 71 us against 58.4, 17^3 x50000 f16 on 32x32 in 186.5
+    // against 181.3).
     static constexpr bool SHIFTS = GT_EDGE_SHIFT && !Cfg::WGMMA && !Cfg::GEMV;
     template <int MT, int ALIGN> GT_DEVICE static int by(int mn0, gt_i64 lim) {
         if (!SHIFTS || mn0 + MT <= lim || lim < MT || (lim - MT) % ALIGN != 0) return 0;
