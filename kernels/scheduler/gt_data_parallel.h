@@ -80,10 +80,9 @@ template <class Cfg, class Mainloop, class Epilogue, class TmaEpilogue> struct G
                 if constexpr (GtEdgeShift<Cfg>::SHIFTS) {
                     // The tile's place is recovered from where it was computed (the shift is
                     // less than a tile), so that only the latter stays live across the main
-                    // loop. Two values more across it took a 128x128 f32 tile on 256 threads
-                    // to 129 registers, one workgroup a compute unit instead of two (H200,
-                    // 256^3 x64 in 71 us against 58.4), and moved the 256x128 kernel's schedule
-                    // (4096^3 PM3 2856 against 2750).
+                    // loop: with the shift kept beside it, ptxas took the 1000^3 f32 kernel on
+                    // 128x128x16 (two stages, 256 threads) to 129 registers, one workgroup a
+                    // compute unit instead of two.
                     const int dm = (m0s + MT0 - 1) / MT0 * MT0 - m0s, dn = (n0s + MT1 - 1) / MT1 * MT1 - n0s;
                     Epilogue::store(args, ctile, m0s, n0s, batch, split, tid, dm, dn);
                 } else {
