@@ -30,9 +30,9 @@ template <class Cfg> struct GtEdgeShift {
         return int(mn0 + MT - lim);
     }
     GT_DEVICE static int m(int m0, gt_i64 M) {
+        // Both widths are powers of two: the larger is a multiple of the other.
         constexpr int LOADS = Cfg::TRANS_A ? 1 : Cfg::GRVW;
-        constexpr int SVW = Cfg::SVW;
-        return by<Cfg::MT0, (LOADS % SVW == 0 ? LOADS : SVW % LOADS == 0 ? SVW : LOADS * SVW)>(m0, M);
+        return by<Cfg::MT0, (LOADS > Cfg::SVW ? LOADS : Cfg::SVW)>(m0, M);
     }
     GT_DEVICE static int n(int n0, gt_i64 N) { return by<Cfg::MT1, Cfg::TRANS_B ? Cfg::GRVW : 1>(n0, N); }
 };
