@@ -28,6 +28,9 @@
 //                                    tiles (or, stream-K, an even share of all (tile, K
 //                                    tile) units: scheduler/gt_tile_walk.h), its producer
 //                                    warp loading ahead across them
+//                  GtFlatBatches     many small batches, each whole on a group of waves from
+//                                    flat LDS images of its operands (loader/gt_flat_copy.h,
+//                                    mainloop/gt_flat_batch.h: FMAs)
 //                  GtGemvRows        rows of A by K splits (the GEMV path, N <= 8: its own
 //                                    mainloops, dot products straight from global memory
 //                                    with FMAs, mainloop/gt_gemv.h, or on the matrix cores,
@@ -63,10 +66,12 @@
 #include "loader/gt_transpose_loader.h"
 #include "loader/gt_kpack_loader.h"
 #include "loader/gt_pack_kernel.h"
+#include "loader/gt_flat_copy.h"
 #include "mainloop/gt_warp_mma.h"
 #include "mainloop/gt_fma.h"
 #include "mainloop/gt_mainloop_lds.h"
 #include "mainloop/gt_gemv.h"
+#include "mainloop/gt_flat_batch.h"
 #if !GT_VENDOR_AMD
 #include "atom/gt_sm90.h"
 #include "loader/gt_tma_loader.h"
@@ -84,6 +89,7 @@
 #include "scheduler/gt_data_parallel.h"
 #include "scheduler/gt_stream_k.h"
 #include "scheduler/gt_gemv_rows.h"
+#include "scheduler/gt_flat_batches.h"
 #if !GT_VENDOR_AMD
 #include "epilogue/gt_c_direct.h"
 #include "epilogue/gt_c_ring.h"
@@ -115,7 +121,9 @@ template <class Cfg> struct GtCompose {
                             GtDataParallel<Cfg, Mainloop, Epilogue, TmaStoreEpilogue>>::type TileScheduler;
     typedef typename GtPick<Cfg::PERSISTENT, PersistentScheduler, TileScheduler>::type TiledScheduler;
     // The GEMV path is a mainloop and schedule of its own: no tiles, no LDS operands.
-    typedef typename GtPick<Cfg::GEMV, GtGemvRows<Cfg>, TiledScheduler>::type Scheduler;
+    typedef typename GtPick<Cfg::GEMV, GtGemvRows<Cfg>, TiledScheduler>::type RowScheduler;
+    // So is the flat batch path: each small batch whole from flat LDS images of its operands.
+    typedef typename GtPick<Cfg::FLAT_BATCH, GtFlatBatches<Cfg>, RowScheduler>::type Scheduler;
 };
 typedef GtCompose<GtCfg> GtKernel;
 

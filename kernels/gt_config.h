@@ -100,6 +100,11 @@
 #ifndef GT_GEMV_B_VECTORS
 #define GT_GEMV_B_VECTORS 0
 #endif
+// The flat batch path (mainloop/gt_flat_batch.h, scheduler/gt_flat_batches.h): many small
+// batches, each computed whole by a group of waves from flat LDS images of its operands.
+#ifndef GT_FLAT_BATCH
+#define GT_FLAT_BATCH 0
+#endif
 #ifndef GT_PACK_A
 #define GT_PACK_A 0
 #endif
@@ -112,6 +117,23 @@ __host__ __device__ constexpr int gt_min(int a, int b) { return a < b ? a : b; }
 __host__ __device__ constexpr int gt_abs(int a) { return a < 0 ? -a : a; }
 // Largest power of two dividing x (x > 0).
 __host__ __device__ constexpr int gt_pow2_factor(int x) { return x & -x; }
+// The lanes along M of a grid of `lanes` lanes over a t0 x t1 tile: the power of two LM that
+// gives every lane a whole t0 / LM x t1 / (lanes / LM) sub-tile, the squarest such (the fewest
+// LM on a tie); 0 where none does. The FMA path's lanes over a wave tile and the flat batch
+// path's over a batch (constraints::fma_lane_grid on the host).
+__host__ __device__ constexpr int gt_lanes_m(int t0, int t1, int lanes) {
+    int best = 0, best_score = 1 << 30;
+    for (int lm = 1; lm <= lanes; lm *= 2) {
+        const int ln = lanes / lm;
+        if (t0 % lm != 0 || t1 % ln != 0) continue;
+        const int score = gt_abs(t0 / lm - t1 / ln);
+        if (score < best_score) {
+            best = lm;
+            best_score = score;
+        }
+    }
+    return best;
+}
 
 // GtPick<C, X, Y>::type is X when C holds, else Y. Naming a part here does not instantiate
 // it: only the part a kernel picks is compiled, so parts may assert their own preconditions.
@@ -168,6 +190,8 @@ struct GtCfg {
     // Gemv: dot products of A's rows with N <= 8 columns, A straight from global memory.
     static constexpr bool GEMV = GT_GEMV;
     static constexpr int GEMV_B_VECTORS = GT_GEMV_B_VECTORS;
+    // FlatBatch: WavesM batches a workgroup, each whole on WavesN waves, from LDS images.
+    static constexpr bool FLAT_BATCH = GT_FLAT_BATCH;
     static constexpr bool GSU_ATOMIC = GT_GSU_ATOMIC;
     // The split partials are summed in the main kernel by the last split of each tile to
     // finish (GSU<n>K) instead of by the reduction kernel.

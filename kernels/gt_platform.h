@@ -163,6 +163,10 @@ template <class T> GT_DEVICE gt_u32 gt_pack2_from_f32(float lo, float hi) {
 template <class T> GT_DEVICE T gt_zero() { return T(); }
 
 // ---- vector types for memory operations of 2, 4, 8 and 16 bytes ----------------------------
+// Four floats moved as one 16-byte vector (the epilogue's staged runs, the fix-ups' partial
+// tiles, the flat batch path's converted chunks).
+struct __align__(16) GtF4 { float x, y, z, w; };
+
 template <int BYTES> struct GtVec;
 template <> struct GtVec<1> { typedef unsigned char type; };
 template <> struct GtVec<2> { typedef gt_u16 type; };
@@ -304,3 +308,13 @@ template <int N> GT_DEVICE void gt_copy_wait() {
 }
 
 GT_DEVICE void gt_barrier() { __syncthreads(); }
+// Orders one wave's LDS writes before its own reads of them, where each wave works alone (the
+// flat batch path's waves that each own a batch): a warp barrier on NVIDIA; on AMD the
+// workgroup barrier, which every wave of those kernels reaches.
+GT_DEVICE void gt_wave_sync() {
+#if GT_VENDOR_AMD
+    __syncthreads();
+#else
+    __syncwarp();
+#endif
+}

@@ -196,6 +196,7 @@ fn sample_configs() -> Vec<(GemmProblem, KernelConfig)> {
         tlds: 0,
         pu: 0,
         pm: 0,
+        fb: 0,
     };
     let mut out = Vec::new();
     let layouts = [

@@ -6,8 +6,6 @@
 // sums (atomically added for GSU<n>A).
 #pragma once
 
-// Four floats moved as one 16-byte vector (staged runs here, partial tiles in the fix-ups).
-struct __align__(16) GtF4 { float x, y, z, w; };
 
 // Reads the staged run of V floats at `src` (V-aligned) as vectors. For V = 8, lanes of odd
 // quads read their second half first: eight lanes reading 32-byte runs 32 bytes apart would
@@ -62,7 +60,8 @@ GT_DEVICE void gt_write_d(const GtGemmArgs& args, const float (&x)[V], gt_i64 ba
             if (e < count) y[e] += args.beta * gt_to_f32(C[e]);
     }
     constexpr int VB = V * int(sizeof(TD));
-    if (count == V && gt_aligned(D, VB)) {
+    // (One element is always aligned to itself: no test.)
+    if (count == V && (V == 1 || gt_aligned(D, VB))) {
         typename GtVec<VB>::type pack;
         TD* t = reinterpret_cast<TD*>(&pack);
 #pragma unroll

@@ -62,20 +62,7 @@ template <class View, int F, int L> struct GtFmaOperand {
 
 template <class Cfg, class ViewA, class ViewB> struct GtFma {
     static constexpr int WT0 = Cfg::WT0, WT1 = Cfg::WT1, WAVE = Cfg::WAVE;
-    __host__ __device__ static constexpr int lanes_m() {
-        int best = 0, best_score = 1 << 30;
-        for (int lm = 1; lm <= WAVE; lm *= 2) {
-            const int ln = WAVE / lm;
-            if (WT0 % lm != 0 || WT1 % ln != 0) continue;
-            const int score = gt_abs(WT0 / lm - WT1 / ln);
-            if (score < best_score) {
-                best = lm;
-                best_score = score;
-            }
-        }
-        return best;
-    }
-    static constexpr int LM = lanes_m();
+    static constexpr int LM = gt_lanes_m(WT0, WT1, WAVE);
     static_assert(LM > 0, "FMA wave tile must give every lane a whole sub-tile");
     static constexpr int LN = WAVE / LM, FM = WT0 / LM, FN = WT1 / LN;
     static constexpr int ACC = FM * FN;

@@ -14,7 +14,9 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
 use crate::device::sim::model_time_us;
-use crate::space::{constraints, KernelConfig, ParamId, Space, SpaceError, GEMV_FIXED};
+use crate::space::{
+    constraints, KernelConfig, ParamId, Space, SpaceError, FLAT_BATCH_FIXED, GEMV_FIXED,
+};
 
 /// Most points (valid or not) a sweep enumerates: about 45 s of constraint checks. The
 /// whole bf16 space of a Hopper GPU (138 million points per LDS layout, with the pinned
@@ -43,34 +45,54 @@ const LDS_LAYOUTS: [(Option<i64>, i64); 2] = [(None, 0), (Some(0), 1)];
 /// The sweep spaces: `space` with the minor parameters pinned, once per LDS layout (unless
 /// the user fixes the layout), then the user's fixes applied.
 pub fn sweep_spaces(space: &Space, fixes: &[(String, String)]) -> Result<Vec<Space>, SpaceError> {
-    // The paths to sweep: the tile kernels, the GEMV kernels (N up to 8), or the one a
-    // `--fix Gemv=` names.
+    // The paths to sweep: the tile kernels, the GEMV kernels (N up to 8), the flat batch
+    // kernels (many small batches), or those a `--fix Gemv=` or `--fix FlatBatch=` names.
     let mut paths = space.clone();
     for (name, values) in fixes {
-        if ParamId::from_name(name) == Some(ParamId::Gemv) {
+        if matches!(
+            ParamId::from_name(name),
+            Some(ParamId::Gemv | ParamId::FlatBatch)
+        ) {
             paths.fix(name, values)?;
         }
     }
+    let takes = |id: ParamId, v: i64| paths.domain(id).contains(v);
     let mut out = Vec::new();
-    if paths.domain(ParamId::Gemv).contains(0) {
+    if takes(ParamId::Gemv, 0) && takes(ParamId::FlatBatch, 0) {
         out.extend(layout_spaces(&space.tiles_only(), space, fixes)?);
     }
-    if paths.domain(ParamId::Gemv).contains(1) {
+    if takes(ParamId::Gemv, 1) && takes(ParamId::FlatBatch, 0) {
         if let Some(gemv) = space.gemv_only() {
-            out.push(gemv_sweep_space(gemv, fixes)?);
+            out.push(family_sweep_space(gemv, fixes, ParamId::Gemv, &GEMV_FIXED)?);
+        }
+    }
+    if takes(ParamId::FlatBatch, 1) && takes(ParamId::Gemv, 0) {
+        if let Some(flat) = space.flat_batch_only() {
+            out.push(family_sweep_space(
+                flat,
+                fixes,
+                ParamId::FlatBatch,
+                &FLAT_BATCH_FIXED,
+            )?);
         }
     }
     Ok(out)
 }
 
-/// A sweep of GEMV kernels: every parameter the GEMV path reads stays free (vectors
-/// included: unaligned leading dimensions need narrow ones); the user's fixes narrow it,
-/// except those of parameters a GEMV ignores and those none of whose values a GEMV takes
-/// (`--fix MT1=64` or `--fix PGR=8,12` are about the tile kernels of the same sweep).
-fn gemv_sweep_space(mut s: Space, fixes: &[(String, String)]) -> Result<Space, SpaceError> {
+/// A sweep of GEMV or flat batch kernels (`family` names the path, `fixed` what it ignores):
+/// every parameter the path reads stays free (a GEMV's vectors included: unaligned leading
+/// dimensions need narrow ones); the user's fixes narrow it, except those of parameters the
+/// path ignores and those none of whose values it takes (`--fix MT1=64` or `--fix PGR=8,12`
+/// are about the tile kernels of the same sweep).
+fn family_sweep_space(
+    mut s: Space,
+    fixes: &[(String, String)],
+    family: ParamId,
+    fixed: &[(ParamId, i64)],
+) -> Result<Space, SpaceError> {
     for (name, values) in fixes {
         let ignored = ParamId::from_name(name)
-            .is_some_and(|id| id == ParamId::Gemv || GEMV_FIXED.iter().any(|(f, _)| *f == id));
+            .is_some_and(|id| id == family || fixed.iter().any(|(f, _)| *f == id));
         if ignored {
             continue;
         }

@@ -101,6 +101,10 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
         include_str!("../../kernels/loader/gt_pack_kernel.h"),
     ),
     (
+        "loader/gt_flat_copy.h",
+        include_str!("../../kernels/loader/gt_flat_copy.h"),
+    ),
+    (
         "loader/gt_tma_loader.h",
         include_str!("../../kernels/loader/gt_tma_loader.h"),
     ),
@@ -129,6 +133,10 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
         include_str!("../../kernels/mainloop/gt_gemv.h"),
     ),
     (
+        "mainloop/gt_flat_batch.h",
+        include_str!("../../kernels/mainloop/gt_flat_batch.h"),
+    ),
+    (
         "mainloop/gt_gemv_mma.h",
         include_str!("../../kernels/mainloop/gt_gemv_mma.h"),
     ),
@@ -155,6 +163,10 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
     (
         "scheduler/gt_gemv_rows.h",
         include_str!("../../kernels/scheduler/gt_gemv_rows.h"),
+    ),
+    (
+        "scheduler/gt_flat_batches.h",
+        include_str!("../../kernels/scheduler/gt_flat_batches.h"),
     ),
     (
         "scheduler/gt_stream_k.h",
@@ -355,6 +367,25 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
     let shared_bytes = crate::space::constraints::lds_bytes(cfg, p) as u32;
     let tma = uses_tma(cfg, target).then(|| tma_boxes(cfg, p));
     let tiles = tiles_m * tiles_n * p.batch as u64;
+    if cfg.fb > 0 {
+        // A batch a group of waves, WavesM groups a workgroup, along x
+        // (scheduler/gt_flat_batches.h).
+        return LaunchPlan {
+            symbol: cfg.name(),
+            grid: [(p.batch.max(1) as u32).div_ceil(cfg.wg[0].max(1)), 1, 1],
+            block,
+            shared_bytes,
+            workspace_bytes: 0,
+            zero_workspace: false,
+            flags_bytes: 0,
+            tma: None,
+            tma_c: None,
+            tma_d: None,
+            persistent: false,
+            epilogue: None,
+            packs: Vec::new(),
+        };
+    }
     if cfg.pk > 0 {
         // One workgroup per compute unit (the LDS holds one), walking the tiles; its output
         // tiles go out through a tensor map of D; where beta reads C through LDS, C comes in
@@ -826,6 +857,10 @@ fn scheduler_defines(s: &PartSpec, b: &mut DefineBlock) {
     if c.pk > 0 {
         b.def("GT_PERSISTENT", c.pk);
     }
+    // The flat batch path's own schedule (a batch a group of waves); named only when set.
+    if c.fb > 0 {
+        b.def("GT_FLAT_BATCH", 1);
+    }
     // The GEMV path's own schedule (rows by K splits); named only when set, like the side
     // it runs along (SwapAB: along N, for M up to 8).
     if c.gv > 0 {
@@ -912,7 +947,7 @@ fn pack_defines(s: &PartSpec, b: &mut DefineBlock) {
 /// M or N past a whole number of tiles, at least one tile wide, the shifted start on the
 /// operand's vectors along M or N (where it is M- or N-contiguous) and on the store's along M.
 fn edge_shift(c: &KernelConfig, p: &GemmProblem) -> bool {
-    if is_wgmma(c) || c.gv > 0 {
+    if is_wgmma(c) || c.gv > 0 || c.fb > 0 {
         return false;
     }
     let shifts = |lim: i64, tile: u32, align: u32| {

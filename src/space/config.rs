@@ -168,6 +168,14 @@ pub struct KernelConfig {
     /// Named `_PM<n>` at the end of the kernel name only when set.
     #[serde(default)]
     pub pm: u32,
+    /// FlatBatch: 1 = the flat batch path for many small batched GEMMs
+    /// (`kernels/scheduler/gt_flat_batches.h`): each batch computed whole, with f32 FMAs, by a
+    /// group of WavesN waves from LDS images of its operands copied as the flat ranges of
+    /// memory they occupy; WavesM batches a workgroup; MacroTile0 x MacroTile1 at least the
+    /// batch's M x N. The LDS, pipeline, vector and split parameters have no meaning there and
+    /// stay at fixed values. Named `_FB1` at the end of the kernel name only when set.
+    #[serde(default)]
+    pub fb: u32,
 }
 
 /// The serde default of fields whose neutral value is 1.
@@ -190,7 +198,7 @@ impl KernelConfig {
     /// Whether the config runs the FMA path's tiles: no matrix instruction, and not the GEMV
     /// path (which multiplies with FMAs too, without tiles in LDS).
     pub fn on_fma_path(&self) -> bool {
-        !self.uses_matrix_cores() && self.gv == 0
+        !self.uses_matrix_cores() && self.gv == 0 && self.fb == 0
     }
 
     /// Threads that compute one tile (own its accumulators), for a given wave size: the
@@ -257,6 +265,35 @@ impl KernelConfig {
                 su: 0,
                 pw: 0,
                 pk: 0,
+                cn: 1,
+                cm: 1,
+                tlds: 0,
+                pu: 0,
+                pm: 0,
+                ..self
+            };
+        }
+        if self.fb == 1 {
+            // The flat batch path copies whole 16-byte chunks into LDS images, multiplies
+            // from them and stores element by element, one batch a group: no LDS tiles,
+            // pipeline, vectors, tile order or split.
+            self = KernelConfig {
+                depth_u: 16,
+                pgr: 1,
+                plr: 0,
+                lpa: 0,
+                lpb: 0,
+                swizzle: 0,
+                gsu: 1,
+                gsu_algo: GsuAlgo::Reduce,
+                wgm: 1,
+                grvw: 1,
+                svw: 1,
+                su: 0,
+                pw: 0,
+                sab: 0,
+                pk: 0,
+                gv: 0,
                 cn: 1,
                 cm: 1,
                 tlds: 0,
@@ -338,6 +375,7 @@ impl KernelConfig {
             } else {
                 String::new()
             }
+            + if c.fb > 0 { "_FB1" } else { "" }
     }
 
     /// Parses a canonical name back into the config. Every field must be present, once.
@@ -355,10 +393,10 @@ impl KernelConfig {
                 ))),
             }
         };
-        let mut fields: [Option<&str>; 22] = [None; 22];
-        const PREFIXES: [&str; 22] = [
+        let mut fields: [Option<&str>; 23] = [None; 23];
+        const PREFIXES: [&str; 23] = [
             "MT", "MI", "WG", "PGR", "PLR", "LPA", "LPB", "SW", "GSU", "WGM", "GRVW", "SVW", "SU",
-            "PW", "SAB", "PK", "GV", "CN", "TLDS", "PU", "CM", "PM",
+            "PW", "SAB", "PK", "GV", "CN", "TLDS", "PU", "CM", "PM", "FB",
         ];
         for part in name.trim().split('_') {
             // Longest prefix first so that `SVW` is not read as `SW`... and `SU` after `SVW`.
@@ -423,6 +461,7 @@ impl KernelConfig {
             pu: if fields[19].is_some() { num(19)? } else { 0 },
             cm: if fields[20].is_some() { num(20)? } else { 1 },
             pm: if fields[21].is_some() { num(21)? } else { 0 },
+            fb: if fields[22].is_some() { num(22)? } else { 0 },
         };
         if cfg.pw > 2 {
             return Err(bad(format!("`PW{}`: ProducerWarp is 0, 1 or 2", cfg.pw)));
@@ -438,6 +477,9 @@ impl KernelConfig {
         }
         if cfg.gv > 1 {
             return Err(bad(format!("`GV{}`: Gemv is 0 or 1", cfg.gv)));
+        }
+        if cfg.fb > 1 {
+            return Err(bad(format!("`FB{}`: FlatBatch is 0 or 1", cfg.fb)));
         }
         if cfg.cn == 0 {
             return Err(bad("`CN0`: ClusterN is at least 1".into()));
@@ -511,6 +553,7 @@ mod tests {
             tlds: 0,
             pu: 0,
             pm: 0,
+            fb: 0,
         }
     }
 
@@ -661,6 +704,20 @@ mod tests {
             KernelConfig::parse(&format!("{}_PK1", name.trim_end_matches("_GV1"))).map(|c| c.pk),
             Ok(1)
         );
+    }
+
+    #[test]
+    fn flat_batch_is_named_only_when_set_and_fixes_what_it_ignores() {
+        let mut c = sample();
+        assert!(!c.name().contains("_FB"));
+        c.fb = 1;
+        let name = c.name();
+        // No split, no LDS padding, no vectors: the flat batch path has none of them.
+        assert!(name.ends_with("_GSU1_WGM1_GRVW1_SVW1_SU0_FB1"), "{name}");
+        assert!(name.contains("_PGR1_PLR0_LPA0_LPB0_SW0_"), "{name}");
+        assert_eq!(KernelConfig::parse(&name).unwrap(), c.canonical());
+        assert!(KernelConfig::parse(&name.replace("_FB1", "_FB2")).is_err());
+        assert!(!c.on_fma_path());
     }
 
     #[test]

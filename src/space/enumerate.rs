@@ -32,8 +32,9 @@ use ParamId::*;
 /// rules first, the split before its algorithm (which canonicalisation resets without a
 /// split), the free minor ones last.
 const ORDER: &[ParamId] = &[
-    // Whether a config is a GEMV decides which rules apply at all.
+    // Whether a config is a GEMV or a flat batch decides which rules apply at all.
     Gemv,
+    FlatBatch,
     MatrixInstruction,
     SwapAB,
     MacroTile0,
@@ -86,6 +87,14 @@ pub(super) fn reads(rule: &str) -> Option<&'static [ParamId]> {
             PrefetchGlobalRead,
             GlobalSplitU,
             GlobalSplitUAlgorithm,
+        ],
+        "flat-batch" => &[
+            FlatBatch,
+            MacroTile0,
+            MacroTile1,
+            MatrixInstruction,
+            WavesM,
+            WavesN,
         ],
         "dtype" => &[MatrixInstruction],
         "matrix-instruction" => &[MatrixInstruction],

@@ -89,6 +89,7 @@ impl Space {
     pub fn tiles_only(&self) -> Space {
         let mut s = self.clone();
         s.domain_mut(ParamId::Gemv).restrict(&[0]);
+        s.without_flat_sides();
         let wide: Vec<i64> = (s.domain(ParamId::MacroTile1).values.iter().copied())
             .filter(|&v| v >= 16)
             .collect();

@@ -9,6 +9,7 @@ mod big_tile_waves;
 mod config;
 pub mod constraints;
 mod enumerate;
+mod flat_batch;
 mod fma;
 mod fma_batch;
 mod gemv;
@@ -32,6 +33,7 @@ mod wave_fit;
 
 pub use config::{GsuAlgo, KernelConfig, NameError};
 pub use constraints::Violation;
+pub use flat_batch::FLAT_BATCH_FIXED;
 pub use gemv::GEMV_FIXED;
 pub use param::{pack_mi, unpack_mi, Domain, DomainKind, ParamId};
 pub use tuning_space::{Space, SpaceError};

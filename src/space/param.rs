@@ -38,10 +38,11 @@ pub enum ParamId {
     PackUnaligned,
     ClusterM,
     PackMnMajor,
+    FlatBatch,
 }
 
 impl ParamId {
-    pub const ALL: [ParamId; 26] = [
+    pub const ALL: [ParamId; 27] = [
         ParamId::MacroTile0,
         ParamId::MacroTile1,
         ParamId::DepthU,
@@ -68,6 +69,7 @@ impl ParamId {
         ParamId::PackUnaligned,
         ParamId::ClusterM,
         ParamId::PackMnMajor,
+        ParamId::FlatBatch,
     ];
 
     /// The name used in configs, prompts, TOML files and Tensile exports.
@@ -99,6 +101,7 @@ impl ParamId {
             ParamId::PackUnaligned => "PackUnaligned",
             ParamId::ClusterM => "ClusterM",
             ParamId::PackMnMajor => "PackMNMajor",
+            ParamId::FlatBatch => "FlatBatch",
         }
     }
 
@@ -138,6 +141,7 @@ impl ParamId {
             ParamId::PackUnaligned => "PU",
             ParamId::ClusterM => "CM",
             ParamId::PackMnMajor => "PM",
+            ParamId::FlatBatch => "FB",
         }
     }
 
@@ -169,6 +173,7 @@ impl ParamId {
             ParamId::ClusterM => "on the Hopper wgmma path with the producer warp, workgroups run in clusters of this many along M that share one column of tiles and read their common B tile from L2 once for the cluster (each loads a share, multicast to all); searched where B's rows start on 16-byte but not 32-byte boundaries, opt-in elsewhere; with ClusterN > 1 a block of tiles, at most 8 workgroups; 1 = no cluster",
             ParamId::PackUnaligned => "on the Hopper wgmma path, operands whose rows start on 16-byte but not 32-byte boundaries (a leading dimension such as 3000 or 1000 in bf16, whose tensor-map box rows cost the L2 more requests), and an N-major B whose rows are not whole 128-byte lines (N = 176 in bf16), are first copied K-major into the workspace with rows of whole 128-byte lines by a packing kernel of their own: 1 = A, 2 = B, 3 = both, 0 = read in place; pays where the operand is small next to the work or read many times",
             ParamId::PackMnMajor => "on the FMA path (f32 inputs, MatrixInstruction 1x1x1) on NVIDIA, operands that are K-contiguous in memory (A with transA=T, B with transB=N) are first copied M- or N-major into the workspace by a transposing kernel of their own: 1 = A, 2 = B, 3 = both, 0 = read in place; the main loop then copies them into LDS as they lie (cp.async, deeper pipelines pay) instead of through registers with transposed LDS writes; M- or N-contiguous operands whose rows start off the 16-byte grid (a leading dimension of 4095) are copied onto aligned rows as they lie, so the main loop reads them in 16-byte vectors; the copy costs a read and a write of the operand, small next to the multiply-adds of large GEMMs",
+            ParamId::FlatBatch => "1 = the flat batch path for many small batched GEMMs (each batch at most 128 x 128 outputs): a group of WavesN waves computes one batch whole with f32 FMAs, from LDS images of its A and B copied as the flat ranges of memory they occupy (16-byte chunks, whatever the leading dimensions), WavesM batches a workgroup; MacroTile0 x MacroTile1 covers the batch's M x N and sets each lane's sub-tile; MatrixInstruction 1x1x1; the LDS, pipeline, vector and split parameters at fixed values; wins where the batches' rows are off the 16-byte grid (17, 33, 45 ...) and small",
             ParamId::SwapAB => "1 = on the Hopper wgmma path, compute the transposed tile (B^T A^T): the instruction's 64-row slices run along N (MacroTile1 per warpgroup a multiple of 64) and MacroTile0 may be any multiple of 16, so skinny problems get M tiles (48, 80, 224 ...) that fill every compute unit in one wave; on the GEMV path (Gemv=1), run along N for M up to 8: the GEMV of D^T = B^T A^T",
         }
     }
@@ -207,6 +212,7 @@ impl ParamId {
             ParamId::PackUnaligned => c.pu,
             ParamId::ClusterM => c.cm,
             ParamId::PackMnMajor => c.pm,
+            ParamId::FlatBatch => c.fb,
         }) as i64
     }
 
@@ -244,6 +250,7 @@ impl ParamId {
             ParamId::PackUnaligned => c.pu = u,
             ParamId::ClusterM => c.cm = u,
             ParamId::PackMnMajor => c.pm = u,
+            ParamId::FlatBatch => c.fb = u,
         }
     }
 

@@ -79,7 +79,10 @@ impl Space {
         } else {
             shapes.iter().map(|s| pack_mi(*s)).collect()
         };
-        if gemv && !mi_values.contains(&pack_mi([1, 1, 1])) {
+        // Many small batches have the flat batch path (FlatBatch=1), FMAs whatever the type,
+        // on tiles of the batch's size in steps of 4 (flat_batch.rs).
+        let flat = constraints::flat_batch_applies(problem, hw);
+        if (gemv || flat) && !mi_values.contains(&pack_mi([1, 1, 1])) {
             mi_values.push(pack_mi([1, 1, 1]));
         }
         // Multiples of 16 up to 256 both ways: tiles that divide a skinny problem into one
@@ -124,6 +127,14 @@ impl Space {
         // producer warpgroup, Space::big_tile_wave_starts) and 384 (two stacked,
         // Space::tall_rows_start).
         let mut m_tile_values = tile_values.clone();
+        if flat {
+            m_tile_values.extend(constraints::flat_tile_sides());
+            n_tile_values.extend(constraints::flat_tile_sides());
+            m_tile_values.sort_unstable();
+            m_tile_values.dedup();
+            n_tile_values.sort_unstable();
+            n_tile_values.dedup();
+        }
         if wgmma && problem.m > 256 {
             m_tile_values.extend([320, 384]);
         }
@@ -141,7 +152,13 @@ impl Space {
             ),
             Domain::choice(ParamId::MatrixInstruction, mi_values.clone(), mi_values[0]),
             Domain::choice(ParamId::WavesM, waves_m, 2),
-            Domain::pow2(ParamId::WavesN, 1, 4, if problem.n <= 64 { 1 } else { 2 }),
+            // Eight waves a batch on the flat batch path, for its widest batches.
+            Domain::pow2(
+                ParamId::WavesN,
+                1,
+                if flat { 8 } else { 4 },
+                if problem.n <= 64 { 1 } else { 2 },
+            ),
             // Deeper pipelines than 4 stages are for the wgmma path (constraints::MAX_STAGES_WGMMA).
             Domain::range(
                 ParamId::PrefetchGlobalRead,
@@ -267,6 +284,12 @@ impl Space {
                 } else {
                     vec![0]
                 },
+                0,
+            ),
+            // Many small batches, each computed whole from flat LDS images (flat_batch.rs).
+            Domain::choice(
+                ParamId::FlatBatch,
+                if flat { vec![0, 1] } else { vec![0] },
                 0,
             ),
         ];
@@ -590,14 +613,16 @@ impl Space {
         };
         let default = self.default_config().ok();
         let mut out: Vec<KernelConfig> = Vec::new();
-        // An operand the tensor maps cannot read, on many small batches or a problem bound by
+        // Many small batches' own path first (flat_batch.rs), then an operand the tensor maps
+        // cannot read, on many small batches or a problem bound by
         // memory, first: there the default's copy of it costs about as much as the GEMM
         // (small_batch.rs, unreadable.rs). Then the
         // one-wave cuts: where they apply the default's tiles leave most compute units idle,
         // and bench's default set takes the first few starts only.
         let starts: Vec<KernelConfig> = full
-            .small_batch_starts()
+            .flat_batch_starts()
             .into_iter()
+            .chain(full.small_batch_starts())
             .chain(full.unreadable_operand_start())
             .chain(full.tiny_k_starts())
             .chain(full.fma_tiny_k_start())
@@ -968,11 +993,20 @@ impl Space {
     pub fn repair(&self, c: &KernelConfig) -> Option<KernelConfig> {
         let mut cur = *c;
         let mut best = self.progress(&cur);
+        // The repair stays on the config's side of FlatBatch: one change to it makes a small
+        // batched problem's tile config valid at once, and took 8x8x64 x131072 NN f16's
+        // default off its 16x16 mma.sync tile (170 us on an H200) onto the flat batch path
+        // (382 us).
+        let family = c.fb;
         for _ in 0..32 {
             if best == usize::MAX {
                 return Some(cur);
             }
-            let singles = self.single_changes(&cur);
+            let singles: Vec<KernelConfig> = self
+                .single_changes(&cur)
+                .into_iter()
+                .filter(|n| n.fb == family)
+                .collect();
             let mut step = singles
                 .iter()
                 .map(|n| (self.progress(n), *n))
@@ -982,6 +1016,7 @@ impl Space {
                 step = singles
                     .iter()
                     .flat_map(|n| self.single_changes(n))
+                    .filter(|n| n.fb == family)
                     .map(|n| (self.progress(&n), n))
                     .filter(|(s, _)| *s > best)
                     .max_by_key(|(s, _)| *s);
@@ -1212,6 +1247,7 @@ fn blank() -> KernelConfig {
         tlds: 0,
         pu: 0,
         pm: 0,
+        fb: 0,
     }
 }
 

@@ -1,8 +1,10 @@
 //! Kernel configs and problems shared by the GPU smoke tests and the compile checks.
 #![allow(dead_code)]
 
-use gemmtune::compile::codegen::KernelSource;
-use gemmtune::compile::LaunchPlan;
+use gemmtune::compile::amd::HipCompiler;
+use gemmtune::compile::codegen::{self, KernelSource};
+use gemmtune::compile::nvidia::NvccCompiler;
+use gemmtune::compile::{pool, CompileError, Compiler, LaunchPlan, Target};
 use gemmtune::problem::{DataType, GemmProblem, Trans};
 use gemmtune::space::{GsuAlgo, KernelConfig, Space};
 use rand::SeedableRng;
@@ -131,4 +133,86 @@ pub fn error_lines(log: &str) -> String {
         .take(5)
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Compiles each case for sm_90a with `nvcc`: one line for each compile error or spill.
+pub fn sm90a_failures(nvcc: &NvccCompiler, cases: &[(GemmProblem, KernelConfig)]) -> Vec<String> {
+    let target = Target::arch(gemmtune::hw::Vendor::Nvidia, "sm_90a");
+    let mut failures = Vec::new();
+    for (p, c) in cases {
+        match pool::compile_batch(nvcc, std::slice::from_ref(c), p, &target, None, 0).remove(0) {
+            Ok(k) if k.resources.spill_bytes.unwrap_or(0) > 0 => failures.push(format!(
+                "{} {}: spills {:?}",
+                p.label(),
+                c.name(),
+                k.resources
+            )),
+            Ok(_) => {}
+            Err(CompileError::Failed { log }) => failures.push(format!(
+                "{} {}:\n{}",
+                p.label(),
+                c.name(),
+                error_lines(&log)
+            )),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    failures
+}
+
+/// Compiles each case for `target` with `hipcc`: one line for each compile error or scratch use.
+pub fn hip_failures(
+    hipcc: &HipCompiler,
+    target: &Target,
+    cases: &[(GemmProblem, KernelConfig)],
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    for (p, c) in cases {
+        let src = codegen::generate(c, p, target);
+        match hipcc.compile(&src, target) {
+            Err(e) => failures.push(format!("{} for {}: {e}", c.name(), p.label())),
+            Ok((_, res)) if res.spill_bytes.unwrap_or(0) > 0 => {
+                failures.push(format!("{} for {}: scratch {res:?}", c.name(), p.label()))
+            }
+            Ok(_) => {}
+        }
+    }
+    failures
+}
+
+/// nvcc, or `None` with a notice naming `what` where it is missing and not required
+/// (GEMMTUNE_REQUIRE_TOOLCHAIN=1, as CI sets it, makes a missing nvcc a failure).
+pub fn nvcc_or_skip(what: &str) -> Option<NvccCompiler> {
+    match NvccCompiler::find() {
+        Ok(c) => Some(c),
+        Err(e) => {
+            if std::env::var("GEMMTUNE_REQUIRE_TOOLCHAIN").as_deref() == Ok("1") {
+                panic!("nvcc is required (GEMMTUNE_REQUIRE_TOOLCHAIN=1): {e}");
+            }
+            eprintln!("NOTICE: {what} sm_90a compile check skipped: {e}");
+            None
+        }
+    }
+}
+
+/// The HIP compiler gemmtune picks for `arch`, or `None` with a notice naming `what` where there
+/// is none or it does not know the arch (Debian's hipcc 5.2 stops at gfx90a; CI names clang
+/// for gfx942 and gfx950), unless GEMMTUNE_REQUIRE_TOOLCHAIN is set.
+pub fn hipcc_or_skip(arch: &str, what: &str) -> Option<HipCompiler> {
+    let probe = HipCompiler::for_arch(arch).and_then(|h| {
+        let empty = "#include <hip/hip_runtime.h>\nextern \"C\" __global__ void gt_empty() {}\n";
+        let target = Target::arch(gemmtune::hw::Vendor::Amd, arch);
+        h.compile(&single_wave_source("gt_empty", empty.into()), &target)
+            .map(|_| h)
+    });
+    match probe {
+        Ok(h) => Some(h),
+        Err(e) => {
+            if std::env::var_os("GEMMTUNE_REQUIRE_TOOLCHAIN").is_some() {
+                panic!("GEMMTUNE_REQUIRE_TOOLCHAIN is set but no compiler builds {arch}: {e}");
+            }
+            eprintln!("NOTICE: {what} {arch} compile check skipped: {e}");
+            None
+        }
+    }
 }

@@ -186,7 +186,7 @@ pub(super) fn wave_tile(c: &KernelConfig, hw: &HwSpec) -> Result<(), Violation> 
 /// kernels (256x128 tiles of 256 threads).
 pub const FMA_MAX_OUTPUTS_PER_LANE: u32 = 128;
 
-/// The FMA path's grid of lanes over a wave tile (kernels/mainloop/gt_fma.h, `lanes_m`):
+/// The FMA path's grid of lanes over a wave tile (`gt_lanes_m`, kernels/gt_config.h):
 /// `(LM, LN)` with LM a power of two, both dividing the tile, and the sub-tile
 /// `wt0 / LM x wt1 / LN` the squarest such.
 pub fn fma_lane_grid(wt0: u32, wt1: u32, wave: u32) -> Option<(u32, u32)> {

@@ -23,8 +23,6 @@ pub const GEMV_MAX_N: i64 = 8;
 /// Rows per wave (K-contiguous A) and vectors of rows per lane (M-contiguous A), at most.
 const MAX_ROWS_PER_WAVE: u32 = 8;
 const MAX_VECTORS_PER_LANE: u32 = 2;
-/// Registers a thread of FMA code can have (AMD: the architectural VGPRs).
-const MAX_FMA_REGISTERS: u32 = 256;
 /// PrefetchGlobalRead: vectors of A in flight per row (K-contiguous A), or k's of a run
 /// (M-contiguous A, whose lanes hold one or two vectors a k: more runs in flight there).
 const MAX_LOADS_IN_FLIGHT: u32 = 4;
@@ -364,22 +362,6 @@ pub(super) fn gemv(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(),
             ),
         );
     }
-    let regs = registers(c, p, wave);
-    // FMA code has the architectural registers only (AMD's accumulation registers take
-    // matrix-core results): 256 at most.
-    let share = hw
-        .register_share(c.threads(wave))
-        .min(hw.max_registers_per_thread)
-        .min(MAX_FMA_REGISTERS);
-    if regs > share {
-        return fail(
-            rule,
-            format!(
-                "estimated {regs} registers per thread, more than the {} each of {} threads gets",
-                share,
-                c.threads(wave)
-            ),
-        );
-    }
+    super::fma_registers(rule, registers(c, p, wave), c, hw)?;
     super::atom::compute_type(p)
 }

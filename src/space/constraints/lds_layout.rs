@@ -23,6 +23,9 @@ pub fn lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     if c.gv == 1 {
         return super::gemv::gemv_lds_bytes(c, p);
     }
+    if c.fb == 1 {
+        return super::flat_batch::flat_batch_lds_bytes(c, p);
+    }
     let ea = p.a_type.bytes() as u64;
     let eb = p.b_type.bytes() as u64;
     let (mt0, mt1, du) = (c.mt0 as u64, c.mt1 as u64, c.depth_u as u64);

@@ -13,13 +13,14 @@
 //! the FMA path), `loader` (global reads), `epilogue` (stores,
 //! output types), `scheduler` (split-K, stream-K), `cluster` (clusters sharing A) and
 //! `resources` (LDS and registers against the GPU), `launch_grid` (batches past a grid's
-//! layers); `gemv` holds every rule of the GEMV path,
-//! which has no tiles in LDS, and replaces the others for its configs. [`check`] applies them
+//! layers); `gemv` holds every rule of the GEMV path, and `flat_batch` every rule of the flat
+//! batch path, which have no tiles in LDS and replace the others for their configs. [`check`] applies them
 //! in the order of [`RULE_ORDER`], the first broken rule wins.
 
 mod atom;
 mod cluster;
 mod epilogue;
+mod flat_batch;
 mod gemv;
 mod launch_grid;
 mod lds_layout;
@@ -41,6 +42,10 @@ use crate::space::config::KernelConfig;
 pub use atom::{fma_lane_grid, is_wgmma, warpgroup_tile, wgmma_mi, WARPGROUP_WARPS, WGMMA_MI};
 pub use cluster::CLUSTER_SIZES;
 pub use epilogue::{stores_aligned, stores_d_by_tensor_map};
+pub use flat_batch::{
+    flat_batch_applies, flat_batch_lds_bytes, flat_batch_registers, flat_extents, flat_image_bytes,
+    flat_lane_grid, flat_tile_sides, FLAT_BATCH_MAX_ACC, FLAT_BATCH_MAX_SIDE, FLAT_SIDE,
+};
 pub use gemv::{
     gemv_b_vectors, gemv_lds_bytes, gemv_problem, gemv_registers, gemv_rows, gemv_wave_batches,
     GEMV_MAX_N, GEMV_MMA, MIN_SPLIT_K_M_CONTIGUOUS,
@@ -92,11 +97,41 @@ fn tile_count(c: &KernelConfig, p: &GemmProblem) -> u64 {
         * p.batch.max(1) as u64
 }
 
+/// Registers FMA code has at most (AMD: the architectural VGPRs; the accumulation registers take
+/// matrix-core results only).
+const MAX_FMA_REGISTERS: u32 = 256;
+
+/// The paths whose FMAs hold whole sums per thread (the GEMV path, the flat batch path): `rule`
+/// fails where `regs`, their estimate, exceeds the share each of the workgroup's threads gets.
+/// Here rather than in `resources`, whose estimate reads those paths' files.
+fn fma_registers(
+    rule: &'static str,
+    regs: u32,
+    c: &KernelConfig,
+    hw: &HwSpec,
+) -> Result<(), Violation> {
+    let threads = c.threads(hw.wave_size);
+    let share = hw
+        .register_share(threads)
+        .min(hw.max_registers_per_thread)
+        .min(MAX_FMA_REGISTERS);
+    if regs > share {
+        return fail(
+            rule,
+            format!(
+                "estimated {regs} registers per thread, more than the {share} each of {threads} threads gets"
+            ),
+        );
+    }
+    Ok(())
+}
+
 /// The rules in the order [`check`] applies them (used to measure progress when repairing).
 pub const RULE_ORDER: &[&str] = &[
     "positive",
     "threads",
     "gemv",
+    "flat-batch",
     "launch-grid",
     "range",
     "lds-layout",
@@ -131,6 +166,11 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
     atom::compute_type(p)?;
     // The GEMV path is a mainloop and schedule of its own: its rules replace the tile ones.
     gemv::gemv(c, p, hw)?;
+    // So is the flat batch path, one batch a group of waves from LDS images.
+    flat_batch::flat_batch(c, p, hw)?;
+    if c.fb == 1 {
+        return epilogue::output_types(p);
+    }
     launch_grid::batches(c, p)?;
     if c.gv == 1 {
         return epilogue::output_types(p);

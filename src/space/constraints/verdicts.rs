@@ -73,7 +73,7 @@ fn verdicts(s: &Space, n: usize) -> Verdicts {
         }
     };
     // The draws were recorded before the Gemv, ClusterN, TransposeLDS, PackUnaligned,
-    // ClusterM and PackMNMajor parameters existed:
+    // ClusterM, PackMNMajor and FlatBatch parameters existed:
     // they leave them at their defaults (their rules are tested in tests/gemv.rs and with the
     // constraints), so every other parameter is drawn as it was.
     let domains: Vec<&Domain> = s
@@ -87,6 +87,7 @@ fn verdicts(s: &Space, n: usize) -> Verdicts {
                 ParamId::PackUnaligned,
                 ParamId::ClusterM,
                 ParamId::PackMnMajor,
+                ParamId::FlatBatch,
             ]
             .contains(&d.id)
         })

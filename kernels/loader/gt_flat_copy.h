@@ -1,0 +1,54 @@
+// loader/gt_flat_copy.h: one operand of a small batched GEMM copied into LDS as the flat range
+// of memory it occupies, converted to f32 (the flat batch path, FlatBatch = 1). A batch of
+// 17 x 17 f16 has rows of 34 bytes: a tile loader reads it element by element, each element's
+// place formed and tested against the tile's bounds. The batch's elements are one contiguous
+// range, though (from its first element to its last, with whatever lies between its rows where
+// the leading dimension exceeds them), and that range is copied here in the 16-byte chunks of
+// memory it lies in, with no bounds but the range's two ends: the mainloop
+// (mainloop/gt_flat_batch.h) addresses the image with the leading dimension, as global memory
+// is, an f32 for every element.
+#pragma once
+
+// The bytes an image of `n` elements of T takes: an f32 for every element of the range's 16-byte
+// chunks, the first chunk starting up to 16 - sizeof(T) bytes before the range. codegen sizes
+// the LDS with the same count (constraints::flat_image_bytes).
+template <class T> GT_DEVICE int gt_flat_image_bytes(gt_i64 n) {
+    constexpr int E = 16 / int(sizeof(T));
+    return int(((n * gt_i64(sizeof(T)) + 15) / 16 + 1) * E * 4);
+}
+
+// Copies elements [src, src + n) into `dst` (LDS, 16-byte aligned) as f32, chunk for chunk: the
+// c-th 16-byte chunk of global memory from the one src lies in becomes dst's c-th run of
+// 16 / sizeof(T) floats. Converted once here, every element is read as it is by the
+// multiply-adds (a 16-bit image converted each k took one instruction of every five of the 24x20
+// tile's loop, sm_90a). The chunks wholly inside the range go as one 16-byte load each, thread t
+// of nt taking chunks t, t + nt, ...; then the elements before the first of them and after the
+// last (at most 16 / sizeof(T) - 1 each) one a thread, never past the range (a range inside one
+// chunk: every element so). Returns where src[0] lies in dst, in elements.
+template <class T> GT_DEVICE int gt_copy_flat(const T* src, gt_i64 n, float* dst, int t, int nt) {
+    typedef typename GtVec<16>::type Chunk;
+    constexpr gt_u64 Z = sizeof(T);
+    constexpr int E = 16 / int(Z);
+    const gt_u64 s = reinterpret_cast<gt_u64>(src), first = s & ~gt_u64(15);
+    const gt_u64 end = s + gt_u64(n) * Z;
+    // [lo, hi): the chunks wholly inside the range; [s, lo) and [hi, end) the elements beside.
+    const gt_u64 up = (s + 15) & ~gt_u64(15);
+    const gt_u64 lo = up < end ? up : end;
+    const gt_u64 down = end & ~gt_u64(15);
+    const gt_u64 hi = down > lo ? down : lo;
+    const int whole = int((hi - lo) / 16), skip = int((lo - first) / 16);
+    for (int c = t; c < whole; c += nt) {
+        const Chunk v = gt_load_once<16>(reinterpret_cast<const void*>(lo + gt_u64(c) * 16));
+        float x[E];
+        gt_unpack<T>(v, x);
+        GtF4* const run = reinterpret_cast<GtF4*>(dst + (skip + c) * E);
+#pragma unroll
+        for (int q = 0; q < E / 4; ++q) run[q] = GtF4{x[4 * q], x[4 * q + 1], x[4 * q + 2], x[4 * q + 3]};
+    }
+    const int head = int((lo - s) / Z), beside = head + int((end - hi) / Z);
+    for (int e = t; e < beside; e += nt) {
+        const gt_u64 x = e < head ? s + gt_u64(e) * Z : hi + gt_u64(e - head) * Z;
+        dst[(x - first) / Z] = gt_to_f32(*reinterpret_cast<const T*>(x));
+    }
+    return int((s - first) / Z);
+}

@@ -1,0 +1,273 @@
+//! The flat batch path (`kernels/scheduler/gt_flat_batches.h`, `kernels/mainloop/
+//! gt_flat_batch.h`, `kernels/loader/gt_flat_copy.h`): rules for FlatBatch = 1, which replace
+//! the tile rules for its configs, and the sizes codegen launches it with.
+//!
+//! Rule `flat-batch`: each batch is one tile (MacroTile0 x MacroTile1 at least M x N, at most
+//! [`FLAT_BATCH_MAX_SIDE`] each way, in steps of 4) computed with FMAs (MI 1x1x1) by a group
+//! of WavesN waves (1, 2, 4 or 8) whose lanes form a grid that gives each a whole sub-tile of
+//! at most [`FLAT_BATCH_MAX_ACC`] outputs; WavesM groups a workgroup (1, 2, 4 or 8), and their
+//! LDS images within the GPU's; the parameters the path has no use for at their fixed values
+//! ([`KernelConfig::canonical`]); the grid's batches within its x. The images hold an f32 for
+//! every element (converted once, as they are copied).
+
+use super::atom::fma_lane_grid;
+use super::{fail, Violation};
+use crate::hw::HwSpec;
+use crate::problem::GemmProblem;
+use crate::space::config::KernelConfig;
+
+/// The widest batch (rows or columns) one group computes.
+pub const FLAT_BATCH_MAX_SIDE: u32 = 128;
+/// Outputs a lane owns at most (its accumulators).
+pub const FLAT_BATCH_MAX_ACC: u32 = 64;
+/// Waves of a group, and groups of a workgroup, at most.
+const MOST_WAVES: u32 = 8;
+/// Workgroups a grid holds along x (CUDA and HIP alike).
+const MAX_GRID_X: i64 = (1 << 31) - 1;
+
+/// The widest batch (rows or columns) the space takes the path for (77 x 77 was the largest
+/// measured faster than the tiles it had; 100 x 100 ran three times slower: src/space/
+/// flat_batch.rs).
+pub const FLAT_SIDE: i64 = 96;
+/// Batches a compute unit the path needs at least: two waves of workgroups of four.
+const BATCHES_PER_UNIT: i64 = 8;
+
+/// Whether the space searches the flat batch path for `p`: many small batches (at most
+/// [`FLAT_SIDE`] each way, [`BATCHES_PER_UNIT`] a compute unit or more), each batch's images
+/// within the LDS.
+pub fn flat_batch_applies(p: &GemmProblem, hw: &HwSpec) -> bool {
+    let [ea, eb] = flat_extents(p);
+    let images = flat_image_bytes(ea, p.a_type.bytes()) + flat_image_bytes(eb, p.b_type.bytes());
+    p.batch >= BATCHES_PER_UNIT * i64::from(hw.compute_units)
+        && p.m <= FLAT_SIDE
+        && p.n <= FLAT_SIDE
+        && images <= hw.lds_bytes_per_workgroup
+}
+
+/// The tile sides the path adds to MacroTile0 and MacroTile1 where it applies: steps of 4 up
+/// to the widest batch it takes (the lanes' sub-tiles come in whole rows, and 17 rows pad to
+/// 20 or 24 rather than 32).
+pub fn flat_tile_sides() -> impl Iterator<Item = i64> {
+    (1..=FLAT_SIDE / 4).map(|i| i * 4)
+}
+
+/// Elements from each operand's first to its last as stored, A then B: along the leading
+/// dimension once per stored column but the last, and one stored column more. The flat range
+/// the kernel copies (`GtFlatBatches::extent`).
+pub fn flat_extents(p: &GemmProblem) -> [i64; 2] {
+    let extent = |rows: i64, cols: i64, ld: i64| (cols - 1) * ld + rows;
+    [
+        if p.trans_a.is_t() {
+            extent(p.k, p.m, p.lda)
+        } else {
+            extent(p.m, p.k, p.lda)
+        },
+        if p.trans_b.is_t() {
+            extent(p.n, p.k, p.ldb)
+        } else {
+            extent(p.k, p.n, p.ldb)
+        },
+    ]
+}
+
+/// LDS bytes of one operand's image of `elements` elements of `bytes` each: an f32 for every
+/// element of its 16-byte chunks, the first up to a chunk before the range
+/// (`gt_flat_image_bytes`).
+pub fn flat_image_bytes(elements: i64, bytes: usize) -> u64 {
+    let bytes = bytes.max(1) as u64;
+    ((elements.max(0) as u64 * bytes).div_ceil(16) + 1) * (16 / bytes) * 4
+}
+
+/// LDS bytes of a flat batch workgroup: both images of each of its WavesM groups.
+pub fn flat_batch_lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
+    let [ea, eb] = flat_extents(p);
+    c.wg[0] as u64
+        * (flat_image_bytes(ea, p.a_type.bytes()) + flat_image_bytes(eb, p.b_type.bytes()))
+}
+
+/// The lane grid of a group over the batch tile (`gt_lanes_m`, kernels/gt_config.h): `(LM, LN)`.
+pub fn flat_lane_grid(c: &KernelConfig, wave: u32) -> Option<(u32, u32)> {
+    fma_lane_grid(c.mt0, c.mt1, c.wg[1] * wave)
+}
+
+/// Registers per thread: the accumulators, one k of the lane's rows and columns in f32, their
+/// places in the images, and a fixed part for the loop and the batch's addresses.
+pub fn flat_batch_registers(c: &KernelConfig, wave: u32) -> u32 {
+    let (lm, ln) = flat_lane_grid(c, wave).unwrap_or((1, 1));
+    let (fm, fn_) = (c.mt0 / lm, c.mt1 / ln);
+    fm * fn_ + 2 * (fm + fn_) + 24
+}
+
+/// `flat-batch`: FlatBatch is 0 or 1, and a FlatBatch = 1 config is one the flat batch kernel
+/// runs (module header).
+pub(super) fn flat_batch(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
+    let rule = "flat-batch";
+    match c.fb {
+        0 => return Ok(()),
+        1 => {}
+        v => return fail(rule, format!("FlatBatch is 0 or 1, not {v}")),
+    }
+    if *c != c.canonical() {
+        return fail(
+            rule,
+            format!(
+                "the flat batch path has no LDS tiles, pipeline, vectors, split, tile order or warpgroup kernels: their parameters take the fixed values of {}",
+                c.name()
+            ),
+        );
+    }
+    if c.mi != [1, 1, 1] {
+        return fail(
+            rule,
+            "the flat batch path multiplies with FMAs: MatrixInstruction 1x1x1".into(),
+        );
+    }
+    let sides_ok =
+        |t: u32, lim: i64| t.is_multiple_of(4) && t <= FLAT_BATCH_MAX_SIDE && i64::from(t) >= lim;
+    if !sides_ok(c.mt0, p.m) || !sides_ok(c.mt1, p.n) {
+        return fail(
+            rule,
+            format!(
+                "the flat batch tile covers the batch's {}x{} outputs in steps of 4, at most {FLAT_BATCH_MAX_SIDE} each way: MacroTile {}x{} does not",
+                p.m, p.n, c.mt0, c.mt1
+            ),
+        );
+    }
+    let counts_ok = |w: u32| w.is_power_of_two() && w <= MOST_WAVES;
+    if !counts_ok(c.wg[0])
+        || !counts_ok(c.wg[1])
+        || !c.mt0.is_multiple_of(c.wg[0])
+        || !c.mt1.is_multiple_of(c.wg[1])
+    {
+        return fail(
+            rule,
+            format!(
+                "the flat batch path takes WavesM = 1, 2, 4 or 8 batches a workgroup on WavesN = 1, 2, 4 or 8 waves each, dividing MacroTile0 and MacroTile1: {}x{} does not",
+                c.wg[0], c.wg[1]
+            ),
+        );
+    }
+    let wave = hw.wave_size;
+    let acc = match flat_lane_grid(c, wave) {
+        Some((lm, ln)) => (c.mt0 / lm) * (c.mt1 / ln),
+        None => u32::MAX,
+    };
+    if acc > FLAT_BATCH_MAX_ACC {
+        return fail(
+            rule,
+            format!(
+                "the {} lanes of a group must each own a whole sub-tile of MacroTile {}x{} of at most {FLAT_BATCH_MAX_ACC} outputs",
+                c.wg[1] * wave,
+                c.mt0,
+                c.mt1
+            ),
+        );
+    }
+    let lds = flat_batch_lds_bytes(c, p);
+    if lds > hw.lds_bytes_per_workgroup {
+        return fail(
+            rule,
+            format!(
+                "the images of {} batches' operands need {lds} bytes of LDS, {} has {}",
+                c.wg[0], hw.name, hw.lds_bytes_per_workgroup
+            ),
+        );
+    }
+    super::fma_registers(rule, flat_batch_registers(c, wave), c, hw)?;
+    if (p.batch.max(1) as u64).div_ceil(u64::from(c.wg[0])) > MAX_GRID_X as u64 {
+        return fail(
+            rule,
+            format!(
+                "{} batches at {} a workgroup are more workgroups than a grid's x holds",
+                p.batch, c.wg[0]
+            ),
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::check;
+    use super::*;
+    use crate::problem::{DataType, Trans};
+
+    fn odd_batches() -> GemmProblem {
+        let mut p = GemmProblem::new(17, 17, 17);
+        p.batch = 50000;
+        (p.a_type, p.b_type, p.c_type, p.d_type) =
+            (DataType::F16, DataType::F16, DataType::F16, DataType::F16);
+        p.fill_defaults();
+        p
+    }
+
+    fn rule(name: &str, p: &GemmProblem) -> String {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let c = KernelConfig::parse(name).unwrap();
+        check(&c, p, &hw).map_or_else(|v| v.to_string(), |_| "ok".into())
+    }
+
+    const ONE_WAVE: &str =
+        "MT24x24x16_MI1x1x1_WG4x1_PGR1_PLR0_LPA0_LPB0_SW0_GSU1_WGM1_GRVW1_SVW1_SU0_FB1";
+
+    #[test]
+    fn odd_small_batches_take_a_batch_a_group() {
+        let p = odd_batches();
+        assert_eq!(rule(ONE_WAVE, &p), "ok");
+        // Two waves a batch, two batches a workgroup.
+        assert_eq!(rule(&ONE_WAVE.replace("WG4x1", "WG2x2"), &p), "ok");
+        // The tile must cover the batch.
+        assert!(rule(&ONE_WAVE.replace("MT24x24", "MT16x24"), &p).starts_with("flat-batch"));
+        // Matrix instructions are not this path's.
+        assert!(rule(&ONE_WAVE.replace("MI1x1x1", "MI16x8x16"), &p).starts_with("flat-batch"));
+        // A name with a split is not canonical: the path has none.
+        let split = KernelConfig {
+            gsu: 2,
+            ..KernelConfig::parse(ONE_WAVE).unwrap()
+        };
+        let hw = HwSpec::by_name("H200").unwrap();
+        assert_eq!(flat_batch(&split, &p, &hw).unwrap_err().rule, "flat-batch");
+    }
+
+    #[test]
+    fn a_lane_owns_at_most_its_share_of_outputs() {
+        let mut p = odd_batches();
+        (p.m, p.n) = (100, 100);
+        p.fill_defaults();
+        // 112x112 on one wave: 392 outputs a lane.
+        let one = ONE_WAVE.replace("MT24x24", "MT112x112");
+        assert!(
+            rule(&one, &p).contains("at most 64 outputs"),
+            "{}",
+            rule(&one, &p)
+        );
+        assert_eq!(rule(&one.replace("WG4x1", "WG1x8"), &p), "ok");
+    }
+
+    #[test]
+    fn the_images_cover_each_operand_from_first_to_last_element() {
+        let mut p = odd_batches();
+        p.trans_a = Trans::N;
+        p.lda = 40;
+        // A 17x17 M-contiguous with rows 40 apart: 16 * 40 + 17 elements.
+        assert_eq!(flat_extents(&p), [16 * 40 + 17, 16 * 17 + 17]);
+        // 83 chunks of 8 halves (one before the range), each 8 floats.
+        assert_eq!(
+            flat_image_bytes(657, 2),
+            (1314_u64.div_ceil(16) + 1) * 8 * 4
+        );
+        assert_eq!(flat_image_bytes(289, 4), (1156_u64.div_ceil(16) + 1) * 16);
+        let c = KernelConfig::parse(ONE_WAVE).unwrap();
+        assert_eq!(
+            flat_batch_lds_bytes(&c, &p),
+            4 * (flat_image_bytes(657, 2) + flat_image_bytes(289, 2))
+        );
+        // Images past the GPU's LDS are refused.
+        p.lda = 40000;
+        assert!(
+            rule(ONE_WAVE, &p).contains("bytes of LDS"),
+            "{}",
+            rule(ONE_WAVE, &p)
+        );
+    }
+}

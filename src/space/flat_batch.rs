@@ -1,0 +1,239 @@
+//! The flat batch path (FlatBatch = 1, `kernels/scheduler/gt_flat_batches.h`) in the space:
+//! where it is searched, and its starts.
+//!
+//! Many small batched GEMMs whose rows are off the 16-byte grid (17 x 17 x 17, 33 x 33 x 33 in
+//! f16 or f32) run on warp-level tiles that load every element alone, its place formed and
+//! tested against the tile's bounds, and on such batches cuBLASLt is far from the memory floor
+//! too. Copying each batch's operands into LDS as the flat ranges they occupy and multiplying
+//! from there with FMAs runs them at a fraction of both. Measured on an H200 with a standalone
+//! kernel of the same design beside cuBLAS in one process (us, cuBLAS in brackets):
+//! 17x17x17 x50000 TN f16 on one wave a batch, four a workgroup, 24x20 outputs 78.8 [168.8]
+//! (two waves a batch, 24x24: 96.9); 33x33x33 x10000 NN f16 on one wave, 40x36, 65.7 [86.7] (two
+//! waves 40x40 68.9, four 48x40 88.1); 33x33x33 x10000 NN f32 on two waves 78.7 [123.7];
+//! 45x45x45 x8000 TT f32 on four waves 109.0 [115.8]; 16x16x16 x100000 TN f16 77.8 [307.5];
+//! 77x77x77 x3000 TN f16 on four waves 129.3 [105.9] (bench's default set: 158); and it lost
+//! where the multiply-adds dominate or the rows are aligned already: 100x100x100 x5000 NN f16
+//! 475.0 [156.8], 64x64x64 x4096 NN f32 117.4 [81.8].
+//!
+//!   batches of at most 96 x 96 outputs, two waves of workgroups of them or more
+//!     -> FlatBatch searched, tile sides in steps of 4, up to eight waves a batch
+//!     -> where an operand's rows are off the 16-byte grid, or M and N are both under 8:
+//!        starts on the least padded tile on the fewest waves a batch whose lanes own at most
+//!        64 outputs, and on twice those waves; four waves a workgroup
+
+use super::constraints::{self, flat_tile_sides, FLAT_BATCH_MAX_ACC};
+use super::param::{pack_mi, ParamId};
+use super::{KernelConfig, Space};
+
+/// Waves a workgroup the starts fill with batches.
+const WAVES_PER_WORKGROUP: u32 = 4;
+/// Starts of the path, at most.
+const STARTS: usize = 2;
+/// M and N below which the path starts on rows of the 16-byte grid too (2x2x2 x65536 and
+/// 3x3x100 x100000 f32 ran faster on it than on the GEMV path's batch a wave; 8x8x64 x131072
+/// NN f16, 16x16x16 x100000 and 64x64x64 x4096 NN f32, rows on the grid, as fast or slower than
+/// the tiles).
+const TINY_SIDE: i64 = 8;
+
+/// The least padded batch tile for `lanes` lanes (`(MT0, MT1)`): over the lane grids LM x LN,
+/// each lane's rows and columns rounded up to cover the batch, the fewest outputs, then the
+/// squarest sub-tile, then the most lanes along M (longer runs of D's rows a store); None
+/// where every grid gives a lane more than 64 outputs.
+fn least_padded_tile(m: i64, n: i64, lanes: i64) -> Option<(i64, i64)> {
+    std::iter::successors(Some(1i64), |lm| Some(lm * 2))
+        .take_while(|&lm| lm <= lanes)
+        .filter_map(|lm| {
+            let ln = lanes / lm;
+            let (fm, fn_) = ((m + lm - 1) / lm, (n + ln - 1) / ln);
+            // Sides in steps of 4: a lane grid of fewer than 4 lanes a side rounds its rows up.
+            let (mt0, mt1) = (round4(lm * fm), round4(ln * fn_));
+            let acc = (mt0 / lm).max(1) * (mt1 / ln).max(1);
+            (mt0 % lm == 0 && mt1 % ln == 0 && acc <= i64::from(FLAT_BATCH_MAX_ACC)).then_some((
+                mt0 * mt1,
+                (mt0 / lm - mt1 / ln).abs(),
+                -lm,
+                mt0,
+                mt1,
+            ))
+        })
+        .min()
+        .map(|(_, _, _, mt0, mt1)| (mt0, mt1))
+}
+
+fn round4(x: i64) -> i64 {
+    (x + 3) / 4 * 4
+}
+
+/// The parameters the flat batch path has no use for and the values
+/// [`KernelConfig::canonical`] gives them: a sweep of its kernels pins them.
+pub const FLAT_BATCH_FIXED: [(ParamId, i64); 20] = [
+    (ParamId::DepthU, 16),
+    (ParamId::PrefetchGlobalRead, 1),
+    (ParamId::PrefetchLocalRead, 0),
+    (ParamId::LdsPadA, 0),
+    (ParamId::LdsPadB, 0),
+    (ParamId::LdsSwizzle, 0),
+    (ParamId::GlobalSplitU, 1),
+    (ParamId::GlobalSplitUAlgorithm, 0),
+    (ParamId::WorkGroupMapping, 1),
+    (ParamId::GlobalReadVectorWidth, 1),
+    (ParamId::StoreVectorWidth, 1),
+    (ParamId::StaggerU, 0),
+    (ParamId::ProducerWarp, 0),
+    (ParamId::SwapAB, 0),
+    (ParamId::PersistentKernel, 0),
+    (ParamId::ClusterN, 1),
+    (ParamId::TransposeLds, 0),
+    (ParamId::PackUnaligned, 0),
+    (ParamId::ClusterM, 1),
+    (ParamId::PackMnMajor, 0),
+];
+
+impl Space {
+    /// This space narrowed to the flat batch path's kernels (a sweep of them), or None where it
+    /// is not searched: FlatBatch 1, FMAs, tiles of the batch's size in steps of 4, and the
+    /// parameters it ignores pinned ([`FLAT_BATCH_FIXED`]).
+    pub fn flat_batch_only(&self) -> Option<Space> {
+        if !self.domain(ParamId::FlatBatch).contains(1) {
+            return None;
+        }
+        let mut s = self.clone();
+        let p = &self.problem;
+        let covering = |lim: i64| -> Vec<i64> { flat_tile_sides().filter(|&t| t >= lim).collect() };
+        s.domain_mut(ParamId::FlatBatch).restrict(&[1]);
+        s.domain_mut(ParamId::Gemv).restrict(&[0]);
+        s.domain_mut(ParamId::MatrixInstruction)
+            .restrict(&[pack_mi([1, 1, 1])]);
+        s.domain_mut(ParamId::MacroTile0).restrict(&covering(p.m));
+        s.domain_mut(ParamId::MacroTile1).restrict(&covering(p.n));
+        for (id, v) in FLAT_BATCH_FIXED {
+            s.domain_mut(id).restrict(&[v]);
+        }
+        Some(s)
+    }
+
+    /// The tile kernels' space where the flat batch path is searched too: its tile sides that
+    /// no tile kernel takes (steps of 4, or of 8 along M and along N off the warpgroup path)
+    /// and its eight waves a batch left out, so that a sweep of the tiles walks what it did
+    /// before.
+    pub(super) fn without_flat_sides(&mut self) {
+        if !self.domain(ParamId::FlatBatch).contains(1) {
+            return;
+        }
+        let wgmma = self
+            .hw
+            .mi_shapes_for(&self.problem)
+            .contains(&constraints::wgmma_mi(self.problem.a_type));
+        let m: Vec<i64> = (self.domain(ParamId::MacroTile0).values.iter().copied())
+            .filter(|v| v % 16 == 0)
+            .collect();
+        let step = if wgmma { 8 } else { 16 };
+        let n: Vec<i64> = (self.domain(ParamId::MacroTile1).values.iter().copied())
+            .filter(|&v| v <= 8 || v % step == 0)
+            .collect();
+        let waves: Vec<i64> = (self.domain(ParamId::WavesN).values.iter().copied())
+            .filter(|&v| v <= 4)
+            .collect();
+        self.domain_mut(ParamId::MacroTile0).restrict(&m);
+        self.domain_mut(ParamId::MacroTile1).restrict(&n);
+        self.domain_mut(ParamId::WavesN).restrict(&waves);
+        self.domain_mut(ParamId::FlatBatch).restrict(&[0]);
+    }
+
+    /// The flat batch path's starts where the space searches it (module header): the least
+    /// padded tile on the fewest waves a batch that fit it, then on twice those waves.
+    pub fn flat_batch_starts(&self) -> Vec<KernelConfig> {
+        let p = &self.problem;
+        let off_grid = !(constraints::tma_readable(p, true) && constraints::tma_readable(p, false));
+        let tiny = p.m < TINY_SIDE && p.n < TINY_SIDE;
+        if !self.domain(ParamId::FlatBatch).contains(1) || !(off_grid || tiny) {
+            return Vec::new();
+        }
+        let wave = i64::from(self.hw.wave_size);
+        [1u32, 2, 4, 8]
+            .into_iter()
+            .filter_map(|waves| {
+                let (mt0, mt1) = least_padded_tile(p.m, p.n, i64::from(waves) * wave)?;
+                let prefs = [
+                    (ParamId::FlatBatch, 1),
+                    (ParamId::MatrixInstruction, pack_mi([1, 1, 1])),
+                    (ParamId::MacroTile0, mt0),
+                    (ParamId::MacroTile1, mt1),
+                    (ParamId::WavesN, i64::from(waves)),
+                    (
+                        ParamId::WavesM,
+                        i64::from((WAVES_PER_WORKGROUP / waves).max(1)),
+                    ),
+                ];
+                self.valid_start(&prefs)
+            })
+            .take(STARTS)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hw::HwSpec;
+    use crate::problem::{DataType, GemmProblem, Trans};
+
+    fn batches(m: i64, n: i64, k: i64, count: i64, t: DataType) -> GemmProblem {
+        let mut p = GemmProblem::new(m, n, k);
+        p.batch = count;
+        (p.a_type, p.b_type, p.c_type, p.d_type) = (t, t, t, t);
+        p.fill_defaults();
+        p
+    }
+
+    #[test]
+    fn odd_small_batches_start_on_the_least_padded_tile() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let s = Space::for_problem(&batches(17, 17, 17, 50000, DataType::F16), &hw);
+        let starts = s.flat_batch_starts();
+        assert_eq!(starts.len(), 2);
+        // One wave a batch: 24x20 (8 x 4 lanes of 3 x 5 outputs), four batches a workgroup;
+        // then two waves, 24x24 (8 x 8 lanes of 3 x 3).
+        assert_eq!(
+            (starts[0].mt0, starts[0].mt1, starts[0].wg),
+            (24, 20, [4, 1])
+        );
+        assert_eq!(
+            (starts[1].mt0, starts[1].mt1, starts[1].wg),
+            (24, 24, [2, 2])
+        );
+        for c in &starts {
+            assert_eq!(c.fb, 1);
+            s.check(c).unwrap();
+        }
+        // They are in the first batch a search measures.
+        let extra = s.extra_starts();
+        assert!(starts.iter().all(|c| extra.contains(c)));
+    }
+
+    #[test]
+    fn the_path_is_searched_only_for_many_small_batches() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let on = |p: &GemmProblem| {
+            Space::for_problem(p, &hw)
+                .domain(ParamId::FlatBatch)
+                .contains(1)
+        };
+        assert!(on(&batches(33, 33, 33, 10000, DataType::F32)));
+        assert!(!on(&batches(33, 33, 33, 100, DataType::F32)));
+        assert!(!on(&batches(128, 128, 128, 10000, DataType::F16)));
+        assert!(!on(&GemmProblem::new(17, 17, 17)));
+        let mut wide = batches(33, 33, 33, 10000, DataType::F16);
+        wide.trans_a = Trans::N;
+        wide.lda = 100_000;
+        assert!(!on(&wide));
+    }
+
+    #[test]
+    fn a_lane_owns_at_most_64_outputs() {
+        // 96 x 96 on one wave would give each lane 288: the first start takes more waves.
+        assert_eq!(least_padded_tile(96, 96, 32), None);
+        assert_eq!(least_padded_tile(96, 96, 256), Some((96, 96)));
+        assert_eq!(least_padded_tile(17, 17, 32), Some((24, 20)));
+    }
+}
