@@ -1,13 +1,13 @@
 // mainloop/gt_flat_batch.h: the flat batch path's multiply (FlatBatch = 1). A group of WavesN
 // waves computes one small batch whole, op(A) op(B) of at most MacroTile0 x MacroTile1 outputs
-// over all of K, from the flat f32 LDS images of its two operands (loader/gt_flat_copy.h), with f32
-// fused multiply-adds. The group's lanes form an LM x LN grid (LM the power of two that makes
-// each lane's FM x FN sub-tile squarest, as on the FMA path); lane (lm, ln) owns rows lm,
-// lm + LM, ... and columns ln, ln + LN, ..., so neighbouring lanes read neighbouring elements
-// of an M-contiguous A, and elements a leading dimension apart of a K-contiguous one (the odd
-// leading dimensions this path is for spread those over the LDS banks). Each k reads FM values
-// of A and FN of B for FM x FN multiply-adds. Rows and columns past the batch read its last
-// one and are never stored.
+// over all of K, from the flat f32 LDS images of its two operands (loader/gt_flat_copy.h),
+// with fused multiply-adds. The group's lanes form an LM x LN grid (LM the power of two that
+// makes each lane's FM x FN sub-tile squarest, as on the FMA path: gt_lanes_m); lane (lm, ln)
+// owns rows lm, lm + LM, ... and columns ln, ln + LN, ..., so neighbouring lanes read
+// neighbouring elements of an M-contiguous A, and elements a leading dimension apart of a
+// K-contiguous one (the odd leading dimensions this path is for spread those over the LDS
+// banks). Each k reads FM values of A and FN of B for FM x FN multiply-adds. Rows and columns
+// past the batch read its last one and are never stored.
 #pragma once
 
 template <class Cfg> struct GtFlatBatch {
