@@ -13,6 +13,7 @@ pub mod hip;
 mod outcome;
 pub mod replay;
 pub mod sim;
+mod sim_flat_batch;
 mod sim_gemv;
 pub mod worker;
 
