@@ -6,7 +6,6 @@
 // sums (atomically added for GSU<n>A).
 #pragma once
 
-
 // Reads the staged run of V floats at `src` (V-aligned) as vectors. For V = 8, lanes of odd
 // quads read their second half first: eight lanes reading 32-byte runs 32 bytes apart would
 // hit each bank twice per 16-byte load, staggered they cover all 32 banks once.

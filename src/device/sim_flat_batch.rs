@@ -22,8 +22,8 @@ use crate::space::{constraints, KernelConfig};
 pub fn flat_batch_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     let batches = p.batch.max(1) as f64;
     let lanes = c.wg[1] * hw.wave_size;
-    let (lm, ln) = constraints::flat_lane_grid(c, hw.wave_size).unwrap_or((1, lanes));
-    let per_k = f64::from(c.mt0 / lm.max(1) + c.mt1 / ln.max(1));
+    let (fm, fn_) = constraints::flat_sub_tile(c, hw.wave_size).unwrap_or((c.mt0, c.mt1));
+    let per_k = f64::from(fm + fn_);
     let k = p.k as f64;
     // FMAs a second: two flops each.
     let fma_rate = hw.peak_tflops_for(DataType::F32) * 1e12 / 2.0;

@@ -74,7 +74,7 @@ pub const FLAT_BATCH_FIXED: [(ParamId, i64); 20] = [
     (ParamId::LdsPadB, 0),
     (ParamId::LdsSwizzle, 0),
     (ParamId::GlobalSplitU, 1),
-    (ParamId::GlobalSplitUAlgorithm, 0),
+    (ParamId::GlobalSplitUAlgorithm, 1),
     (ParamId::WorkGroupMapping, 1),
     (ParamId::GlobalReadVectorWidth, 1),
     (ParamId::StoreVectorWidth, 1),
@@ -227,6 +227,25 @@ mod tests {
         wide.trans_a = Trans::N;
         wide.lda = 100_000;
         assert!(!on(&wide));
+    }
+
+    #[test]
+    fn a_sweep_pins_what_the_canonical_name_fixes() {
+        // FLAT_BATCH_FIXED and KernelConfig::canonical list the same values: a sweep of the
+        // path walks only canonical configs.
+        let hw = HwSpec::by_name("H200").unwrap();
+        let s = Space::for_problem(&batches(17, 17, 17, 50000, DataType::F16), &hw);
+        let c = s.flat_batch_starts()[0];
+        let mut wild = c;
+        for (id, _) in FLAT_BATCH_FIXED {
+            let d = s.domain(id);
+            id.set(&mut wild, *d.values.last().unwrap());
+        }
+        let canonical = wild.canonical();
+        for (id, v) in FLAT_BATCH_FIXED {
+            assert_eq!(id.get(&canonical), v, "{}", id.name());
+        }
+        assert_eq!(canonical, c);
     }
 
     #[test]

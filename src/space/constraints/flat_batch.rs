@@ -85,16 +85,16 @@ pub fn flat_batch_lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
         * (flat_image_bytes(ea, p.a_type.bytes()) + flat_image_bytes(eb, p.b_type.bytes()))
 }
 
-/// The lane grid of a group over the batch tile (`gt_lanes_m`, kernels/gt_config.h): `(LM, LN)`.
-pub fn flat_lane_grid(c: &KernelConfig, wave: u32) -> Option<(u32, u32)> {
-    fma_lane_grid(c.mt0, c.mt1, c.wg[1] * wave)
+/// The rows and columns `(FM, FN)` each lane of a group owns of the batch tile, where its lane
+/// grid (`gt_lanes_m`, kernels/gt_config.h) gives every lane a whole sub-tile.
+pub fn flat_sub_tile(c: &KernelConfig, wave: u32) -> Option<(u32, u32)> {
+    fma_lane_grid(c.mt0, c.mt1, c.wg[1] * wave).map(|(lm, ln)| (c.mt0 / lm, c.mt1 / ln))
 }
 
 /// Registers per thread: the accumulators, one k of the lane's rows and columns in f32, their
 /// places in the images, and a fixed part for the loop and the batch's addresses.
 pub fn flat_batch_registers(c: &KernelConfig, wave: u32) -> u32 {
-    let (lm, ln) = flat_lane_grid(c, wave).unwrap_or((1, 1));
-    let (fm, fn_) = (c.mt0 / lm, c.mt1 / ln);
+    let (fm, fn_) = flat_sub_tile(c, wave).unwrap_or((c.mt0, c.mt1));
     fm * fn_ + 2 * (fm + fn_) + 24
 }
 
@@ -148,10 +148,7 @@ pub(super) fn flat_batch(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Resu
         );
     }
     let wave = hw.wave_size;
-    let acc = match flat_lane_grid(c, wave) {
-        Some((lm, ln)) => (c.mt0 / lm) * (c.mt1 / ln),
-        None => u32::MAX,
-    };
+    let acc = flat_sub_tile(c, wave).map_or(u32::MAX, |(fm, fn_)| fm * fn_);
     if acc > FLAT_BATCH_MAX_ACC {
         return fail(
             rule,
