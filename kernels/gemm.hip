@@ -30,7 +30,9 @@
 //                                    warp loading ahead across them
 //                  GtFlatBatches     many small batches, each whole on a group of waves from
 //                                    flat LDS images of its operands (loader/gt_flat_copy.h,
-//                                    mainloop/gt_flat_batch.h: FMAs)
+//                                    mainloop/gt_flat_batch.h: FMAs), or 16-bit tiles padded
+//                                    to whole instructions (loader/gt_flat_scatter.h,
+//                                    mainloop/gt_flat_batch_mma.h: matrix cores)
 //                  GtGemvRows        rows of A by K splits (the GEMV path, N <= 8: its own
 //                                    mainloops, dot products straight from global memory
 //                                    with FMAs, mainloop/gt_gemv.h, or on the matrix cores,
@@ -60,6 +62,7 @@
 #include "layout/gt_wgmma_tile.h"
 #include "layout/gt_gemv_view.h"
 #include "layout/gt_cluster_layout.h"
+#include "layout/gt_flat_tile.h"
 #include "loader/gt_ring_pos.h"
 #include "loader/gt_vector_loader.h"
 #include "loader/gt_register_loader.h"
@@ -67,11 +70,13 @@
 #include "loader/gt_kpack_loader.h"
 #include "loader/gt_pack_kernel.h"
 #include "loader/gt_flat_copy.h"
+#include "loader/gt_flat_scatter.h"
 #include "mainloop/gt_warp_mma.h"
 #include "mainloop/gt_fma.h"
 #include "mainloop/gt_mainloop_lds.h"
 #include "mainloop/gt_gemv.h"
 #include "mainloop/gt_flat_batch.h"
+#include "mainloop/gt_flat_batch_mma.h"
 #if !GT_VENDOR_AMD
 #include "atom/gt_sm90.h"
 #include "loader/gt_tma_loader.h"
@@ -85,6 +90,7 @@
 #include "epilogue/gt_epilogue.h"
 #include "epilogue/gt_fixup.h"
 #include "epilogue/gt_reduce_kernel.h"
+#include "epilogue/gt_flat_store.h"
 #include "scheduler/gt_tile_map.h"
 #include "scheduler/gt_data_parallel.h"
 #include "scheduler/gt_stream_k.h"

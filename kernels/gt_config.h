@@ -117,23 +117,26 @@ __host__ __device__ constexpr int gt_min(int a, int b) { return a < b ? a : b; }
 __host__ __device__ constexpr int gt_abs(int a) { return a < 0 ? -a : a; }
 // Largest power of two dividing x (x > 0).
 __host__ __device__ constexpr int gt_pow2_factor(int x) { return x & -x; }
-// The lanes along M of a grid of `lanes` lanes over a t0 x t1 tile: the power of two LM that
-// gives every lane a whole t0 / LM x t1 / (lanes / LM) sub-tile, the squarest such (the fewest
-// LM on a tie); 0 where none does. The FMA path's lanes over a wave tile and the flat batch
-// path's over a batch (constraints::fma_lane_grid on the host).
-__host__ __device__ constexpr int gt_lanes_m(int t0, int t1, int lanes) {
+// The parts along M of a grid of `count` parts over a t0 x t1 tile, each part a whole multiple
+// of u0 x u1 elements: the power of two G that gives every part a whole t0 / G x t1 / (count /
+// G) sub-tile of such units, the squarest such in elements (the fewest G on a tie); 0 where
+// none does. The FMA path's lanes over a wave tile and the flat batch path's over a batch
+// (units of one element: gt_lanes_m), and the flat batch path's waves over a batch in whole
+// matrix instructions (constraints::part_grid on the host).
+__host__ __device__ constexpr int gt_grid_m(int t0, int t1, int count, int u0, int u1) {
     int best = 0, best_score = 1 << 30;
-    for (int lm = 1; lm <= lanes; lm *= 2) {
-        const int ln = lanes / lm;
-        if (t0 % lm != 0 || t1 % ln != 0) continue;
-        const int score = gt_abs(t0 / lm - t1 / ln);
+    for (int g = 1; g <= count; g *= 2) {
+        const int h = count / g;
+        if (t0 % (g * u0) != 0 || t1 % (h * u1) != 0) continue;
+        const int score = gt_abs(t0 / g - t1 / h);
         if (score < best_score) {
-            best = lm;
+            best = g;
             best_score = score;
         }
     }
     return best;
 }
+__host__ __device__ constexpr int gt_lanes_m(int t0, int t1, int lanes) { return gt_grid_m(t0, t1, lanes, 1, 1); }
 
 // GtPick<C, X, Y>::type is X when C holds, else Y. Naming a part here does not instantiate
 // it: only the part a kernel picks is compiled, so parts may assert their own preconditions.

@@ -1,13 +1,17 @@
 //! The flat batch path (FlatBatch = 1: many small batches, each computed whole by a group of
-//! waves from flat LDS images of its operands): which problems search it, where the search
-//! starts, how it is launched, and that its kernels compile without spills for sm_90a (nvcc)
-//! and gfx90a, gfx942 and gfx950 (hipcc or clang) in every layout, 16-bit, 8-bit and f32 inputs, with
-//! beta, on one to eight waves a batch. Without a compiler the compile checks print a notice and pass, unless
+//! waves from flat LDS images of its operands with FMAs, or from 16-bit tiles padded to whole
+//! matrix instructions): which problems search it, where the search starts, how it is
+//! launched, and that its kernels compile without spills for sm_90a (nvcc) and gfx90a, gfx942
+//! and gfx950 (hipcc or clang) in every layout, 16-bit, 8-bit and f32 inputs, with beta, on
+//! one to eight waves a batch, on FMAs and on each GPU's warp-level matrix instructions.
+//! Without a compiler the compile checks print a notice and pass, unless
 //! GEMMTUNE_REQUIRE_TOOLCHAIN is set (CI).
 
 mod common;
 
-use common::kernels::{hip_failures, hipcc_or_skip, nvcc_or_skip, problem, sm90a_failures};
+use common::kernels::{
+    hip_failures, hipcc_or_skip, nvcc_or_skip, nvrtc_or_skip, problem, sm90a_failures,
+};
 use gemmtune::compile::{codegen, Target};
 use gemmtune::hw::{HwSpec, Vendor};
 use gemmtune::problem::{DataType, GemmProblem};
@@ -23,6 +27,8 @@ fn problems() -> Vec<GemmProblem> {
         problem(45, 45, 45, "TT", F32, F32, 0.0, 8000),
         problem(41, 47, 23, "NT", F32, F32, 1.0, 3000),
         problem(77, 77, 77, "TN", F16, F16, 0.0, 3000),
+        problem(50, 50, 50, "NT", F16, F16, 0.0, 4000),
+        problem(61, 29, 90, "NN", Bf16, Bf16, 1.0, 3000),
         problem(4, 6, 64, "NN", F32, F32, 0.0, 131072),
         problem(24, 24, 40, "TN", F8, Bf16, 0.0, 4000),
     ]
@@ -35,8 +41,12 @@ fn many_small_batches_start_on_the_flat_batch_path() {
         let s = Space::for_problem(&p, &hw);
         let starts = s.flat_batch_starts();
         assert!(!starts.is_empty(), "{}", p.label());
+        // 16-bit inputs of one type on matrix cores first, then on FMAs; others on FMAs.
+        let mma = p.a_type.bytes() == 2 && p.b_type == p.a_type;
+        assert_eq!(starts[0].uses_matrix_cores(), mma, "{}", p.label());
+        assert!(starts.iter().any(|c| c.mi == [1, 1, 1]), "{}", p.label());
         for c in &starts {
-            assert_eq!((c.fb, c.mi), (1, [1, 1, 1]), "{}", p.label());
+            assert_eq!(c.fb, 1, "{}", p.label());
             assert!(c.mt0 as i64 >= p.m && c.mt1 as i64 >= p.n, "{}", c.name());
             s.check(c)
                 .unwrap_or_else(|v| panic!("{} {}: {v}", p.label(), c.name()));
@@ -80,7 +90,8 @@ fn a_flat_batch_launch_takes_a_batch_a_group() {
     assert!(text.contains("#define GT_FLAT_BATCH 1"));
 }
 
-/// Each problem's starts, and its first start on every wave count a batch that fits it.
+/// Each problem's starts, and its first start of each kind (FMAs, matrix cores) on every wave
+/// count a batch that fits it.
 fn compile_cases(hw: &HwSpec) -> Vec<(GemmProblem, KernelConfig)> {
     let mut out = Vec::new();
     for p in problems() {
@@ -89,13 +100,19 @@ fn compile_cases(hw: &HwSpec) -> Vec<(GemmProblem, KernelConfig)> {
         for c in &starts {
             out.push((p.clone(), *c));
         }
-        for waves in [1, 2, 4, 8] {
-            let c = KernelConfig {
-                wg: [1, waves],
-                ..starts[0]
-            };
-            if s.check(&c).is_ok() && !out.iter().any(|(q, d)| q.label() == p.label() && *d == c) {
-                out.push((p.clone(), c));
+        let first_fma = starts.iter().find(|c| c.mi == [1, 1, 1]);
+        let first_mma = starts.iter().find(|c| c.uses_matrix_cores());
+        for first in first_mma.into_iter().chain(first_fma) {
+            for waves in [1, 2, 4, 8] {
+                let c = KernelConfig {
+                    wg: [1, waves],
+                    ..*first
+                };
+                if s.check(&c).is_ok()
+                    && !out.iter().any(|(q, d)| q.label() == p.label() && *d == c)
+                {
+                    out.push((p.clone(), c));
+                }
             }
         }
     }
@@ -111,6 +128,22 @@ fn flat_batch_kernels_compile_for_sm90a_without_spills() {
     let cases = compile_cases(&hw);
     assert!(cases.len() >= 16, "{} cases", cases.len());
     let failures = sm90a_failures(&nvcc, &cases);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn flat_batch_kernels_compile_with_nvrtc() {
+    // bench and tune on NVIDIA compile with NVRTC, not nvcc: the matrix-core kernels once
+    // used a builtin only nvcc has.
+    let Some(nvrtc) = nvrtc_or_skip("flat batch") else {
+        return;
+    };
+    let hw = HwSpec::by_name("H200").unwrap();
+    let cases: Vec<_> = (compile_cases(&hw).into_iter())
+        .filter(|(_, c)| c.uses_matrix_cores())
+        .collect();
+    assert!(cases.len() >= 8, "{} cases", cases.len());
+    let failures = sm90a_failures(&nvrtc, &cases);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

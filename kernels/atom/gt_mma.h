@@ -15,6 +15,8 @@
 //     static constexpr int M, N, K;   // instruction shape; equals GT_MI_M/N/K
 //     static constexpr int WAVE;      // lanes that execute it together: 32 (NVIDIA), 64 (AMD)
 //     static constexpr int C_REGS;    // f32 accumulators each lane holds: M * N / WAVE
+//     static constexpr int C_COLS;    // of which neighbours in one row: the C_REGS are
+//                                     // C_REGS / C_COLS rows of C_COLS columns, row by row
 //     struct FragA; struct FragB;     // per-lane register fragments of A and B (opaque)
 //
 //     // Loads the A fragment of the M x K sub-tile whose top-left element is (m0, k0) of

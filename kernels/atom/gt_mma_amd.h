@@ -213,7 +213,7 @@ template <class TA, class TB> struct GtMfmaOp<TA, TB, 16, 16, 128> {
 // floats, any mix), wave64.
 template <class TA, int M_, int N_, int K_, class TB = TA> struct GtAtomMfma {
     static constexpr int M = M_, N = N_, K = K_, WAVE = 64;
-    static constexpr int C_REGS = M * N / WAVE;
+    static constexpr int C_REGS = M * N / WAVE, C_COLS = 1;
     // Input elements per lane (KPL) and lane groups along K (G); see the layout table above.
     static constexpr int KPL = M * K / WAVE;
     static constexpr int GROUPS = WAVE / M;

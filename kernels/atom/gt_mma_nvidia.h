@@ -64,7 +64,7 @@ template <> struct GtMmaPtx<gt_f16> {
 };
 
 template <class ELEM> struct GtAtomM16N8K16 {
-    static constexpr int M = 16, N = 8, K = 16, WAVE = 32, C_REGS = 4;
+    static constexpr int M = 16, N = 8, K = 16, WAVE = 32, C_REGS = 4, C_COLS = 2;
     struct FragA { gt_u32 r[4]; };
     struct FragB { gt_u32 r[2]; };
 

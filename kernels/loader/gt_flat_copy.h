@@ -17,6 +17,28 @@ template <class T> GT_DEVICE int gt_flat_image_bytes(gt_i64 n) {
     return int(((n * gt_i64(sizeof(T)) + 15) / 16 + 1) * E * 4);
 }
 
+// The chunk walk of both flat copies (this and loader/gt_flat_scatter.h): thread t of nt takes
+// chunks t, t + nt, ... of the `whole` 16-byte chunks from address `lo` and hands each to `use`
+// (its number and its bytes), FLIGHT of them loaded before any is used. A wave alone on a batch
+// walks many chunks a lane (21 for 61 x 90 16-bit elements); loaded one at a time, each waited
+// out a memory latency before the next was asked for.
+template <int FLIGHT, class Use> GT_DEVICE void gt_flat_chunks(gt_u64 lo, int whole, int t, int nt, Use use) {
+    typedef typename GtVec<16>::type Chunk;
+    for (int c0 = t; c0 < whole; c0 += FLIGHT * nt) {
+        Chunk v[FLIGHT];
+#pragma unroll
+        for (int u = 0; u < FLIGHT; ++u) {
+            const int c = c0 + u * nt;
+            if (c < whole) v[u] = gt_load_once<16>(reinterpret_cast<const void*>(lo + gt_u64(c) * 16));
+        }
+#pragma unroll
+        for (int u = 0; u < FLIGHT; ++u) {
+            const int c = c0 + u * nt;
+            if (c < whole) use(c, v[u]);
+        }
+    }
+}
+
 // Copies elements [src, src + n) into `dst` (LDS, 16-byte aligned) as f32, chunk for chunk: the
 // c-th 16-byte chunk of global memory from the one src lies in becomes dst's c-th run of
 // 16 / sizeof(T) floats. Converted once here, every element is read as it is by the
@@ -37,14 +59,13 @@ template <class T> GT_DEVICE int gt_copy_flat(const T* src, gt_i64 n, float* dst
     const gt_u64 down = end & ~gt_u64(15);
     const gt_u64 hi = down > lo ? down : lo;
     const int whole = int((hi - lo) / 16), skip = int((lo - first) / 16);
-    for (int c = t; c < whole; c += nt) {
-        const Chunk v = gt_load_once<16>(reinterpret_cast<const void*>(lo + gt_u64(c) * 16));
+    gt_flat_chunks<4>(lo, whole, t, nt, [&](int c, const Chunk& v) {
         float x[E];
         gt_unpack<T>(v, x);
         GtF4* const run = reinterpret_cast<GtF4*>(dst + (skip + c) * E);
 #pragma unroll
         for (int q = 0; q < E / 4; ++q) run[q] = GtF4{x[4 * q], x[4 * q + 1], x[4 * q + 2], x[4 * q + 3]};
-    }
+    });
     const int head = int((lo - s) / Z), beside = head + int((end - hi) / Z);
     for (int e = t; e < beside; e += nt) {
         const gt_u64 x = e < head ? s + gt_u64(e) * Z : hi + gt_u64(e - head) * Z;

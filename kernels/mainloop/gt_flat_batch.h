@@ -7,7 +7,8 @@
 // neighbouring elements of an M-contiguous A, and elements a leading dimension apart of a
 // K-contiguous one (the odd leading dimensions this path is for spread those over the LDS
 // banks). Each k reads FM values of A and FN of B for FM x FN multiply-adds. Rows and columns
-// past the batch read its last one and are never stored.
+// past the batch read its last one and are never stored. (16-bit batches whose multiply-adds
+// outweigh their copies run on matrix cores instead: mainloop/gt_flat_batch_mma.h.)
 #pragma once
 
 template <class Cfg> struct GtFlatBatch {
@@ -17,12 +18,46 @@ template <class Cfg> struct GtFlatBatch {
     static constexpr int LM = gt_lanes_m(MT0, MT1, LANES);
     static_assert(LM > 0, "the batch tile must give every lane of its group a whole sub-tile");
     static constexpr int LN = LANES / LM, FM = MT0 / LM, FN = MT1 / LN, ACC = FM * FN;
+    typedef typename Cfg::TA TA;
+    typedef typename Cfg::TB TB;
+
+    // A is stored M x K (transA = N) or K x M, B K x N (transB = N) or N x K: elements from an
+    // operand's first to its last, along its leading dimension `cols - 1` times and `rows`
+    // more (rows: the contiguous side as stored).
+    GT_DEVICE static gt_i64 extent(gt_i64 rows, gt_i64 cols, gt_i64 ld) { return (cols - 1) * ld + rows; }
+    GT_DEVICE static gt_i64 extent_a(const GtGemmArgs& args) {
+        return Cfg::TRANS_A ? extent(args.k, args.m, args.lda) : extent(args.m, args.k, args.lda);
+    }
+    GT_DEVICE static gt_i64 extent_b(const GtGemmArgs& args) {
+        return Cfg::TRANS_B ? extent(args.n, args.k, args.ldb) : extent(args.k, args.n, args.ldb);
+    }
+    // LDS bytes of one group's images (constraints::flat_batch_lds_bytes on the host).
+    GT_DEVICE static int group_bytes(const GtGemmArgs& args) {
+        return gt_flat_image_bytes<TA>(extent_a(args)) + gt_flat_image_bytes<TB>(extent_b(args));
+    }
+
+    // The images of a batch, and where each operand's first element lies in them.
+    struct Operands {
+        const float* a;
+        int ha;
+        const float* b;
+        int hb;
+    };
+    // Copies the batch's operands (`a`, `b`: its first elements) into the group's LDS at `mine`.
+    GT_DEVICE static Operands copy(const GtGemmArgs& args, const TA* a, const TB* b, unsigned char* mine, int lane) {
+        float* const image_a = reinterpret_cast<float*>(mine);
+        float* const image_b = reinterpret_cast<float*>(mine + gt_flat_image_bytes<TA>(extent_a(args)));
+        const int ha = gt_copy_flat(a, extent_a(args), image_a, lane, LANES);
+        const int hb = gt_copy_flat(b, extent_b(args), image_b, lane, LANES);
+        return Operands{image_a, ha, image_b, hb};
+    }
 
     // Adds the batch's products into this lane's sub-tile (accumulator i * FN + j: row
-    // lm + i * LM, column ln + j * LN): `a` and `b` are the images, `ha` and `hb` where each
-    // operand's first element lies in them.
-    GT_DEVICE static void accumulate(const GtGemmArgs& args, const float* a, int ha, const float* b, int hb,
-                                     int lane, float (&acc)[ACC]) {
+    // lm + i * LM, column ln + j * LN).
+    GT_DEVICE static void accumulate(const GtGemmArgs& args, const Operands& o, int lane, float (&acc)[ACC]) {
+        const float* const a = o.a;
+        const float* const b = o.b;
+        const int ha = o.ha, hb = o.hb;
         const int m = int(args.m), n = int(args.n), k = int(args.k);
         const int lda = int(args.lda), ldb = int(args.ldb);
         const int lm = lane % LM, ln = lane / LM;
@@ -55,4 +90,11 @@ template <class Cfg> struct GtFlatBatch {
             kb += step_b;
         }
     }
+
+    // The lane's outputs as a grid (epilogue/gt_flat_store.h): its FM rows by FN columns, the
+    // lanes of one column of the lane grid on LM neighbouring rows.
+    static constexpr int ROWS = FM, COLS = FN;
+    GT_DEVICE static int row(int lane, int i) { return lane % LM + i * LM; }
+    GT_DEVICE static int col(int lane, int j) { return lane / LM + j * LN; }
+    GT_DEVICE static constexpr int index(int i, int j) { return i * FN + j; }
 };

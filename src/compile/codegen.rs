@@ -77,6 +77,10 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
         include_str!("../../kernels/layout/gt_cluster_layout.h"),
     ),
     (
+        "layout/gt_flat_tile.h",
+        include_str!("../../kernels/layout/gt_flat_tile.h"),
+    ),
+    (
         "loader/gt_ring_pos.h",
         include_str!("../../kernels/loader/gt_ring_pos.h"),
     ),
@@ -103,6 +107,10 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
     (
         "loader/gt_flat_copy.h",
         include_str!("../../kernels/loader/gt_flat_copy.h"),
+    ),
+    (
+        "loader/gt_flat_scatter.h",
+        include_str!("../../kernels/loader/gt_flat_scatter.h"),
     ),
     (
         "loader/gt_tma_loader.h",
@@ -135,6 +143,10 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
     (
         "mainloop/gt_flat_batch.h",
         include_str!("../../kernels/mainloop/gt_flat_batch.h"),
+    ),
+    (
+        "mainloop/gt_flat_batch_mma.h",
+        include_str!("../../kernels/mainloop/gt_flat_batch_mma.h"),
     ),
     (
         "mainloop/gt_gemv_mma.h",
@@ -207,6 +219,10 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
     (
         "epilogue/gt_reduce_kernel.h",
         include_str!("../../kernels/epilogue/gt_reduce_kernel.h"),
+    ),
+    (
+        "epilogue/gt_flat_store.h",
+        include_str!("../../kernels/epilogue/gt_flat_store.h"),
     ),
     ("gemm.hip", GEMM_TEMPLATE),
     ("reference.hip", REFERENCE_KERNEL),

@@ -13,6 +13,14 @@
 //! on 48x48 of two waves ran 79.6 and 114.7 us where this says 57 and 104; 33x33x33 x10000 NN
 //! f16 60.5 against 56. Good enough to rank the path's tiles and wave counts, and to put it
 //! beside the tile kernels.
+//!
+//! On matrix cores (a MatrixInstruction) the kernel waits on its copies more than it issues:
+//! a compute unit spends about 0.3 cycles an element of the flat ranges and 400 a batch (the
+//! loads' latency, the barrier, the store's places), plus the padded instructions
+//! (MacroTile0 x MacroTile1 x K rounded up to the instruction's K) at 15% of the type's
+//! tensor rate, never less than the memory traffic. Fitted to seven batches on an H200
+//! (13x13x64 to 80x60x70, 3000-50000 batches, 40.9-133.1 us), each within 15% but 13x13x64
+//! x20000 NN bf16 (57 us for 48.8).
 
 use crate::hw::HwSpec;
 use crate::problem::{DataType, GemmProblem};
@@ -21,23 +29,38 @@ use crate::space::{constraints, KernelConfig};
 /// The modelled time of one flat batch launch in microseconds, without noise.
 pub fn flat_batch_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     let batches = p.batch.max(1) as f64;
+    let memory_us = batches * flat_bytes(p) / (hw.memory_bandwidth_gbps * 1e9 * 0.9) * 1e6;
+    // FMAs a second: two flops each.
+    let fma_rate = hw.peak_tflops_for(DataType::F32) * 1e12 / 2.0;
+    if c.uses_matrix_cores() {
+        let units = f64::from(hw.compute_units.max(1));
+        let kp = (p.k.max(1) as f64 / f64::from(c.mi[2])).ceil() * f64::from(c.mi[2]);
+        let macs = f64::from(c.mt0) * f64::from(c.mt1) * kp;
+        let mma_us = 2.0 * macs / (hw.peak_tflops_for(p.a_type) * 1e12 * 0.15 / units) * 1e6;
+        let [ea, eb] = constraints::flat_extents(p);
+        let copy_us = (0.3 * (ea + eb) as f64 + 400.0) / f64::from(hw.boost_clock_mhz.max(1));
+        return (batches / units * (copy_us + mma_us)).max(memory_us) + 3.0;
+    }
     let lanes = c.wg[1] * hw.wave_size;
     let (fm, fn_) = constraints::flat_sub_tile(c, hw.wave_size).unwrap_or((c.mt0, c.mt1));
     let per_k = f64::from(fm + fn_);
     let k = p.k as f64;
-    // FMAs a second: two flops each.
-    let fma_rate = hw.peak_tflops_for(DataType::F32) * 1e12 / 2.0;
     let fma_us = batches * f64::from(c.mt0) * f64::from(c.mt1) * k / (fma_rate * 0.4) * 1e6;
     let lds_us = batches * f64::from(lanes) * k * per_k / (fma_rate / 4.0) * 1e6;
+    fma_us + 0.5 * (lds_us + memory_us) + 3.0
+}
+
+/// Bytes a batch moves: its operands' flat ranges, D, and C where beta is not zero.
+fn flat_bytes(p: &GemmProblem) -> f64 {
     let [ea, eb] = constraints::flat_extents(p);
+    let out = (p.m * p.n) as f64;
     let mut bytes = ea as f64 * p.a_type.bytes() as f64
         + eb as f64 * p.b_type.bytes() as f64
-        + (p.m * p.n) as f64 * p.d_type.bytes() as f64;
+        + out * p.d_type.bytes() as f64;
     if p.beta != 0.0 {
-        bytes += (p.m * p.n) as f64 * p.c_type.bytes() as f64;
+        bytes += out * p.c_type.bytes() as f64;
     }
-    let memory_us = batches * bytes / (hw.memory_bandwidth_gbps * 1e9 * 0.9) * 1e6;
-    fma_us + 0.5 * (lds_us + memory_us) + 3.0
+    bytes
 }
 
 #[cfg(test)]
@@ -64,5 +87,45 @@ mod tests {
         assert!(t < flat_batch_time_us(&two, &p, &hw));
         // Within a factor of two of the H200's 79.6 us.
         assert!((40.0..160.0).contains(&t), "{t}");
+    }
+
+    #[test]
+    fn matrix_cores_win_the_larger_batches_and_lose_the_smallest() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        let cfg = |name: &str| KernelConfig::parse(name).unwrap();
+        let batches = |m: i64, count: i64| {
+            let mut p = GemmProblem::new(m, m, m);
+            p.batch = count;
+            (p.a_type, p.b_type, p.c_type, p.d_type) =
+                (DataType::F16, DataType::F16, DataType::F16, DataType::F16);
+            p.fill_defaults();
+            p
+        };
+        // 77^3 x3000: 73.2 us on matrix cores, 126.1 on FMAs (H200).
+        let p = batches(77, 3000);
+        let mma = flat_batch_time_us(
+            &cfg("MT96x80x16_MI16x8x16_WG1x4_PGR1_PLR0_LPA0_LPB0_SW0_GSU1_WGM1_GRVW1_SVW1_SU0_FB1"),
+            &p,
+            &hw,
+        );
+        let fma = flat_batch_time_us(
+            &cfg("MT80x80x16_MI1x1x1_WG1x4_PGR1_PLR0_LPA0_LPB0_SW0_GSU1_WGM1_GRVW1_SVW1_SU0_FB1"),
+            &p,
+            &hw,
+        );
+        assert!((55.0..95.0).contains(&mma) && mma < fma, "{mma} {fma}");
+        // 17^3 x50000: 133.1 on matrix cores, 79.3 on FMAs.
+        let p = batches(17, 50000);
+        let mma = flat_batch_time_us(
+            &cfg("MT32x24x16_MI16x8x16_WG4x1_PGR1_PLR0_LPA0_LPB0_SW0_GSU1_WGM1_GRVW1_SVW1_SU0_FB1"),
+            &p,
+            &hw,
+        );
+        let fma = flat_batch_time_us(
+            &cfg("MT24x20x16_MI1x1x1_WG4x1_PGR1_PLR0_LPA0_LPB0_SW0_GSU1_WGM1_GRVW1_SVW1_SU0_FB1"),
+            &p,
+            &hw,
+        );
+        assert!((100.0..170.0).contains(&mma) && fma < mma, "{mma} {fma}");
     }
 }

@@ -16,12 +16,19 @@
 //! 475.0 [156.8], 64x64x64 x4096 NN f32 117.4 [81.8].
 //!
 //!   batches of at most 96 x 96 outputs, two waves of workgroups of them or more
-//!     -> FlatBatch searched, tile sides in steps of 4, up to eight waves a batch
+//!     -> FlatBatch searched, tile sides in steps of 4, up to eight waves a batch, on FMAs
+//!        and (16-bit inputs of one type) on the GPU's warp-level matrix instructions
 //!     -> where an operand's rows are off the 16-byte grid, or M and N are both under 8:
 //!        starts on the least padded tile on the fewest waves a batch whose lanes own at most
-//!        64 outputs, and on twice those waves; four waves a workgroup
+//!        64 outputs, and on twice those waves; four waves a workgroup; on matrix cores
+//!        first where they apply, the tile padded to whole instructions
+//!
+//! On FMAs the multiply-adds grow with the batch's volume and outweigh the copies past about
+//! 45 x 45 x 45 (77 x 77 x 77 f16 x3000 ran at 0.84x cuBLASLt, 62% of its loop FFMAs); on
+//! matrix cores a 77 x 77 x 77 batch is 250 mma.sync instructions, and the copy into tiles of
+//! whole instructions is most of the kernel.
 
-use super::constraints::{self, flat_tile_sides, FLAT_BATCH_MAX_ACC};
+use super::constraints::{self, flat_mma_shapes, flat_tile_sides, FLAT_BATCH_MAX_ACC};
 use super::param::{pack_mi, ParamId};
 use super::{KernelConfig, Space};
 
@@ -64,6 +71,51 @@ fn round4(x: i64) -> i64 {
     (x + 3) / 4 * 4
 }
 
+/// The least padded batch tile of whole `mi` instructions for `waves` waves of `wave` lanes
+/// (`(MT0, MT1)`): over the wave grids G x H, M rounded up to G instructions and N to H, the
+/// fewest outputs, then the squarest wave tile, then the fewest waves along M; None where every
+/// grid gives a lane more than 64 accumulators or a side past the path's widest. The kernel
+/// lays its waves out by the tile (`gt_grid_m`): a tile it would cut into wave tiles more than
+/// four times longer one way than the other is left out (128 x 104 on eight waves makes
+/// 16 x 104 strips that each read every B fragment: 377.6 us for 100^3 x5000 NN f16 where
+/// 128 x 112, 32 x 56 a wave, took 232.3; H200).
+fn least_padded_mma_tile(
+    m: i64,
+    n: i64,
+    waves: i64,
+    wave: i64,
+    mi: [u32; 3],
+) -> Option<(i64, i64)> {
+    let (um, un) = (i64::from(mi[0]), i64::from(mi[1]));
+    let widest = i64::from(constraints::FLAT_BATCH_MAX_SIDE);
+    std::iter::successors(Some(1i64), |g| Some(g * 2))
+        .take_while(|&g| g <= waves)
+        .filter_map(|g| {
+            let h = waves / g;
+            let (mt0, mt1) = (round_to(m, g * um), round_to(n, h * un));
+            let acc = mt0 * mt1 / (waves * wave);
+            if acc > i64::from(FLAT_BATCH_MAX_ACC) || mt0 > widest || mt1 > widest {
+                return None;
+            }
+            let (gm, gn) =
+                constraints::part_grid(mt0 as u32, mt1 as u32, waves as u32, [mi[0], mi[1]])?;
+            let (wt0, wt1) = (mt0 / i64::from(gm), mt1 / i64::from(gn));
+            (wt0 <= 4 * wt1 && wt1 <= 4 * wt0).then_some((
+                mt0 * mt1,
+                (wt0 - wt1).abs(),
+                gm,
+                mt0,
+                mt1,
+            ))
+        })
+        .min()
+        .map(|(_, _, _, mt0, mt1)| (mt0, mt1))
+}
+
+fn round_to(x: i64, step: i64) -> i64 {
+    (x + step - 1) / step * step
+}
+
 /// The parameters the flat batch path has no use for and the values
 /// [`KernelConfig::canonical`] gives them: a sweep of its kernels pins them.
 pub const FLAT_BATCH_FIXED: [(ParamId, i64); 20] = [
@@ -102,8 +154,11 @@ impl Space {
         let covering = |lim: i64| -> Vec<i64> { flat_tile_sides().filter(|&t| t >= lim).collect() };
         s.domain_mut(ParamId::FlatBatch).restrict(&[1]);
         s.domain_mut(ParamId::Gemv).restrict(&[0]);
-        s.domain_mut(ParamId::MatrixInstruction)
-            .restrict(&[pack_mi([1, 1, 1])]);
+        let mis: Vec<i64> = std::iter::once([1, 1, 1])
+            .chain(flat_mma_shapes(p, &self.hw))
+            .map(pack_mi)
+            .collect();
+        s.domain_mut(ParamId::MatrixInstruction).restrict(&mis);
         s.domain_mut(ParamId::MacroTile0).restrict(&covering(p.m));
         s.domain_mut(ParamId::MacroTile1).restrict(&covering(p.n));
         for (id, v) in FLAT_BATCH_FIXED {
@@ -150,25 +205,40 @@ impl Space {
             return Vec::new();
         }
         let wave = i64::from(self.hw.wave_size);
-        [1u32, 2, 4, 8]
+        let start = |mi: [u32; 3], waves: u32, (mt0, mt1): (i64, i64)| {
+            let prefs = [
+                (ParamId::FlatBatch, 1),
+                (ParamId::MatrixInstruction, pack_mi(mi)),
+                (ParamId::MacroTile0, mt0),
+                (ParamId::MacroTile1, mt1),
+                (ParamId::WavesN, i64::from(waves)),
+                (
+                    ParamId::WavesM,
+                    i64::from((WAVES_PER_WORKGROUP / waves).max(1)),
+                ),
+            ];
+            self.valid_start(&prefs)
+        };
+        // Matrix cores first (their first instruction shape), then FMAs.
+        let mma = (flat_mma_shapes(p, &self.hw).first().copied())
+            .into_iter()
+            .flat_map(|mi| {
+                [1u32, 2, 4, 8]
+                    .into_iter()
+                    .filter_map(move |waves| {
+                        least_padded_mma_tile(p.m, p.n, i64::from(waves), wave, mi)
+                            .and_then(|tile| start(mi, waves, tile))
+                    })
+                    .take(STARTS)
+            });
+        let fma = [1u32, 2, 4, 8]
             .into_iter()
             .filter_map(|waves| {
-                let (mt0, mt1) = least_padded_tile(p.m, p.n, i64::from(waves) * wave)?;
-                let prefs = [
-                    (ParamId::FlatBatch, 1),
-                    (ParamId::MatrixInstruction, pack_mi([1, 1, 1])),
-                    (ParamId::MacroTile0, mt0),
-                    (ParamId::MacroTile1, mt1),
-                    (ParamId::WavesN, i64::from(waves)),
-                    (
-                        ParamId::WavesM,
-                        i64::from((WAVES_PER_WORKGROUP / waves).max(1)),
-                    ),
-                ];
-                self.valid_start(&prefs)
+                least_padded_tile(p.m, p.n, i64::from(waves) * wave)
+                    .and_then(|tile| start([1, 1, 1], waves, tile))
             })
-            .take(STARTS)
-            .collect()
+            .take(STARTS);
+        mma.collect::<Vec<_>>().into_iter().chain(fma).collect()
     }
 }
 
@@ -191,16 +261,22 @@ mod tests {
         let hw = HwSpec::by_name("H200").unwrap();
         let s = Space::for_problem(&batches(17, 17, 17, 50000, DataType::F16), &hw);
         let starts = s.flat_batch_starts();
-        assert_eq!(starts.len(), 2);
-        // One wave a batch: 24x20 (8 x 4 lanes of 3 x 5 outputs), four batches a workgroup;
-        // then two waves, 24x24 (8 x 8 lanes of 3 x 3).
+        assert_eq!(starts.len(), 4);
+        let tiles: Vec<_> = (starts.iter())
+            .map(|c| (c.mi, c.mt0, c.mt1, c.wg))
+            .collect();
         assert_eq!(
-            (starts[0].mt0, starts[0].mt1, starts[0].wg),
-            (24, 20, [4, 1])
-        );
-        assert_eq!(
-            (starts[1].mt0, starts[1].mt1, starts[1].wg),
-            (24, 24, [2, 2])
+            tiles,
+            [
+                // Matrix cores first: 17 rounded up to a 16x8 instruction's sides on one wave,
+                // four batches a workgroup; on two waves, along M (16 x 24 each).
+                ([16, 8, 16], 32, 24, [4, 1]),
+                ([16, 8, 16], 32, 24, [2, 2]),
+                // Then FMAs, one wave a batch: 24x20 (8 x 4 lanes of 3 x 5 outputs); two
+                // waves, 24x24 (8 x 8 lanes of 3 x 3).
+                ([1, 1, 1], 24, 20, [4, 1]),
+                ([1, 1, 1], 24, 24, [2, 2]),
+            ]
         );
         for c in &starts {
             assert_eq!(c.fb, 1);
@@ -246,6 +322,44 @@ mod tests {
             assert_eq!(id.get(&canonical), v, "{}", id.name());
         }
         assert_eq!(canonical, c);
+    }
+
+    #[test]
+    fn matrix_core_starts_take_whole_instructions_and_16_bit_inputs() {
+        let hw = HwSpec::by_name("H200").unwrap();
+        // 77 x 77: one or two waves would hold 100 or more accumulators a lane; four waves
+        // take 96 x 80 as 2 x 2 wave tiles of 48 x 40 (the squarest of the least padded).
+        let s = Space::for_problem(&batches(77, 77, 77, 3000, DataType::F16), &hw);
+        let starts = s.flat_batch_starts();
+        assert_eq!(
+            (starts[0].mi, starts[0].mt0, starts[0].mt1, starts[0].wg),
+            ([16, 8, 16], 96, 80, [1, 4])
+        );
+        assert_eq!(
+            least_padded_mma_tile(77, 77, 4, 32, [16, 8, 16]),
+            Some((96, 80))
+        );
+        assert_eq!(least_padded_mma_tile(77, 77, 2, 32, [16, 8, 16]), None);
+        // 100 x 100 on eight waves: 128 x 104 would be cut into 16 x 104 strips.
+        assert_eq!(
+            least_padded_mma_tile(100, 100, 8, 32, [16, 8, 16]),
+            Some((128, 112))
+        );
+        // f32 has no 16-bit instruction: FMAs only, and a sweep of the path keeps to them.
+        let s = Space::for_problem(&batches(33, 33, 33, 10000, DataType::F32), &hw);
+        assert!(s.flat_batch_starts().iter().all(|c| c.mi == [1, 1, 1]));
+        let only = s.flat_batch_only().unwrap();
+        assert_eq!(
+            only.domain(ParamId::MatrixInstruction).values,
+            [pack_mi([1, 1, 1])]
+        );
+        // bf16 sweeps both (the warpgroup instruction is not the path's).
+        let s = Space::for_problem(&batches(33, 33, 33, 10000, DataType::Bf16), &hw);
+        let only = s.flat_batch_only().unwrap();
+        assert_eq!(
+            only.domain(ParamId::MatrixInstruction).values,
+            [pack_mi([16, 8, 16]), pack_mi([1, 1, 1])]
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use gemmtune::compile::amd::HipCompiler;
 use gemmtune::compile::codegen::{self, KernelSource};
-use gemmtune::compile::nvidia::NvccCompiler;
+use gemmtune::compile::nvidia::{NvccCompiler, NvrtcCompiler};
 use gemmtune::compile::{pool, CompileError, Compiler, LaunchPlan, Target};
 use gemmtune::problem::{DataType, GemmProblem, Trans};
 use gemmtune::space::{GsuAlgo, KernelConfig, Space};
@@ -136,7 +136,7 @@ pub fn error_lines(log: &str) -> String {
 }
 
 /// Compiles each case for sm_90a with `nvcc`: one line for each compile error or spill.
-pub fn sm90a_failures(nvcc: &NvccCompiler, cases: &[(GemmProblem, KernelConfig)]) -> Vec<String> {
+pub fn sm90a_failures(nvcc: &dyn Compiler, cases: &[(GemmProblem, KernelConfig)]) -> Vec<String> {
     let target = Target::arch(gemmtune::hw::Vendor::Nvidia, "sm_90a");
     let mut failures = Vec::new();
     for (p, c) in cases {
@@ -190,6 +190,22 @@ pub fn nvcc_or_skip(what: &str) -> Option<NvccCompiler> {
                 panic!("nvcc is required (GEMMTUNE_REQUIRE_TOOLCHAIN=1): {e}");
             }
             eprintln!("NOTICE: {what} sm_90a compile check skipped: {e}");
+            None
+        }
+    }
+}
+
+/// NVRTC (what `bench --backend cuda` compiles with: it differs from nvcc, e.g. it has no
+/// `__builtin_memcpy`), or `None` with a notice naming `what` where libnvrtc cannot be loaded,
+/// unless GEMMTUNE_REQUIRE_TOOLCHAIN is set.
+pub fn nvrtc_or_skip(what: &str) -> Option<NvrtcCompiler> {
+    match NvrtcCompiler::new() {
+        Ok(c) => Some(c),
+        Err(e) => {
+            if std::env::var("GEMMTUNE_REQUIRE_TOOLCHAIN").as_deref() == Ok("1") {
+                panic!("NVRTC is required (GEMMTUNE_REQUIRE_TOOLCHAIN=1): {e}");
+            }
+            eprintln!("NOTICE: {what} NVRTC compile check skipped: {e}");
             None
         }
     }

@@ -25,7 +25,12 @@ pub fn wgmma_mi(t: DataType) -> [u32; 3] {
 
 /// Whether a config uses the warpgroup (`wgmma`) path of the template.
 pub fn is_wgmma(c: &KernelConfig) -> bool {
-    c.mi[0] == 64 && c.mi[1] == 8
+    is_wgmma_mi(c.mi)
+}
+
+/// Whether a matrix instruction shape is the warpgroup instruction's.
+pub fn is_wgmma_mi(mi: [u32; 3]) -> bool {
+    mi[0] == 64 && mi[1] == 8
 }
 
 /// Warps per warpgroup: wgmma is issued by 4 consecutive warps together.
@@ -190,9 +195,16 @@ pub const FMA_MAX_OUTPUTS_PER_LANE: u32 = 128;
 /// `(LM, LN)` with LM a power of two, both dividing the tile, and the sub-tile
 /// `wt0 / LM x wt1 / LN` the squarest such.
 pub fn fma_lane_grid(wt0: u32, wt1: u32, wave: u32) -> Option<(u32, u32)> {
-    std::iter::successors(Some(1u32), |lm| Some(lm * 2))
-        .take_while(|&lm| lm <= wave)
-        .filter(|&lm| wt0.is_multiple_of(lm) && wt1.is_multiple_of(wave / lm))
-        .min_by_key(|&lm| (wt0 / lm).abs_diff(wt1 / (wave / lm)))
-        .map(|lm| (lm, wave / lm))
+    part_grid(wt0, wt1, wave, [1, 1])
+}
+
+/// A grid of `count` parts over a `t0 x t1` tile (`gt_grid_m`, kernels/gt_config.h): `(G, H)`
+/// with G a power of two, G x H = count, each part a whole number of `unit[0] x unit[1]`
+/// blocks, its sub-tile `t0 / G x t1 / H` the squarest such (the fewest G on a tie).
+pub fn part_grid(t0: u32, t1: u32, count: u32, unit: [u32; 2]) -> Option<(u32, u32)> {
+    std::iter::successors(Some(1u32), |g| Some(g * 2))
+        .take_while(|&g| g <= count)
+        .filter(|&g| t0.is_multiple_of(g * unit[0]) && t1.is_multiple_of(count / g * unit[1]))
+        .min_by_key(|&g| (t0 / g).abs_diff(t1 / (count / g)))
+        .map(|g| (g, count / g))
 }

@@ -3,14 +3,18 @@
 //! the tile rules for its configs, and the sizes codegen launches it with.
 //!
 //! Rule `flat-batch`: each batch is one tile (MacroTile0 x MacroTile1 at least M x N, at most
-//! [`FLAT_BATCH_MAX_SIDE`] each way, in steps of 4) computed with FMAs (MI 1x1x1) by a group
-//! of WavesN waves (1, 2, 4 or 8) whose lanes form a grid that gives each a whole sub-tile of
-//! at most [`FLAT_BATCH_MAX_ACC`] outputs; WavesM groups a workgroup (1, 2, 4 or 8), and their
-//! LDS images within the GPU's; the parameters the path has no use for at their fixed values
-//! ([`KernelConfig::canonical`]); the grid's batches within its x. The images hold an f32 for
-//! every element (converted once, as they are copied).
+//! [`FLAT_BATCH_MAX_SIDE`] each way, in steps of 4) computed by a group of WavesN waves (1, 2,
+//! 4 or 8), either with FMAs (MI 1x1x1), the group's lanes a grid that gives each a whole
+//! sub-tile of at most [`FLAT_BATCH_MAX_ACC`] outputs, or with a warp-level matrix instruction
+//! of the GPU for 16-bit inputs of one type, the group's waves a grid that gives each whole
+//! instructions, at most [`FLAT_MMA_MAX_ACC`] accumulators a lane; WavesM groups a workgroup
+//! (1, 2, 4 or 8), and their LDS within the GPU's; the parameters the path has no use for at
+//! their fixed values ([`KernelConfig::canonical`]); the grid's batches within its x. On FMAs
+//! the LDS holds images of the operands' flat ranges, an f32 for every element (converted
+//! once, as they are copied); on matrix cores 16-bit tiles of the operands as stored, padded
+//! to whole instructions (`GtFlatTile`, kernels/layout/gt_flat_tile.h).
 
-use super::atom::fma_lane_grid;
+use super::atom::{fma_lane_grid, is_wgmma, is_wgmma_mi, part_grid};
 use super::{fail, Violation};
 use crate::hw::HwSpec;
 use crate::problem::GemmProblem;
@@ -18,30 +22,59 @@ use crate::space::config::KernelConfig;
 
 /// The widest batch (rows or columns) one group computes.
 pub const FLAT_BATCH_MAX_SIDE: u32 = 128;
-/// Outputs a lane owns at most (its accumulators).
+/// Outputs a lane owns at most (its accumulators), on FMAs.
 pub const FLAT_BATCH_MAX_ACC: u32 = 64;
+/// Accumulators a lane holds at most, on matrix cores (its fragments take few registers
+/// beside them).
+pub const FLAT_MMA_MAX_ACC: u32 = 128;
 /// Waves of a group, and groups of a workgroup, at most.
 const MOST_WAVES: u32 = 8;
 /// Workgroups a grid holds along x (CUDA and HIP alike).
 const MAX_GRID_X: i64 = (1 << 31) - 1;
 
-/// The widest batch (rows or columns) the space takes the path for (77 x 77 was the largest
-/// measured faster than the tiles it had; 100 x 100 ran three times slower: src/space/
-/// flat_batch.rs).
+/// The widest batch (rows or columns) the space takes the path for (on FMAs 77 x 77 was the
+/// largest measured faster than the tiles it had, 100 x 100 ran three times slower; on matrix
+/// cores the tiles still won 96 x 90 x 100 x2000 TN f16, 57.6 us against 85.8, and 100^3 x5000
+/// NN f16, 222.9 against 232.3: src/space/flat_batch.rs).
 pub const FLAT_SIDE: i64 = 96;
 /// Batches a compute unit the path needs at least: two waves of workgroups of four.
 const BATCHES_PER_UNIT: i64 = 8;
 
 /// Whether the space searches the flat batch path for `p`: many small batches (at most
 /// [`FLAT_SIDE`] each way, [`BATCHES_PER_UNIT`] a compute unit or more), each batch's images
-/// within the LDS.
+/// (FMAs) or tiles (matrix cores) within the LDS.
 pub fn flat_batch_applies(p: &GemmProblem, hw: &HwSpec) -> bool {
     let [ea, eb] = flat_extents(p);
     let images = flat_image_bytes(ea, p.a_type.bytes()) + flat_image_bytes(eb, p.b_type.bytes());
+    let lds = hw.lds_bytes_per_workgroup;
+    // The least a matrix-core group's tiles take: M, N and K rounded up to 16.
+    let round = |x: i64| (x.max(1) as u64).next_multiple_of(16);
+    let tiles = !flat_mma_shapes(p, hw).is_empty()
+        && flat_ranges_dense(p)
+        && tiles_bytes(p, round(p.m), round(p.n), round(p.k)) <= lds;
     p.batch >= BATCHES_PER_UNIT * i64::from(hw.compute_units)
         && p.m <= FLAT_SIDE
         && p.n <= FLAT_SIDE
-        && images <= hw.lds_bytes_per_workgroup
+        && (images <= lds || tiles)
+}
+
+/// Whether each operand's flat range holds at most as many elements between its lines (a
+/// leading dimension past them) as in them, plus a chunk: on matrix cores the copies read the
+/// whole range, and no LDS bound keeps it short as the FMA images' does.
+pub fn flat_ranges_dense(p: &GemmProblem) -> bool {
+    let [ea, eb] = flat_extents(p);
+    ea <= 2 * p.m * p.k + 16 && eb <= 2 * p.k * p.n + 16
+}
+
+/// The warp-level matrix instructions the flat batch path may multiply `p` with on `hw`:
+/// those of 16-bit A and B of one type, the warpgroup instruction left out.
+pub fn flat_mma_shapes(p: &GemmProblem, hw: &HwSpec) -> Vec<[u32; 3]> {
+    if p.a_type.bytes() != 2 || p.b_type != p.a_type {
+        return Vec::new();
+    }
+    (hw.mi_shapes_for(p).iter().copied())
+        .filter(|&mi| !is_wgmma_mi(mi))
+        .collect()
 }
 
 /// The tile sides the path adds to MacroTile0 and MacroTile1 where it applies: steps of 4 up
@@ -78,11 +111,46 @@ pub fn flat_image_bytes(elements: i64, bytes: usize) -> u64 {
     ((elements.max(0) as u64 * bytes).div_ceil(16) + 1) * (16 / bytes) * 4
 }
 
-/// LDS bytes of a flat batch workgroup: both images of each of its WavesM groups.
+/// LDS bytes of a flat batch workgroup: both images (or tiles, on matrix cores) of each of
+/// its WavesM groups.
 pub fn flat_batch_lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
-    let [ea, eb] = flat_extents(p);
-    c.wg[0] as u64
-        * (flat_image_bytes(ea, p.a_type.bytes()) + flat_image_bytes(eb, p.b_type.bytes()))
+    let group = if c.uses_matrix_cores() {
+        flat_tiles_bytes(c, p)
+    } else {
+        let [ea, eb] = flat_extents(p);
+        flat_image_bytes(ea, p.a_type.bytes()) + flat_image_bytes(eb, p.b_type.bytes())
+    };
+    c.wg[0] as u64 * group
+}
+
+/// LDS bytes of one group's two 16-bit tiles on matrix cores (`GtFlatTile::make`): each
+/// operand's lines as stored, K rounded up to the instruction's K and M (N) to the batch tile,
+/// lines an odd number of 16-byte chunks apart.
+pub fn flat_tiles_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
+    let kp = (p.k.max(1) as u64).next_multiple_of(u64::from(c.mi[2].max(1)));
+    tiles_bytes(p, u64::from(c.mt0), u64::from(c.mt1), kp)
+}
+
+/// [`flat_tiles_bytes`] of an `mt0 x mt1` batch tile with K padded to `kp`.
+fn tiles_bytes(p: &GemmProblem, mt0: u64, mt1: u64, kp: u64) -> u64 {
+    let tile = |lines: u64, len: u64| lines * ((len * 2 / 16) | 1) * 16;
+    let a = if p.trans_a.is_t() {
+        tile(mt0, kp)
+    } else {
+        tile(kp, mt0)
+    };
+    let b = if p.trans_b.is_t() {
+        tile(kp, mt1)
+    } else {
+        tile(mt1, kp)
+    };
+    a + b
+}
+
+/// The grid `(GM, GN)` of a group's waves over the batch tile on matrix cores, each wave
+/// whole instructions (`gt_grid_m` in `GtFlatBatchMma`).
+pub fn flat_wave_grid(c: &KernelConfig) -> Option<(u32, u32)> {
+    part_grid(c.mt0, c.mt1, c.wg[1], [c.mi[0], c.mi[1]])
 }
 
 /// The rows and columns `(FM, FN)` each lane of a group owns of the batch tile, where its lane
@@ -91,9 +159,20 @@ pub fn flat_sub_tile(c: &KernelConfig, wave: u32) -> Option<(u32, u32)> {
     fma_lane_grid(c.mt0, c.mt1, c.wg[1] * wave).map(|(lm, ln)| (c.mt0 / lm, c.mt1 / ln))
 }
 
-/// Registers per thread: the accumulators, one k of the lane's rows and columns in f32, their
-/// places in the images, and a fixed part for the loop and the batch's addresses.
+/// Registers per thread: on FMAs the accumulators, one k of the lane's rows and columns in
+/// f32, their places in the images, and a fixed part for the loop and the batch's addresses;
+/// on matrix cores the accumulators (a group's outputs over its lanes), two steps of fragments
+/// and the same fixed part.
 pub fn flat_batch_registers(c: &KernelConfig, wave: u32) -> u32 {
+    if c.uses_matrix_cores() {
+        let acc = c.mt0 * c.mt1 / (c.wg[1] * wave).max(1);
+        let (gm, gn) = flat_wave_grid(c).unwrap_or((1, 1));
+        // A fragment of an M x K instruction: M * K 16-bit values over the wave's lanes.
+        let frag = |side: u32| side * c.mi[2] * 2 / (4 * wave).max(1);
+        let frags = (c.mt0 / gm / c.mi[0].max(1)) * frag(c.mi[0])
+            + (c.mt1 / gn / c.mi[1].max(1)) * frag(c.mi[1]);
+        return acc + 2 * frags + 24;
+    }
     let (fm, fn_) = flat_sub_tile(c, wave).unwrap_or((c.mt0, c.mt1));
     fm * fn_ + 2 * (fm + fn_) + 24
 }
@@ -116,10 +195,18 @@ pub(super) fn flat_batch(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Resu
             ),
         );
     }
-    if c.mi != [1, 1, 1] {
+    if c.uses_matrix_cores() {
+        flat_instruction(c, p, hw)?;
+        if !flat_ranges_dense(p) {
+            return fail(
+                rule,
+                "on matrix cores the flat batch path reads each operand's whole range: a leading dimension past twice the rows it holds takes MI1x1x1".into(),
+            );
+        }
+    } else if c.mi != [1, 1, 1] {
         return fail(
             rule,
-            "the flat batch path multiplies with FMAs: MatrixInstruction 1x1x1".into(),
+            "the flat batch path multiplies with FMAs (MatrixInstruction 1x1x1) or a warp-level matrix instruction".into(),
         );
     }
     let sides_ok =
@@ -148,32 +235,84 @@ pub(super) fn flat_batch(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Resu
         );
     }
     let wave = hw.wave_size;
-    let acc = flat_sub_tile(c, wave).map_or(u32::MAX, |(fm, fn_)| fm * fn_);
-    if acc > FLAT_BATCH_MAX_ACC {
-        return fail(
-            rule,
-            format!(
-                "the {} lanes of a group must each own a whole sub-tile of MacroTile {}x{} of at most {FLAT_BATCH_MAX_ACC} outputs",
-                c.wg[1] * wave,
-                c.mt0,
-                c.mt1
-            ),
-        );
+    if c.uses_matrix_cores() {
+        let acc = c.mt0 * c.mt1 / (c.wg[1] * wave);
+        if flat_wave_grid(c).is_none() || acc > FLAT_MMA_MAX_ACC {
+            return fail(
+                rule,
+                format!(
+                    "the {} waves of a group must each own whole {}x{} instructions of MacroTile {}x{}, at most {FLAT_MMA_MAX_ACC} accumulators a lane",
+                    c.wg[1], c.mi[0], c.mi[1], c.mt0, c.mt1
+                ),
+            );
+        }
+    } else {
+        let acc = flat_sub_tile(c, wave).map_or(u32::MAX, |(fm, fn_)| fm * fn_);
+        if acc > FLAT_BATCH_MAX_ACC {
+            return fail(
+                rule,
+                format!(
+                    "the {} lanes of a group must each own a whole sub-tile of MacroTile {}x{} of at most {FLAT_BATCH_MAX_ACC} outputs",
+                    c.wg[1] * wave,
+                    c.mt0,
+                    c.mt1
+                ),
+            );
+        }
     }
     let lds = flat_batch_lds_bytes(c, p);
     if lds > hw.lds_bytes_per_workgroup {
         return fail(
             rule,
             format!(
-                "the images of {} batches' operands need {lds} bytes of LDS, {} has {}",
+                "the images (or tiles) of {} batches' operands need {lds} bytes of LDS, {} has {}",
                 c.wg[0], hw.name, hw.lds_bytes_per_workgroup
             ),
         );
     }
     super::fma_registers(rule, flat_batch_registers(c, wave), c, hw)?;
+    flat_grid_x(c, p)
+}
+
+/// `flat-batch` on matrix cores: a warp-level instruction of the GPU for the inputs, which are
+/// 16-bit and of one type (the tiles keep them as they are).
+fn flat_instruction(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
+    let shapes = hw.mi_shapes_for(p);
+    if is_wgmma(c) || !shapes.contains(&c.mi) {
+        let warp: Vec<String> = (shapes.iter())
+            .filter(|&&s| !is_wgmma_mi(s))
+            .map(|s| format!("{}x{}x{}", s[0], s[1], s[2]))
+            .collect();
+        return fail(
+            "flat-batch",
+            format!(
+                "the flat batch path multiplies with FMAs (MI1x1x1) or a warp-level matrix instruction of {} for {} (valid: {}), not MI{}x{}x{}",
+                hw.name,
+                p.a_type,
+                if warp.is_empty() { "none".into() } else { warp.join(", ") },
+                c.mi[0],
+                c.mi[1],
+                c.mi[2]
+            ),
+        );
+    }
+    if p.a_type.bytes() != 2 || p.b_type != p.a_type {
+        return fail(
+            "flat-batch",
+            format!(
+                "the flat batch path's matrix instructions take 16-bit A and B of one type, not {} x {}: use MI1x1x1",
+                p.a_type, p.b_type
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// `flat-batch`: the grid's workgroups along x hold every batch.
+fn flat_grid_x(c: &KernelConfig, p: &GemmProblem) -> Result<(), Violation> {
     if (p.batch.max(1) as u64).div_ceil(u64::from(c.wg[0])) > MAX_GRID_X as u64 {
         return fail(
-            rule,
+            "flat-batch",
             format!(
                 "{} batches at {} a workgroup are more workgroups than a grid's x holds",
                 p.batch, c.wg[0]

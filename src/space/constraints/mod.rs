@@ -39,12 +39,16 @@ use crate::hw::HwSpec;
 use crate::problem::GemmProblem;
 use crate::space::config::KernelConfig;
 
-pub use atom::{fma_lane_grid, is_wgmma, warpgroup_tile, wgmma_mi, WARPGROUP_WARPS, WGMMA_MI};
+pub use atom::{
+    fma_lane_grid, is_wgmma, is_wgmma_mi, part_grid, warpgroup_tile, wgmma_mi, WARPGROUP_WARPS,
+    WGMMA_MI,
+};
 pub use cluster::CLUSTER_SIZES;
 pub use epilogue::{stores_aligned, stores_d_by_tensor_map};
 pub use flat_batch::{
     flat_batch_applies, flat_batch_lds_bytes, flat_batch_registers, flat_extents, flat_image_bytes,
-    flat_sub_tile, flat_tile_sides, FLAT_BATCH_MAX_ACC, FLAT_BATCH_MAX_SIDE, FLAT_SIDE,
+    flat_mma_shapes, flat_sub_tile, flat_tile_sides, FLAT_BATCH_MAX_ACC, FLAT_BATCH_MAX_SIDE,
+    FLAT_SIDE,
 };
 pub use gemv::{
     gemv_b_vectors, gemv_lds_bytes, gemv_problem, gemv_registers, gemv_rows, gemv_wave_batches,
