@@ -15,20 +15,13 @@ template <class T> GT_DEVICE void gt_scatter_flat(const T* src, const GtFlatTile
     typedef typename GtVec<16>::type Chunk;
     constexpr int E = 8;
     gt_u16* const out = reinterpret_cast<gt_u16*>(tile);
-    const gt_u64 at = reinterpret_cast<gt_u64>(src);
-    const gt_u64 end = at + gt_u64((s.lines - 1) * gt_i64(ld) + s.len) * 2;
-    // [lo, hi): the chunks wholly inside the range; [at, lo) and [hi, end) the elements beside.
-    const gt_u64 up = (at + 15) & ~gt_u64(15);
-    const gt_u64 lo = up < end ? up : end;
-    const gt_u64 down = end & ~gt_u64(15);
-    const gt_u64 hi = down > lo ? down : lo;
-    const int whole = int((hi - lo) / 16), head = int((lo - at) / 2);
-    gt_flat_chunks<8>(lo, whole, t, nt, [&](int c, const Chunk& v) {
+    const GtFlatRange<T> range(src, (s.lines - 1) * gt_i64(ld) + s.len);
+    range.template chunks<8>(t, nt, [&](int c, const Chunk& v) {
         // The chunk's 16-bit elements, low half of each word first (no memcpy: NVRTC has no
         // __builtin_memcpy).
         const gt_u32 w[4] = {v.x, v.y, v.z, v.w};
         // The chunk's first element: line r, place p.
-        const int e = head + c * E;
+        const int e = range.head + c * E;
         int r = e / ld, p = e - r * ld;
         if (p + E <= s.len) {
             // Inside one line's elements, as most chunks of a line longer than a chunk are.
@@ -47,9 +40,8 @@ template <class T> GT_DEVICE void gt_scatter_flat(const T* src, const GtFlatTile
             }
         }
     });
-    const int tail = int((end - hi) / 2), past = int((hi - at) / 2);
-    for (int i = t; i < head + tail; i += nt) {
-        const int e = i < head ? i : past + i - head;
+    for (int i = t; i < range.head + range.tail; i += nt) {
+        const int e = range.beside(i);
         const int r = e / ld, p = e - r * ld;
         if (p < s.len) out[r * s.pitch + p] = src[e].bits;
     }

@@ -27,6 +27,13 @@ template <class Cfg> struct GtFlatBatchMma {
     // A is K-contiguous when transA = T, B when transB = N.
     typedef GtFlatView<TA, Cfg::TRANS_A> ViewA;
     typedef GtFlatView<TB, !Cfg::TRANS_B> ViewB;
+    // The per-wave compute of the warp-level LDS path (mainloop/gt_warp_mma.h) on this path's
+    // wave tiles, one instruction's K at a time.
+    struct WaveCfg : Cfg {
+        static constexpr int WT0 = GtFlatBatchMma::WT0, WT1 = GtFlatBatchMma::WT1, DU = Atom::K;
+    };
+    typedef GtWarpMma<WaveCfg, ViewA, ViewB> Wave;
+    static_assert(Wave::ACC == ACC, "the wave's accumulators are the batch tile's share");
     typedef typename Atom::FragA FragA;
     typedef typename Atom::FragB FragB;
 
@@ -63,35 +70,19 @@ template <class Cfg> struct GtFlatBatchMma {
     GT_DEVICE static int wm0(int lane) { return (lane / Cfg::WAVE) % GM * WT0; }
     GT_DEVICE static int wn0(int lane) { return (lane / Cfg::WAVE) / GM * WT1; }
 
-    GT_DEVICE static void load(FragA (&fa)[TM], FragB (&fb)[TN], const Operands& o, int m0, int n0, int step,
-                               int l) {
-#pragma unroll
-        for (int i = 0; i < TM; ++i) Atom::load_a(fa[i], o.a, m0 + i * Atom::M, step * Atom::K, l);
-#pragma unroll
-        for (int j = 0; j < TN; ++j) Atom::load_b(fb[j], o.b, step * Atom::K, n0 + j * Atom::N, l);
-    }
-    GT_DEVICE static void multiply(float (&acc)[ACC], const FragA (&fa)[TM], const FragB (&fb)[TN]) {
-#pragma unroll
-        for (int i = 0; i < TM; ++i)
-#pragma unroll
-            for (int j = 0; j < TN; ++j)
-                Atom::mma(*reinterpret_cast<float(*)[Atom::C_REGS]>(&acc[(i * TN + j) * Atom::C_REGS]), fa[i],
-                          fb[j]);
-    }
-
     // Adds the batch's products into this lane's accumulators, two steps of K an iteration so
     // that each set of fragments keeps its registers.
     GT_DEVICE static void accumulate(const GtGemmArgs&, const Operands& o, int lane, float (&acc)[ACC]) {
         const int m0 = wm0(lane), n0 = wn0(lane), l = lane % Cfg::WAVE;
         FragA fa[2][TM];
         FragB fb[2][TN];
-        load(fa[0], fb[0], o, m0, n0, 0, l);
+        Wave::load_frags(fa[0], fb[0], o.a, o.b, m0, n0, 0, l);
         for (int s = 0; s < o.steps; s += 2) {
-            if (s + 1 < o.steps) load(fa[1], fb[1], o, m0, n0, s + 1, l);
-            multiply(acc, fa[0], fb[0]);
+            if (s + 1 < o.steps) Wave::load_frags(fa[1], fb[1], o.a, o.b, m0, n0, s + 1, l);
+            Wave::mma_tile(acc, fa[0], fb[0]);
             if (s + 1 < o.steps) {
-                if (s + 2 < o.steps) load(fa[0], fb[0], o, m0, n0, s + 2, l);
-                multiply(acc, fa[1], fb[1]);
+                if (s + 2 < o.steps) Wave::load_frags(fa[0], fb[0], o.a, o.b, m0, n0, s + 2, l);
+                Wave::mma_tile(acc, fa[1], fb[1]);
             }
         }
     }

@@ -28,6 +28,20 @@ const FMA_SHORT_K_WAVES: i64 = 4;
 /// The moderate-K ping-pong start's tile: as wide as one warpgroup's accumulators hold for
 /// 128 rows beside a second warpgroup (144 columns, 144 accumulators a lane).
 const MODERATE_K_PING_PONG_TILE: (i64, i64) = (128, 144);
+/// The ping-pong tile's width for N: MODERATE_K_PING_PONG_TILE's 144 columns, or 128 where
+/// 144 would pad N by more than 5% and 128 by less (N of 512 padded to 576 multiplies and
+/// stores 12.5% more columns: 65536x512x1024 ran 0.89x cuBLASLt on the default's 128x256
+/// tiles, H200).
+fn moderate_k_tile_width(n: i64) -> i64 {
+    let wide = MODERATE_K_PING_PONG_TILE.1;
+    let pad = |w: i64| (n + w - 1) / w * w - n;
+    if pad(wide) * 20 > n && pad(128) < pad(wide) {
+        128
+    } else {
+        wide
+    }
+}
+
 /// Waves of that tile at least: with 2.6 (768x8192x768) the second warpgroup had too few
 /// tiles to overlap and the start ran 20.6 us against 19.9 for the default's (H200).
 const MODERATE_K_PING_PONG_WAVES: i64 = 4;
@@ -306,7 +320,7 @@ impl Space {
     /// loses at 4096 (4096^3: 204.3 against 183.8 [180.5]), so the kind goes that far for it.
     pub fn moderate_k_ping_pong_start(&self) -> Option<KernelConfig> {
         let p = &self.problem;
-        let (mt0, mt1) = MODERATE_K_PING_PONG_TILE;
+        let (mt0, mt1) = (MODERATE_K_PING_PONG_TILE.0, moderate_k_tile_width(p.n));
         if !moderate_k_ping_pong_kind(p)
             || p.k <= two_line_depth(p)
             || p.trans_b != Trans::N
@@ -597,6 +611,21 @@ mod tests {
             );
             assert!(c.pgr >= 4, "{}", p.label());
             assert!(s.extra_starts().contains(&c), "{}", p.label());
+        }
+        // N of 512 or 1024 would be padded by 12.5% on 144 columns: 128 (H200, bench's
+        // default set: 65536x512x1024 113.4 -> 107.3 us [99.2], 32768x1024x512 f16 60.7 -> 59.5
+        // [58.5], e4m3 32768x512x1024 34.4 -> 33.3 [33.3]).
+        for (p, width) in [
+            (GemmProblem::new(65536, 512, 1024), 128),
+            (f8(32768, 512, 1024), 128),
+            (GemmProblem::new(16384, 1024, 1024), 128),
+            (GemmProblem::new(16384, 2048, 768), 128),
+            (GemmProblem::new(16384, 1536, 768), 144),
+        ] {
+            let s = Space::for_problem(&p, &hw);
+            let c = s.moderate_k_ping_pong_start().expect("moderate K");
+            assert_eq!((c.mt0, c.mt1), (128, width), "{}", p.label());
+            s.check(&c).unwrap();
         }
         // Under four waves, K of two rows or past 1024 (8-bit: of two rows is 256; past 2048
         // into an f32 D), B N-major, f32 operands, beta: none.
