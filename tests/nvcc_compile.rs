@@ -13,21 +13,7 @@ use gemmtune::problem::{DataType, GemmProblem};
 use gemmtune::space::{constraints, GsuAlgo, KernelConfig, Space};
 
 mod common;
-use common::kernels::{error_lines, problem, sample_configs};
-
-/// nvcc, or `None` (with a notice) when it is missing and not required.
-fn nvcc_or_skip() -> Option<NvccCompiler> {
-    match NvccCompiler::find() {
-        Ok(c) => Some(c),
-        Err(e) => {
-            if std::env::var("GEMMTUNE_REQUIRE_TOOLCHAIN").as_deref() == Ok("1") {
-                panic!("nvcc is required (GEMMTUNE_REQUIRE_TOOLCHAIN=1): {e}");
-            }
-            eprintln!("NOTICE: nvcc_compile skipped: {e} (set CUDA_PATH to a CUDA 13 toolkit)");
-            None
-        }
-    }
-}
+use common::kernels::{error_lines, nvcc_or_skip, problem, sample_configs};
 
 /// A wgmma config as (MacroTile, WG, PGR, PLR, GSU, GRVW).
 type WgmmaCase = (&'static str, &'static str, u32, u32, &'static str, u32);
@@ -70,7 +56,9 @@ const SWAPPED: [(usize, &str); 8] = [
 
 #[test]
 fn wgmma_configs_compile_for_sm90a_without_spills() {
-    let Some(nvcc) = nvcc_or_skip() else { return };
+    let Some(nvcc) = nvcc_or_skip("nvcc_compile") else {
+        return;
+    };
     let hw = HwSpec::by_name("H200").unwrap();
     let target = Target::arch(Vendor::Nvidia, "sm_90a");
     use DataType::*;
@@ -193,7 +181,9 @@ fn wgmma_configs_compile_for_sm90a_without_spills() {
 
 #[test]
 fn sampled_configs_compile_for_sm90a_without_spills() {
-    let Some(nvcc) = nvcc_or_skip() else { return };
+    let Some(nvcc) = nvcc_or_skip("nvcc_compile") else {
+        return;
+    };
     let hw = HwSpec::by_name("H200").unwrap();
     let target = Target::arch(Vendor::Nvidia, "sm_90a");
     use DataType::*;
@@ -339,7 +329,9 @@ fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
 /// kernel's partials before reading them. Kernels without a second launch carry neither.
 #[test]
 fn split_k_reduction_waits_for_its_main_kernel() {
-    let Some(nvcc) = nvcc_or_skip() else { return };
+    let Some(nvcc) = nvcc_or_skip("nvcc_compile") else {
+        return;
+    };
     let p = problem(
         4096,
         128,
@@ -421,7 +413,9 @@ fn bf16_4096_cubed(beta: f64) -> GemmProblem {
 /// through tensor maps instead (below).
 #[test]
 fn the_staged_tile_is_read_back_in_16_byte_vectors() {
-    let Some(nvcc) = nvcc_or_skip() else { return };
+    let Some(nvcc) = nvcc_or_skip("nvcc_compile") else {
+        return;
+    };
     let p = GemmProblem {
         c_type: DataType::F32,
         ..bf16_4096_cubed(1.0)
@@ -464,7 +458,9 @@ fn the_staged_tile_is_read_back_in_16_byte_vectors() {
 /// staged floats read back, no local memory.
 #[test]
 fn whole_warpgroup_tiles_of_d_go_out_through_tensor_maps() {
-    let Some(nvcc) = nvcc_or_skip() else { return };
+    let Some(nvcc) = nvcc_or_skip("nvcc_compile") else {
+        return;
+    };
     const LOAD: &str = "cp.async.bulk.tensor.3d.shared::cluster.global";
     for name in [
         "MT128x256x64_MI64x8x16_WG8x1_PGR4_PLR1_LPA0_LPB0_SW1_GSU1_WGM16_GRVW4_SVW8_SU0",
@@ -506,7 +502,9 @@ fn whole_warpgroup_tiles_of_d_go_out_through_tensor_maps() {
 /// packing kernel exists.
 #[test]
 fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
-    let Some(nvcc) = nvcc_or_skip() else { return };
+    let Some(nvcc) = nvcc_or_skip("nvcc_compile") else {
+        return;
+    };
     let hw = HwSpec::by_name("H200").unwrap();
     use DataType::*;
     // (problem, config, transpose bits of the instruction's A and B, packed A, packed B).
@@ -1075,7 +1073,9 @@ fn warpgroup_layouts_and_8bit_inputs_compile_without_spills() {
 /// it compiles for sm_90a without spills in every layout.
 #[test]
 fn fma_off_grid_operands_compile_with_their_aligned_copies() {
-    let Some(nvcc) = nvcc_or_skip() else { return };
+    let Some(nvcc) = nvcc_or_skip("nvcc_compile") else {
+        return;
+    };
     let hw = HwSpec::by_name("H200").unwrap();
     let target = Target::arch(Vendor::Nvidia, "sm_90a");
     let mut failures = Vec::new();
@@ -1116,7 +1116,9 @@ fn fma_off_grid_operands_compile_with_their_aligned_copies() {
 /// conversion (cvt to f16x2, per encoding), while the reference kernel keeps its own decode.
 #[test]
 fn fma_prefetch_and_8bit_gemv_compile_for_sm90a() {
-    let Some(nvcc) = nvcc_or_skip() else { return };
+    let Some(nvcc) = nvcc_or_skip("nvcc_compile") else {
+        return;
+    };
     let hw = HwSpec::by_name("H200").unwrap();
     let target = Target::arch(Vendor::Nvidia, "sm_90a");
     use DataType::*;
@@ -1205,7 +1207,9 @@ fn fma_prefetch_and_8bit_gemv_compile_for_sm90a() {
 /// (`GT_C_PREFETCH`), in unswizzled boxes of the tile's rows by 32 columns.
 #[test]
 fn persistent_kernels_reading_c_directly_compile_without_spills() {
-    let Some(nvcc) = nvcc_or_skip() else { return };
+    let Some(nvcc) = nvcc_or_skip("nvcc_compile") else {
+        return;
+    };
     let hw = HwSpec::by_name("H200").unwrap();
     let target = Target::arch(Vendor::Nvidia, "sm_90a");
     use DataType::*;
@@ -1270,7 +1274,9 @@ fn persistent_kernels_reading_c_directly_compile_without_spills() {
 /// than the compute units.
 #[test]
 fn persistent_kernels_with_c_through_the_ring_compile_without_spills() {
-    let Some(nvcc) = nvcc_or_skip() else { return };
+    let Some(nvcc) = nvcc_or_skip("nvcc_compile") else {
+        return;
+    };
     let hw = HwSpec::by_name("H200").unwrap();
     let target = Target::arch(Vendor::Nvidia, "sm_90a");
     use DataType::*;
@@ -1339,7 +1345,9 @@ fn persistent_kernels_with_c_through_the_ring_compile_without_spills() {
 /// of an M-major A in f16.
 #[test]
 fn persistent_kernels_in_narrow_column_groups_compile_without_spills() {
-    let Some(nvcc) = nvcc_or_skip() else { return };
+    let Some(nvcc) = nvcc_or_skip("nvcc_compile") else {
+        return;
+    };
     let hw = HwSpec::by_name("H200").unwrap();
     let target = Target::arch(Vendor::Nvidia, "sm_90a");
     use DataType::*;
@@ -1385,7 +1393,9 @@ fn valid_config(p: &GemmProblem, hw: &HwSpec, name: &str) -> KernelConfig {
 /// store had an address of its own: 96 bases for the 128x192 tile of warpgroups side by side.)
 #[test]
 fn a_32_bit_d_is_staged_at_constant_offsets_from_four_places() {
-    let Some(nvcc) = nvcc_or_skip() else { return };
+    let Some(nvcc) = nvcc_or_skip("nvcc_compile") else {
+        return;
+    };
     let hw = HwSpec::by_name("H200").unwrap();
     let target = Target::arch(Vendor::Nvidia, "sm_90a");
     use DataType::*;

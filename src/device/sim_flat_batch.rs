@@ -92,40 +92,26 @@ mod tests {
     #[test]
     fn matrix_cores_win_the_larger_batches_and_lose_the_smallest() {
         let hw = HwSpec::by_name("H200").unwrap();
-        let cfg = |name: &str| KernelConfig::parse(name).unwrap();
-        let batches = |m: i64, count: i64| {
+        // The model's time of the flat batch kernel `tile` on `waves` (WavesMxWavesN) with
+        // instruction `mi`, for `count` batches of m^3 f16.
+        let time = |m: i64, count: i64, tile: &str, mi: &str, waves: &str| {
             let mut p = GemmProblem::new(m, m, m);
             p.batch = count;
             (p.a_type, p.b_type, p.c_type, p.d_type) =
                 (DataType::F16, DataType::F16, DataType::F16, DataType::F16);
             p.fill_defaults();
-            p
+            let name = format!(
+                "MT{tile}x16_MI{mi}_WG{waves}_PGR1_PLR0_LPA0_LPB0_SW0_GSU1_WGM1_GRVW1_SVW1_SU0_FB1"
+            );
+            flat_batch_time_us(&KernelConfig::parse(&name).unwrap(), &p, &hw)
         };
         // 77^3 x3000: 73.2 us on matrix cores, 126.1 on FMAs (H200).
-        let p = batches(77, 3000);
-        let mma = flat_batch_time_us(
-            &cfg("MT96x80x16_MI16x8x16_WG1x4_PGR1_PLR0_LPA0_LPB0_SW0_GSU1_WGM1_GRVW1_SVW1_SU0_FB1"),
-            &p,
-            &hw,
-        );
-        let fma = flat_batch_time_us(
-            &cfg("MT80x80x16_MI1x1x1_WG1x4_PGR1_PLR0_LPA0_LPB0_SW0_GSU1_WGM1_GRVW1_SVW1_SU0_FB1"),
-            &p,
-            &hw,
-        );
+        let mma = time(77, 3000, "96x80", "16x8x16", "1x4");
+        let fma = time(77, 3000, "80x80", "1x1x1", "1x4");
         assert!((55.0..95.0).contains(&mma) && mma < fma, "{mma} {fma}");
         // 17^3 x50000: 133.1 on matrix cores, 79.3 on FMAs.
-        let p = batches(17, 50000);
-        let mma = flat_batch_time_us(
-            &cfg("MT32x24x16_MI16x8x16_WG4x1_PGR1_PLR0_LPA0_LPB0_SW0_GSU1_WGM1_GRVW1_SVW1_SU0_FB1"),
-            &p,
-            &hw,
-        );
-        let fma = flat_batch_time_us(
-            &cfg("MT24x20x16_MI1x1x1_WG4x1_PGR1_PLR0_LPA0_LPB0_SW0_GSU1_WGM1_GRVW1_SVW1_SU0_FB1"),
-            &p,
-            &hw,
-        );
+        let mma = time(17, 50000, "32x24", "16x8x16", "4x1");
+        let fma = time(17, 50000, "24x20", "1x1x1", "4x1");
         assert!((100.0..170.0).contains(&mma) && fma < mma, "{mma} {fma}");
     }
 }

@@ -180,35 +180,35 @@ pub fn hip_failures(
     failures
 }
 
-/// nvcc, or `None` with a notice naming `what` where it is missing and not required
-/// (GEMMTUNE_REQUIRE_TOOLCHAIN=1, as CI sets it, makes a missing nvcc a failure).
-pub fn nvcc_or_skip(what: &str) -> Option<NvccCompiler> {
-    match NvccCompiler::find() {
+/// The compiler `found` holds, or `None` with a notice that the `what` check for `target` is
+/// skipped, unless GEMMTUNE_REQUIRE_TOOLCHAIN is set (CI), which makes a missing compiler a
+/// failure.
+pub fn toolchain_or_skip<T, E: std::fmt::Display>(
+    what: &str,
+    target: &str,
+    found: Result<T, E>,
+) -> Option<T> {
+    match found {
         Ok(c) => Some(c),
         Err(e) => {
-            if std::env::var("GEMMTUNE_REQUIRE_TOOLCHAIN").as_deref() == Ok("1") {
-                panic!("nvcc is required (GEMMTUNE_REQUIRE_TOOLCHAIN=1): {e}");
+            if std::env::var_os("GEMMTUNE_REQUIRE_TOOLCHAIN").is_some() {
+                panic!("GEMMTUNE_REQUIRE_TOOLCHAIN is set but no compiler builds {target}: {e}");
             }
-            eprintln!("NOTICE: {what} sm_90a compile check skipped: {e}");
+            eprintln!("NOTICE: {what} {target} compile check skipped: {e}");
             None
         }
     }
 }
 
+/// nvcc (CUDA_PATH names a CUDA 13 toolkit), or `None` as [`toolchain_or_skip`] says.
+pub fn nvcc_or_skip(what: &str) -> Option<NvccCompiler> {
+    toolchain_or_skip(what, "sm_90a (nvcc)", NvccCompiler::find())
+}
+
 /// NVRTC (what `bench --backend cuda` compiles with: it differs from nvcc, e.g. it has no
-/// `__builtin_memcpy`), or `None` with a notice naming `what` where libnvrtc cannot be loaded,
-/// unless GEMMTUNE_REQUIRE_TOOLCHAIN is set.
+/// `__builtin_memcpy`), or `None` as [`toolchain_or_skip`] says.
 pub fn nvrtc_or_skip(what: &str) -> Option<NvrtcCompiler> {
-    match NvrtcCompiler::new() {
-        Ok(c) => Some(c),
-        Err(e) => {
-            if std::env::var("GEMMTUNE_REQUIRE_TOOLCHAIN").as_deref() == Ok("1") {
-                panic!("NVRTC is required (GEMMTUNE_REQUIRE_TOOLCHAIN=1): {e}");
-            }
-            eprintln!("NOTICE: {what} NVRTC compile check skipped: {e}");
-            None
-        }
-    }
+    toolchain_or_skip(what, "sm_90a (NVRTC)", NvrtcCompiler::new())
 }
 
 /// The HIP compiler gemmtune picks for `arch`, or `None` with a notice naming `what` where there
@@ -221,14 +221,5 @@ pub fn hipcc_or_skip(arch: &str, what: &str) -> Option<HipCompiler> {
         h.compile(&single_wave_source("gt_empty", empty.into()), &target)
             .map(|_| h)
     });
-    match probe {
-        Ok(h) => Some(h),
-        Err(e) => {
-            if std::env::var_os("GEMMTUNE_REQUIRE_TOOLCHAIN").is_some() {
-                panic!("GEMMTUNE_REQUIRE_TOOLCHAIN is set but no compiler builds {arch}: {e}");
-            }
-            eprintln!("NOTICE: {what} {arch} compile check skipped: {e}");
-            None
-        }
-    }
+    toolchain_or_skip(what, arch, probe)
 }
