@@ -54,7 +54,7 @@ fn least_padded_tile(m: i64, n: i64, lanes: i64) -> Option<(i64, i64)> {
             let ln = lanes / lm;
             let (fm, fn_) = ((m + lm - 1) / lm, (n + ln - 1) / ln);
             // Sides in steps of 4: a lane grid of fewer than 4 lanes a side rounds its rows up.
-            let (mt0, mt1) = (round4(lm * fm), round4(ln * fn_));
+            let (mt0, mt1) = (round_to(lm * fm, 4), round_to(ln * fn_, 4));
             let acc = (mt0 / lm).max(1) * (mt1 / ln).max(1);
             (mt0 % lm == 0 && mt1 % ln == 0 && acc <= i64::from(FLAT_BATCH_MAX_ACC)).then_some((
                 mt0 * mt1,
@@ -66,10 +66,6 @@ fn least_padded_tile(m: i64, n: i64, lanes: i64) -> Option<(i64, i64)> {
         })
         .min()
         .map(|(_, _, _, mt0, mt1)| (mt0, mt1))
-}
-
-fn round4(x: i64) -> i64 {
-    (x + 3) / 4 * 4
 }
 
 /// The least padded batch tile of whole `mi` instructions for `waves` waves of `wave` lanes
@@ -239,7 +235,7 @@ impl Space {
                     .and_then(|tile| start([1, 1, 1], waves, tile))
             })
             .take(STARTS);
-        mma.collect::<Vec<_>>().into_iter().chain(fma).collect()
+        mma.chain(fma).collect()
     }
 }
 

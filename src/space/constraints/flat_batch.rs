@@ -14,7 +14,7 @@
 //! once, as they are copied); on matrix cores 16-bit tiles of the operands as stored, padded
 //! to whole instructions (`GtFlatTile`, kernels/layout/gt_flat_tile.h).
 
-use super::atom::{fma_lane_grid, is_wgmma, is_wgmma_mi, part_grid};
+use super::atom::{fma_lane_grid, is_wgmma_mi, part_grid};
 use super::{fail, Violation};
 use crate::hw::HwSpec;
 use crate::problem::GemmProblem;
@@ -277,10 +277,18 @@ pub(super) fn flat_batch(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Resu
 /// `flat-batch` on matrix cores: a warp-level instruction of the GPU for the inputs, which are
 /// 16-bit and of one type (the tiles keep them as they are).
 fn flat_instruction(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
-    let shapes = hw.mi_shapes_for(p);
-    if is_wgmma(c) || !shapes.contains(&c.mi) {
-        let warp: Vec<String> = (shapes.iter())
-            .filter(|&&s| !is_wgmma_mi(s))
+    if p.a_type.bytes() != 2 || p.b_type != p.a_type {
+        return fail(
+            "flat-batch",
+            format!(
+                "the flat batch path's matrix instructions take 16-bit A and B of one type, not {} x {}: use MI1x1x1",
+                p.a_type, p.b_type
+            ),
+        );
+    }
+    let warp = flat_mma_shapes(p, hw);
+    if !warp.contains(&c.mi) {
+        let names: Vec<String> = (warp.iter())
             .map(|s| format!("{}x{}x{}", s[0], s[1], s[2]))
             .collect();
         return fail(
@@ -289,19 +297,10 @@ fn flat_instruction(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<()
                 "the flat batch path multiplies with FMAs (MI1x1x1) or a warp-level matrix instruction of {} for {} (valid: {}), not MI{}x{}x{}",
                 hw.name,
                 p.a_type,
-                if warp.is_empty() { "none".into() } else { warp.join(", ") },
+                if names.is_empty() { "none".into() } else { names.join(", ") },
                 c.mi[0],
                 c.mi[1],
                 c.mi[2]
-            ),
-        );
-    }
-    if p.a_type.bytes() != 2 || p.b_type != p.a_type {
-        return fail(
-            "flat-batch",
-            format!(
-                "the flat batch path's matrix instructions take 16-bit A and B of one type, not {} x {}: use MI1x1x1",
-                p.a_type, p.b_type
             ),
         );
     }
