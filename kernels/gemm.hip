@@ -33,6 +33,10 @@
 //                                    mainloop/gt_flat_batch.h: FMAs), or 16-bit tiles padded
 //                                    to whole instructions (loader/gt_flat_scatter.h,
 //                                    mainloop/gt_flat_batch_mma.h: matrix cores)
+//                  GtFlatBatchesStaged  the same on matrix cores for batches of up to a few
+//                                    hundred rows, each workgroup walking batches with the
+//                                    next one's operands staged meanwhile (loader/
+//                                    gt_flat_stage.h)
 //                  GtGemvRows        rows of A by K splits (the GEMV path, N <= 8: its own
 //                                    mainloops, dot products straight from global memory
 //                                    with FMAs, mainloop/gt_gemv.h, or on the matrix cores,
@@ -71,6 +75,7 @@
 #include "loader/gt_pack_kernel.h"
 #include "loader/gt_flat_copy.h"
 #include "loader/gt_flat_scatter.h"
+#include "loader/gt_flat_stage.h"
 #include "mainloop/gt_warp_mma.h"
 #include "mainloop/gt_fma.h"
 #include "mainloop/gt_mainloop_lds.h"
@@ -96,6 +101,7 @@
 #include "scheduler/gt_stream_k.h"
 #include "scheduler/gt_gemv_rows.h"
 #include "scheduler/gt_flat_batches.h"
+#include "scheduler/gt_flat_batches_staged.h"
 #if !GT_VENDOR_AMD
 #include "epilogue/gt_c_direct.h"
 #include "epilogue/gt_c_ring.h"
@@ -128,8 +134,10 @@ template <class Cfg> struct GtCompose {
     typedef typename GtPick<Cfg::PERSISTENT, PersistentScheduler, TileScheduler>::type TiledScheduler;
     // The GEMV path is a mainloop and schedule of its own: no tiles, no LDS operands.
     typedef typename GtPick<Cfg::GEMV, GtGemvRows<Cfg>, TiledScheduler>::type RowScheduler;
-    // So is the flat batch path: each small batch whole from flat LDS images of its operands.
-    typedef typename GtPick<Cfg::FLAT_BATCH, GtFlatBatches<Cfg>, RowScheduler>::type Scheduler;
+    // So is the flat batch path: each small batch whole from flat LDS images of its operands
+    // (staged: each workgroup walking batches, the next one's copies in flight).
+    typedef typename GtPick<Cfg::FLAT_STAGED, GtFlatBatchesStaged<Cfg>, GtFlatBatches<Cfg>>::type FlatScheduler;
+    typedef typename GtPick<Cfg::FLAT_BATCH, FlatScheduler, RowScheduler>::type Scheduler;
 };
 typedef GtCompose<GtCfg> GtKernel;
 

@@ -101,7 +101,8 @@
 #define GT_GEMV_B_VECTORS 0
 #endif
 // The flat batch path (mainloop/gt_flat_batch.h, scheduler/gt_flat_batches.h): many small
-// batches, each computed whole by a group of waves from flat LDS images of its operands.
+// batches, each computed whole by a group of waves from flat LDS images of its operands; 2, the
+// staged form (scheduler/gt_flat_batches_staged.h).
 #ifndef GT_FLAT_BATCH
 #define GT_FLAT_BATCH 0
 #endif
@@ -193,8 +194,10 @@ struct GtCfg {
     // Gemv: dot products of A's rows with N <= 8 columns, A straight from global memory.
     static constexpr bool GEMV = GT_GEMV;
     static constexpr int GEMV_B_VECTORS = GT_GEMV_B_VECTORS;
-    // FlatBatch: WavesM batches a workgroup, each whole on WavesN waves, from LDS images.
-    static constexpr bool FLAT_BATCH = GT_FLAT_BATCH;
+    // FlatBatch: WavesM batches a workgroup, each whole on WavesN waves, from LDS images;
+    // FLAT_STAGED (FlatBatch = 2): a workgroup walks batches, each staged during the last.
+    static constexpr bool FLAT_BATCH = GT_FLAT_BATCH > 0;
+    static constexpr bool FLAT_STAGED = GT_FLAT_BATCH == 2;
     static constexpr bool GSU_ATOMIC = GT_GSU_ATOMIC;
     // The split partials are summed in the main kernel by the last split of each tile to
     // finish (GSU<n>K) instead of by the reduction kernel.

@@ -1,9 +1,11 @@
 //! The flat batch path (FlatBatch = 1: many small batches, each computed whole by a group of
 //! waves from flat LDS images of its operands with FMAs, or from 16-bit tiles padded to whole
-//! matrix instructions): which problems search it, where the search starts, how it is
-//! launched, and that its kernels compile without spills for sm_90a (nvcc) and gfx90a, gfx942
-//! and gfx950 (hipcc or clang) in every layout, 16-bit, 8-bit and f32 inputs, with beta, on
-//! one to eight waves a batch, on FMAs and on each GPU's warp-level matrix instructions.
+//! matrix instructions; FlatBatch = 2, its staged form, each workgroup walking batches with
+//! the next one's operands copied meanwhile): which problems search it, where the search
+//! starts, how it is launched, and that its kernels compile without spills for sm_90a (nvcc
+//! and NVRTC) and gfx90a, gfx942 and gfx950 (hipcc or clang) in every layout, 16-bit, 8-bit
+//! and f32 inputs, with beta, on one to eight waves a batch, on FMAs and on each GPU's
+//! warp-level matrix instructions.
 //! Without a compiler the compile checks print a notice and pass, unless
 //! GEMMTUNE_REQUIRE_TOOLCHAIN is set (CI).
 
@@ -34,6 +36,17 @@ fn problems() -> Vec<GemmProblem> {
     ]
 }
 
+/// Batches past the unstaged form's widest, which only the staged form takes.
+fn staged_problems() -> Vec<GemmProblem> {
+    use DataType::*;
+    vec![
+        problem(100, 100, 100, "NN", F16, F16, 0.0, 5000),
+        problem(150, 150, 150, "NN", F16, F16, 0.0, 2000),
+        problem(130, 70, 110, "TT", Bf16, Bf16, 0.5, 1000),
+        problem(99, 121, 13, "NT", F16, F16, 1.0, 700),
+    ]
+}
+
 #[test]
 fn many_small_batches_start_on_the_flat_batch_path() {
     let hw = HwSpec::by_name("H200").unwrap();
@@ -46,7 +59,11 @@ fn many_small_batches_start_on_the_flat_batch_path() {
         assert_eq!(starts[0].uses_matrix_cores(), mma, "{}", p.label());
         assert!(starts.iter().any(|c| c.mi == [1, 1, 1]), "{}", p.label());
         for c in &starts {
-            assert_eq!(c.fb, 1, "{}", p.label());
+            assert!(
+                c.fb == 1 || (c.fb == 2 && c.uses_matrix_cores()),
+                "{}",
+                c.name()
+            );
             assert!(c.mt0 as i64 >= p.m && c.mt1 as i64 >= p.n, "{}", c.name());
             s.check(c)
                 .unwrap_or_else(|v| panic!("{} {}: {v}", p.label(), c.name()));
@@ -72,6 +89,57 @@ fn many_small_batches_start_on_the_flat_batch_path() {
 }
 
 #[test]
+fn batches_past_96_start_on_the_staged_form() {
+    let hw = HwSpec::by_name("H200").unwrap();
+    for p in staged_problems() {
+        let s = Space::for_problem(&p, &hw);
+        assert_eq!(s.domain(ParamId::FlatBatch).values, [0, 2], "{}", p.label());
+        let starts = s.flat_batch_starts();
+        assert!(!starts.is_empty(), "{}", p.label());
+        for c in &starts {
+            assert_eq!((c.fb, c.wg[0]), (2, 1), "{}", c.name());
+            assert!(c.mt0 as i64 >= p.m && c.mt1 as i64 >= p.n, "{}", c.name());
+            s.check(c)
+                .unwrap_or_else(|v| panic!("{} {}: {v}", p.label(), c.name()));
+            // Its LDS: the padded tiles and both operands' ranges as they lie.
+            assert!(
+                constraints::flat_batch_lds_bytes(c, &p)
+                    > constraints::flat_stages_bytes(&p) + 2 * (p.m * p.k) as u64
+            );
+        }
+        assert!(s.extra_starts().contains(&starts[0]), "{}", p.label());
+        // Neither FMAs nor several groups a workgroup on the staged form.
+        let fma = KernelConfig {
+            mi: [1, 1, 1],
+            ..starts[0]
+        };
+        assert!(s.check(&fma).is_err());
+        let pairs = KernelConfig {
+            wg: [2, starts[0].wg[1]],
+            ..starts[0]
+        };
+        assert!(s.check(&pairs).is_err());
+    }
+    // Past the LDS: 200 x 200 x 200 in 16-bit needs more than 227 KiB.
+    let wide = problem(200, 200, 200, "NN", DataType::F16, DataType::F16, 0.0, 5000);
+    assert_eq!(
+        Space::for_problem(&wide, &hw)
+            .domain(ParamId::FlatBatch)
+            .values,
+        [0]
+    );
+    // The staged launch: persistent over as many workgroups as fit, a batch each at most.
+    let p = &staged_problems()[0];
+    let c = Space::for_problem(p, &hw).flat_batch_starts()[0];
+    let plan = codegen::launch_plan(&c, p, &Target::arch(Vendor::Nvidia, "sm_90a"));
+    assert!(plan.persistent);
+    assert_eq!(plan.grid, [5000, 1, 1]);
+    assert_eq!(plan.grid_at_once(Some(264)), [264, 1, 1]);
+    let text = codegen::generate(&c, p, &Target::arch(Vendor::Nvidia, "sm_90a")).text;
+    assert!(text.contains("#define GT_FLAT_BATCH 2"));
+}
+
+#[test]
 fn a_flat_batch_launch_takes_a_batch_a_group() {
     let hw = HwSpec::by_name("H200").unwrap();
     let target = Target::arch(Vendor::Nvidia, "sm_90a");
@@ -90,19 +158,20 @@ fn a_flat_batch_launch_takes_a_batch_a_group() {
     assert!(text.contains("#define GT_FLAT_BATCH 1"));
 }
 
-/// Each problem's starts, and its first start of each kind (FMAs, matrix cores) on every wave
-/// count a batch that fits it.
+/// Each problem's starts, and its first start of each kind (FMAs, matrix cores, staged) on
+/// every wave count a batch that fits it.
 fn compile_cases(hw: &HwSpec) -> Vec<(GemmProblem, KernelConfig)> {
     let mut out = Vec::new();
-    for p in problems() {
+    for p in problems().into_iter().chain(staged_problems()) {
         let s = Space::for_problem(&p, hw);
         let starts = s.flat_batch_starts();
         for c in &starts {
             out.push((p.clone(), *c));
         }
         let first_fma = starts.iter().find(|c| c.mi == [1, 1, 1]);
-        let first_mma = starts.iter().find(|c| c.uses_matrix_cores());
-        for first in first_mma.into_iter().chain(first_fma) {
+        let first_mma = starts.iter().find(|c| c.uses_matrix_cores() && c.fb == 1);
+        let first_staged = starts.iter().find(|c| c.fb == 2);
+        for first in first_mma.into_iter().chain(first_fma).chain(first_staged) {
             for waves in [1, 2, 4, 8] {
                 let c = KernelConfig {
                     wg: [1, waves],

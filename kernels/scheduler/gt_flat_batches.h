@@ -8,6 +8,18 @@
 // instructions (mainloop/gt_flat_batch_mma.h). No split, no tiles: the batch is one tile.
 #pragma once
 
+// One batch from its operands in LDS to D: the products summed into a lane's accumulators,
+// then stored (both flat schedules).
+template <class Cfg, class Mainloop>
+GT_DEVICE void gt_flat_batch_out(const GtGemmArgs& args, const typename Mainloop::Operands& ops, gt_i64 batch, int lane) {
+    float acc[Mainloop::ACC];
+#pragma unroll
+    for (int i = 0; i < Mainloop::ACC; ++i) acc[i] = 0.0f;
+    Mainloop::accumulate(args, ops, lane, acc);
+    gt_plant_wrong_result(acc);
+    gt_flat_store<Cfg, Mainloop>(args, batch, lane, acc);
+}
+
 template <class Cfg> struct GtFlatBatches {
     typedef typename GtPick<Cfg::USE_MMA, GtFlatBatchMma<Cfg>, GtFlatBatch<Cfg>>::type Mainloop;
     typedef typename Cfg::TA TA;
@@ -31,11 +43,6 @@ template <class Cfg> struct GtFlatBatches {
         else
             gt_barrier();
         if (!live) return;
-        float acc[Mainloop::ACC];
-#pragma unroll
-        for (int i = 0; i < Mainloop::ACC; ++i) acc[i] = 0.0f;
-        Mainloop::accumulate(args, ops, lane, acc);
-        gt_plant_wrong_result(acc);
-        gt_flat_store<Cfg, Mainloop>(args, batch, lane, acc);
+        gt_flat_batch_out<Cfg, Mainloop>(args, ops, batch, lane);
     }
 };

@@ -63,36 +63,30 @@ pub fn sweep_spaces(space: &Space, fixes: &[(String, String)]) -> Result<Vec<Spa
     }
     if takes(ParamId::Gemv, 1) && takes(ParamId::FlatBatch, 0) {
         if let Some(gemv) = space.gemv_only() {
-            out.push(family_sweep_space(gemv, fixes, ParamId::Gemv, &GEMV_FIXED)?);
+            out.push(family_sweep_space(gemv, fixes, &GEMV_FIXED)?);
         }
     }
-    if takes(ParamId::FlatBatch, 1) && takes(ParamId::Gemv, 0) {
+    if (takes(ParamId::FlatBatch, 1) || takes(ParamId::FlatBatch, 2)) && takes(ParamId::Gemv, 0) {
         if let Some(flat) = space.flat_batch_only() {
-            out.push(family_sweep_space(
-                flat,
-                fixes,
-                ParamId::FlatBatch,
-                &FLAT_BATCH_FIXED,
-            )?);
+            out.push(family_sweep_space(flat, fixes, &FLAT_BATCH_FIXED)?);
         }
     }
     Ok(out)
 }
 
-/// A sweep of GEMV or flat batch kernels (`family` names the path, `fixed` what it ignores):
+/// A sweep of GEMV or flat batch kernels (`fixed` the parameters the path ignores):
 /// every parameter the path reads stays free (a GEMV's vectors included: unaligned leading
-/// dimensions need narrow ones); the user's fixes narrow it, except those of parameters the
-/// path ignores and those none of whose values it takes (`--fix MT1=64` or `--fix PGR=8,12`
+/// dimensions need narrow ones); the user's fixes narrow it (`--fix FlatBatch=2` to the staged
+/// form), except those of parameters the path ignores and those none of whose values it takes (`--fix MT1=64` or `--fix PGR=8,12`
 /// are about the tile kernels of the same sweep).
 fn family_sweep_space(
     mut s: Space,
     fixes: &[(String, String)],
-    family: ParamId,
     fixed: &[(ParamId, i64)],
 ) -> Result<Space, SpaceError> {
     for (name, values) in fixes {
-        let ignored = ParamId::from_name(name)
-            .is_some_and(|id| id == family || fixed.iter().any(|(f, _)| *f == id));
+        let ignored =
+            ParamId::from_name(name).is_some_and(|id| fixed.iter().any(|(f, _)| *f == id));
         if ignored {
             continue;
         }

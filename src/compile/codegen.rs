@@ -113,6 +113,10 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
         include_str!("../../kernels/loader/gt_flat_scatter.h"),
     ),
     (
+        "loader/gt_flat_stage.h",
+        include_str!("../../kernels/loader/gt_flat_stage.h"),
+    ),
+    (
         "loader/gt_tma_loader.h",
         include_str!("../../kernels/loader/gt_tma_loader.h"),
     ),
@@ -179,6 +183,10 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
     (
         "scheduler/gt_flat_batches.h",
         include_str!("../../kernels/scheduler/gt_flat_batches.h"),
+    ),
+    (
+        "scheduler/gt_flat_batches_staged.h",
+        include_str!("../../kernels/scheduler/gt_flat_batches_staged.h"),
     ),
     (
         "scheduler/gt_stream_k.h",
@@ -385,7 +393,9 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
     let tiles = tiles_m * tiles_n * p.batch as u64;
     if cfg.fb > 0 {
         // A batch a group of waves, WavesM groups a workgroup, along x
-        // (scheduler/gt_flat_batches.h).
+        // (scheduler/gt_flat_batches.h). The staged form walks the batches over as many
+        // workgroups as run at once (the backend clamps a persistent grid to that:
+        // LaunchPlan::grid_at_once), a batch each at most.
         return LaunchPlan {
             symbol: cfg.name(),
             grid: [(p.batch.max(1) as u32).div_ceil(cfg.wg[0].max(1)), 1, 1],
@@ -397,7 +407,7 @@ fn main_launch_plan(cfg: &KernelConfig, p: &GemmProblem, target: &Target) -> Lau
             tma: None,
             tma_c: None,
             tma_d: None,
-            persistent: false,
+            persistent: cfg.fb == 2,
             epilogue: None,
             packs: Vec::new(),
         };
@@ -873,9 +883,10 @@ fn scheduler_defines(s: &PartSpec, b: &mut DefineBlock) {
     if c.pk > 0 {
         b.def("GT_PERSISTENT", c.pk);
     }
-    // The flat batch path's own schedule (a batch a group of waves); named only when set.
+    // The flat batch path's own schedule (a batch a group of waves; 2: staged, each workgroup
+    // walking batches); named only when set.
     if c.fb > 0 {
-        b.def("GT_FLAT_BATCH", 1);
+        b.def("GT_FLAT_BATCH", c.fb);
     }
     // The GEMV path's own schedule (rows by K splits); named only when set, like the side
     // it runs along (SwapAB: along N, for M up to 8).

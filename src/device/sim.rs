@@ -24,7 +24,7 @@
 //!    multiplied by seeded log-normal noise (1.5%).
 //!
 //! GEMV kernels (Gemv = 1) have a model of their own, in `sim_gemv.rs`; so have flat batch
-//! kernels (FlatBatch = 1), in `sim_flat_batch.rs`.
+//! kernels (FlatBatch = 1 and 2), in `sim_flat_batch.rs`.
 //!
 //! The vendor baseline is modelled as a good fixed kernel: 80% of the compute peak or 85% of
 //! the bandwidth, whichever binds, plus one launch.
@@ -101,7 +101,7 @@ pub fn model_time_us(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> f64 {
     if c.gv == 1 {
         return super::sim_gemv::gemv_time_us(c, p, hw);
     }
-    if c.fb == 1 {
+    if c.fb > 0 {
         return super::sim_flat_batch::flat_batch_time_us(c, p, hw);
     }
     let tiles_m = (p.m as f64 / c.mt0 as f64).ceil();

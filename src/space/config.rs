@@ -173,7 +173,10 @@ pub struct KernelConfig {
     /// group of WavesN waves from LDS images of its operands copied as the flat ranges of
     /// memory they occupy; WavesM batches a workgroup; MacroTile0 x MacroTile1 at least the
     /// batch's M x N. The LDS, pipeline, vector and split parameters have no meaning there and
-    /// stay at fixed values. Named `_FB1` at the end of the kernel name only when set.
+    /// stay at fixed values. 2 = its staged form on matrix cores
+    /// (`kernels/scheduler/gt_flat_batches_staged.h`): one group a workgroup, each workgroup
+    /// walking batches with the next one's operands copied into LDS while the current one
+    /// multiplies. Named `_FB<n>` at the end of the kernel name only when set.
     #[serde(default)]
     pub fb: u32,
 }
@@ -273,7 +276,7 @@ impl KernelConfig {
                 ..self
             };
         }
-        if self.fb == 1 {
+        if self.fb > 0 {
             // The flat batch path copies whole 16-byte chunks into LDS images, multiplies
             // from them and stores element by element, one batch a group: no LDS tiles,
             // pipeline, vectors, tile order or split.
@@ -375,7 +378,11 @@ impl KernelConfig {
             } else {
                 String::new()
             }
-            + if c.fb > 0 { "_FB1" } else { "" }
+            + &if c.fb > 0 {
+                format!("_FB{}", c.fb)
+            } else {
+                String::new()
+            }
     }
 
     /// Parses a canonical name back into the config. Every field must be present, once.
@@ -478,8 +485,8 @@ impl KernelConfig {
         if cfg.gv > 1 {
             return Err(bad(format!("`GV{}`: Gemv is 0 or 1", cfg.gv)));
         }
-        if cfg.fb > 1 {
-            return Err(bad(format!("`FB{}`: FlatBatch is 0 or 1", cfg.fb)));
+        if cfg.fb > 2 {
+            return Err(bad(format!("`FB{}`: FlatBatch is 0, 1 or 2", cfg.fb)));
         }
         if cfg.cn == 0 {
             return Err(bad("`CN0`: ClusterN is at least 1".into()));
@@ -716,7 +723,10 @@ mod tests {
         assert!(name.ends_with("_GSU1_WGM1_GRVW1_SVW1_SU0_FB1"), "{name}");
         assert!(name.contains("_PGR1_PLR0_LPA0_LPB0_SW0_"), "{name}");
         assert_eq!(KernelConfig::parse(&name).unwrap(), c.canonical());
-        assert!(KernelConfig::parse(&name.replace("_FB1", "_FB2")).is_err());
+        assert!(KernelConfig::parse(&name.replace("_FB1", "_FB3")).is_err());
+        let staged = KernelConfig::parse(&name.replace("_FB1", "_FB2")).unwrap();
+        assert_eq!(staged.fb, 2);
+        assert_eq!(staged.name(), name.replace("_FB1", "_FB2"));
         assert!(!c.on_fma_path());
     }
 

@@ -1,5 +1,6 @@
-//! The flat batch path (FlatBatch = 1, `kernels/scheduler/gt_flat_batches.h`) in the space:
-//! where it is searched, and its starts.
+//! The flat batch path (FlatBatch = 1, `kernels/scheduler/gt_flat_batches.h`, and its staged
+//! form FlatBatch = 2, `kernels/scheduler/gt_flat_batches_staged.h`) in the space: where it is
+//! searched, and its starts.
 //!
 //! Many small batched GEMMs whose rows are off the 16-byte grid (17 x 17 x 17, 33 x 33 x 33 in
 //! f16 or f32) run on warp-level tiles that load every element alone, its place formed and
@@ -22,6 +23,12 @@
 //!        starts on the least padded tile on the fewest waves a batch whose lanes own at most
 //!        64 outputs, and on twice those waves; four waves a workgroup; on matrix cores
 //!        first where they apply, the tile padded to whole instructions
+//!   batches of at most 192 x 192 (the LDS's bound first) on an NVIDIA GPU, four a compute
+//!   unit or more, 16-bit inputs of one type
+//!     -> FlatBatch 2 searched (one group a workgroup, walking batches, the next one's
+//!        operands copied into LDS meanwhile); where rows are off the 16-byte grid, starts on
+//!        the least padded tile of whole instructions on four and on eight waves (150^3 x2000
+//!        NN f16: 221.5 us against 348.8 for the tiles, cuBLASLt 235.3; H200)
 //!
 //! On FMAs the multiply-adds grow with the batch's volume and outweigh the copies past about
 //! 45 x 45 x 45 (77 x 77 x 77 f16 x3000 ran at 0.84x cuBLASLt, 62% of its loop FFMAs); on
@@ -71,27 +78,26 @@ fn least_padded_tile(m: i64, n: i64, lanes: i64) -> Option<(i64, i64)> {
 /// The least padded batch tile of whole `mi` instructions for `waves` waves of `wave` lanes
 /// (`(MT0, MT1)`): over the wave grids G x H, M rounded up to G instructions and N to H, the
 /// fewest outputs, then the squarest wave tile, then the fewest waves along M; None where every
-/// grid gives a lane more than 64 accumulators or a side past the path's widest. The kernel
+/// grid gives a lane more than `most_acc` accumulators or a side past `widest`. The kernel
 /// lays its waves out by the tile (`gt_grid_m`): a tile it would cut into wave tiles more than
 /// four times longer one way than the other is left out (128 x 104 on eight waves makes
 /// 16 x 104 strips that each read every B fragment: 377.6 us for 100^3 x5000 NN f16 where
 /// 128 x 112, 32 x 56 a wave, took 232.3; H200).
 fn least_padded_mma_tile(
-    m: i64,
-    n: i64,
+    (m, n): (i64, i64),
     waves: i64,
     wave: i64,
     mi: [u32; 3],
+    (widest, most_acc): (i64, i64),
 ) -> Option<(i64, i64)> {
     let (um, un) = (i64::from(mi[0]), i64::from(mi[1]));
-    let widest = i64::from(constraints::FLAT_BATCH_MAX_SIDE);
     std::iter::successors(Some(1i64), |g| Some(g * 2))
         .take_while(|&g| g <= waves)
         .filter_map(|g| {
             let h = waves / g;
             let (mt0, mt1) = (round_to(m, g * um), round_to(n, h * un));
             let acc = mt0 * mt1 / (waves * wave);
-            if acc > i64::from(FLAT_BATCH_MAX_ACC) || mt0 > widest || mt1 > widest {
+            if acc > most_acc || mt0 > widest || mt1 > widest {
                 return None;
             }
             let (gm, gn) =
@@ -139,17 +145,25 @@ pub const FLAT_BATCH_FIXED: [(ParamId, i64); 20] = [
 ];
 
 impl Space {
+    /// Whether the space searches the flat batch path in either form.
+    fn searches_flat_batch(&self) -> bool {
+        let fb = self.domain(ParamId::FlatBatch);
+        fb.contains(1) || fb.contains(2)
+    }
+
     /// This space narrowed to the flat batch path's kernels (a sweep of them), or None where it
-    /// is not searched: FlatBatch 1, FMAs, tiles of the batch's size in steps of 4, and the
-    /// parameters it ignores pinned ([`FLAT_BATCH_FIXED`]).
+    /// is not searched: FlatBatch 1 or 2, FMAs or the warp-level instructions, tiles of the
+    /// batch's size, and the parameters it ignores pinned ([`FLAT_BATCH_FIXED`]).
     pub fn flat_batch_only(&self) -> Option<Space> {
-        if !self.domain(ParamId::FlatBatch).contains(1) {
+        if !self.searches_flat_batch() {
             return None;
         }
         let mut s = self.clone();
         let p = &self.problem;
-        let covering = |lim: i64| -> Vec<i64> { flat_tile_sides().filter(|&t| t >= lim).collect() };
-        s.domain_mut(ParamId::FlatBatch).restrict(&[1]);
+        let staged = self.domain(ParamId::FlatBatch).contains(2);
+        let covering =
+            |lim: i64| -> Vec<i64> { flat_tile_sides(staged).filter(|&t| t >= lim).collect() };
+        s.domain_mut(ParamId::FlatBatch).restrict(&[1, 2]);
         s.domain_mut(ParamId::Gemv).restrict(&[0]);
         let mis: Vec<i64> = std::iter::once([1, 1, 1])
             .chain(flat_mma_shapes(p, &self.hw))
@@ -169,7 +183,7 @@ impl Space {
     /// and its eight waves a batch left out, so that a sweep of the tiles walks what it did
     /// before.
     pub(super) fn without_flat_sides(&mut self) {
-        if !self.domain(ParamId::FlatBatch).contains(1) {
+        if !self.searches_flat_batch() {
             return;
         }
         let wgmma = self
@@ -193,49 +207,74 @@ impl Space {
     }
 
     /// The flat batch path's starts where the space searches it (module header): the least
-    /// padded tile on the fewest waves a batch that fit it, then on twice those waves.
+    /// padded tile on the fewest waves a batch that fit it, then on twice those waves; and
+    /// where the staged form is searched, its least padded tiles on four and eight waves
+    /// (first where the unstaged form does not take the batch).
     pub fn flat_batch_starts(&self) -> Vec<KernelConfig> {
         let p = &self.problem;
         let off_grid = !(constraints::tma_readable(p, true) && constraints::tma_readable(p, false));
         let tiny = p.m < TINY_SIDE && p.n < TINY_SIDE;
-        if !self.domain(ParamId::FlatBatch).contains(1) || !(off_grid || tiny) {
+        let fb = self.domain(ParamId::FlatBatch);
+        let (unstaged, staged) = (fb.contains(1), fb.contains(2) && off_grid);
+        if !(unstaged && (off_grid || tiny)) && !staged {
             return Vec::new();
         }
         let wave = i64::from(self.hw.wave_size);
-        let start = |mi: [u32; 3], waves: u32, (mt0, mt1): (i64, i64)| {
+        let start = |fb: i64, mi: [u32; 3], waves: u32, (mt0, mt1): (i64, i64)| {
+            let per_workgroup = if fb == 2 {
+                1
+            } else {
+                (WAVES_PER_WORKGROUP / waves).max(1)
+            };
             let prefs = [
-                (ParamId::FlatBatch, 1),
+                (ParamId::FlatBatch, fb),
                 (ParamId::MatrixInstruction, pack_mi(mi)),
                 (ParamId::MacroTile0, mt0),
                 (ParamId::MacroTile1, mt1),
                 (ParamId::WavesN, i64::from(waves)),
-                (
-                    ParamId::WavesM,
-                    i64::from((WAVES_PER_WORKGROUP / waves).max(1)),
-                ),
+                (ParamId::WavesM, i64::from(per_workgroup)),
             ];
             self.valid_start(&prefs)
         };
+        let first_mi = flat_mma_shapes(p, &self.hw).first().copied();
         // Matrix cores first (their first instruction shape), then FMAs.
-        let mma = (flat_mma_shapes(p, &self.hw).first().copied())
-            .into_iter()
-            .flat_map(|mi| {
-                [1u32, 2, 4, 8]
-                    .into_iter()
-                    .filter_map(move |waves| {
-                        least_padded_mma_tile(p.m, p.n, i64::from(waves), wave, mi)
-                            .and_then(|tile| start(mi, waves, tile))
-                    })
-                    .take(STARTS)
-            });
+        let unstaged_limits = (
+            i64::from(constraints::FLAT_BATCH_MAX_SIDE),
+            i64::from(FLAT_BATCH_MAX_ACC),
+        );
+        let mma = (first_mi.filter(|_| unstaged).into_iter()).flat_map(|mi| {
+            [1u32, 2, 4, 8]
+                .into_iter()
+                .filter_map(move |waves| {
+                    least_padded_mma_tile((p.m, p.n), i64::from(waves), wave, mi, unstaged_limits)
+                        .and_then(|tile| start(1, mi, waves, tile))
+                })
+                .take(STARTS)
+        });
         let fma = [1u32, 2, 4, 8]
             .into_iter()
+            .filter(|_| unstaged)
             .filter_map(|waves| {
                 least_padded_tile(p.m, p.n, i64::from(waves) * wave)
-                    .and_then(|tile| start([1, 1, 1], waves, tile))
+                    .and_then(|tile| start(1, [1, 1, 1], waves, tile))
             })
             .take(STARTS);
-        mma.chain(fma).collect()
+        let staged_limits = (
+            constraints::FLAT_STAGED_SIDE,
+            i64::from(constraints::FLAT_MMA_MAX_ACC),
+        );
+        let staged_starts = (first_mi.filter(|_| staged).into_iter()).flat_map(|mi| {
+            [4u32, 8].into_iter().filter_map(move |waves| {
+                least_padded_mma_tile((p.m, p.n), i64::from(waves), wave, mi, staged_limits)
+                    .and_then(|tile| start(2, mi, waves, tile))
+            })
+        });
+        let unstaged_starts: Vec<KernelConfig> = mma.chain(fma).collect();
+        if unstaged_starts.is_empty() {
+            staged_starts.collect()
+        } else {
+            unstaged_starts.into_iter().chain(staged_starts).collect()
+        }
     }
 }
 
@@ -258,25 +297,28 @@ mod tests {
         let hw = HwSpec::by_name("H200").unwrap();
         let s = Space::for_problem(&batches(17, 17, 17, 50000, DataType::F16), &hw);
         let starts = s.flat_batch_starts();
-        assert_eq!(starts.len(), 4);
+        assert_eq!(starts.len(), 6);
         let tiles: Vec<_> = (starts.iter())
-            .map(|c| (c.mi, c.mt0, c.mt1, c.wg))
+            .map(|c| (c.mi, c.mt0, c.mt1, c.wg, c.fb))
             .collect();
         assert_eq!(
             tiles,
             [
                 // Matrix cores first: 17 rounded up to a 16x8 instruction's sides on one wave,
                 // four batches a workgroup; on two waves, along M (16 x 24 each).
-                ([16, 8, 16], 32, 24, [4, 1]),
-                ([16, 8, 16], 32, 24, [2, 2]),
+                ([16, 8, 16], 32, 24, [4, 1], 1),
+                ([16, 8, 16], 32, 24, [2, 2], 1),
                 // Then FMAs, one wave a batch: 24x20 (8 x 4 lanes of 3 x 5 outputs); two
                 // waves, 24x24 (8 x 8 lanes of 3 x 3).
-                ([1, 1, 1], 24, 20, [4, 1]),
-                ([1, 1, 1], 24, 24, [2, 2]),
+                ([1, 1, 1], 24, 20, [4, 1], 1),
+                ([1, 1, 1], 24, 24, [2, 2], 1),
+                // Then the staged form, one group a workgroup on four and eight waves, whole
+                // instructions a wave.
+                ([16, 8, 16], 32, 32, [1, 4], 2),
+                ([16, 8, 16], 32, 32, [1, 8], 2),
             ]
         );
         for c in &starts {
-            assert_eq!(c.fb, 1);
             s.check(c).unwrap();
         }
         // They are in the first batch a search measures.
@@ -332,15 +374,24 @@ mod tests {
             (starts[0].mi, starts[0].mt0, starts[0].mt1, starts[0].wg),
             ([16, 8, 16], 96, 80, [1, 4])
         );
+        let unstaged = (128, 64);
         assert_eq!(
-            least_padded_mma_tile(77, 77, 4, 32, [16, 8, 16]),
+            least_padded_mma_tile((77, 77), 4, 32, [16, 8, 16], unstaged),
             Some((96, 80))
         );
-        assert_eq!(least_padded_mma_tile(77, 77, 2, 32, [16, 8, 16]), None);
+        assert_eq!(
+            least_padded_mma_tile((77, 77), 2, 32, [16, 8, 16], unstaged),
+            None
+        );
         // 100 x 100 on eight waves: 128 x 104 would be cut into 16 x 104 strips.
         assert_eq!(
-            least_padded_mma_tile(100, 100, 8, 32, [16, 8, 16]),
+            least_padded_mma_tile((100, 100), 8, 32, [16, 8, 16], unstaged),
             Some((128, 112))
+        );
+        // The staged form's sides and accumulators: 150 x 150 on eight waves, 95 a lane.
+        assert_eq!(
+            least_padded_mma_tile((150, 150), 8, 32, [16, 8, 16], (192, 128)),
+            Some((160, 160))
         );
         // f32 has no 16-bit instruction: FMAs only, and a sweep of the path keeps to them.
         let s = Space::for_problem(&batches(33, 33, 33, 10000, DataType::F32), &hw);

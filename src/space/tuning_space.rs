@@ -80,8 +80,11 @@ impl Space {
             shapes.iter().map(|s| pack_mi(*s)).collect()
         };
         // Many small batches have the flat batch path (FlatBatch=1), FMAs whatever the type,
-        // on tiles of the batch's size in steps of 4 (flat_batch.rs).
-        let flat = constraints::flat_batch_applies(problem, hw);
+        // on tiles of the batch's size in steps of 4, and batches up to a few hundred rows its
+        // staged form on matrix cores (FlatBatch=2; flat_batch.rs).
+        let flat_values = constraints::flat_batch_values(problem, hw);
+        let flat = !flat_values.is_empty();
+        let staged = flat_values.contains(&2);
         if (gemv || flat) && !mi_values.contains(&pack_mi([1, 1, 1])) {
             mi_values.push(pack_mi([1, 1, 1]));
         }
@@ -128,8 +131,8 @@ impl Space {
         // Space::tall_rows_start).
         let mut m_tile_values = tile_values.clone();
         if flat {
-            m_tile_values.extend(constraints::flat_tile_sides());
-            n_tile_values.extend(constraints::flat_tile_sides());
+            m_tile_values.extend(constraints::flat_tile_sides(staged));
+            n_tile_values.extend(constraints::flat_tile_sides(staged));
             m_tile_values.sort_unstable();
             m_tile_values.dedup();
             n_tile_values.sort_unstable();
@@ -289,7 +292,7 @@ impl Space {
             // Many small batches, each computed whole from flat LDS images (flat_batch.rs).
             Domain::choice(
                 ParamId::FlatBatch,
-                if flat { vec![0, 1] } else { vec![0] },
+                std::iter::once(0).chain(flat_values).collect(),
                 0,
             ),
         ];
@@ -1062,7 +1065,7 @@ impl Space {
     /// and drawing `tune`'s model candidates took 82 s of the CPU for 90x90x30 x5000 NN f16.
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<KernelConfig> {
         let fb = self.domain(ParamId::FlatBatch);
-        if fb.contains(0) && fb.contains(1) {
+        if fb.contains(0) && fb.values.len() > 1 {
             let family = if rng.gen_bool(0.5) {
                 self.flat_batch_only()
             } else {

@@ -203,15 +203,17 @@ pub unsafe fn launch_dependent(
 
 /// The most workgroups of `f` that can run at once in whole clusters, where `f` was compiled
 /// with cluster dimensions (`__cluster_dims__`) and launched `block` wide with `shared` bytes
-/// of dynamic shared memory; `None` for a kernel without clusters. A cluster's workgroups
-/// must all fit in one GPC, so where a GPC's free compute units do not come in whole
-/// clusters (an odd count, a partitioned GPU, clusters of four) fewer fit than the compute
-/// units divided by the cluster size: a persistent kernel that launched more workgroups than
-/// this would run its last clusters after the others instead of beside them.
-pub fn cluster_capacity(
+/// of dynamic shared memory. A cluster's workgroups must all fit in one GPC, so where a GPC's
+/// free compute units do not come in whole clusters (an odd count, a partitioned GPU, clusters
+/// of four) fewer fit than the compute units divided by the cluster size: a persistent kernel
+/// that launched more workgroups than this would run its last clusters after the others
+/// instead of beside them. For a kernel without clusters: as many as its occupancy puts on
+/// each of the `units` compute units (`None` where the driver says none fit).
+pub fn workgroups_at_once(
     f: sys::CUfunction,
     block: [u32; 3],
     shared: u32,
+    units: u32,
 ) -> Result<Option<u32>, DriverError> {
     // SAFETY: `f` is a live function handle.
     let width = unsafe {
@@ -221,7 +223,12 @@ pub fn cluster_capacity(
         )
     }?;
     if width <= 1 {
-        return Ok(None);
+        let threads = (block[0] * block[1] * block[2]) as std::ffi::c_int;
+        // SAFETY: `f` is a live function handle.
+        let per_unit = unsafe {
+            result::occupancy::max_active_block_per_multiprocessor(f, threads, shared as usize)
+        }?;
+        return Ok((per_unit > 0).then(|| per_unit as u32 * units));
     }
     let width = width as u32;
     let config = sys::CUlaunchConfig {

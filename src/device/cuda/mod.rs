@@ -543,13 +543,18 @@ impl Device for CudaDevice {
         if let Err(e) = driver::allow_shared(main, plan.shared_bytes) {
             return self.driver_failed("setting the dynamic shared memory size", e);
         }
-        // A persistent kernel walks its tiles over however many workgroups it is given: no
-        // more than can run at once in whole clusters (LaunchPlan::grid_at_once). A
+        // A persistent kernel walks its tiles (or batches) over however many workgroups it is
+        // given: no more than can run at once, in whole clusters (LaunchPlan::grid_at_once). A
         // data-parallel kernel storing through a map of D as well needs its whole grid.
         let grid = if plan.persistent {
-            match driver::cluster_capacity(main, plan.block, plan.shared_bytes) {
+            match driver::workgroups_at_once(
+                main,
+                plan.block,
+                plan.shared_bytes,
+                self.info.compute_units,
+            ) {
                 Ok(at_once) => plan.grid_at_once(at_once),
-                Err(e) => return self.driver_failed("querying the clusters that fit at once", e),
+                Err(e) => return self.driver_failed("querying the workgroups that fit at once", e),
             }
         } else {
             plan.grid

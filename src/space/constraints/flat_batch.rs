@@ -1,6 +1,7 @@
 //! The flat batch path (`kernels/scheduler/gt_flat_batches.h`, `kernels/mainloop/
-//! gt_flat_batch.h`, `kernels/loader/gt_flat_copy.h`): rules for FlatBatch = 1, which replace
-//! the tile rules for its configs, and the sizes codegen launches it with.
+//! gt_flat_batch.h`, `kernels/loader/gt_flat_copy.h`): rules for FlatBatch = 1 and its staged
+//! form FlatBatch = 2, which replace the tile rules for their configs, and the sizes codegen
+//! launches them with.
 //!
 //! Rule `flat-batch`: each batch is one tile (MacroTile0 x MacroTile1 at least M x N, at most
 //! [`FLAT_BATCH_MAX_SIDE`] each way, in steps of 4) computed by a group of WavesN waves (1, 2,
@@ -13,10 +14,15 @@
 //! the LDS holds images of the operands' flat ranges, an f32 for every element (converted
 //! once, as they are copied); on matrix cores 16-bit tiles of the operands as stored, padded
 //! to whole instructions (`GtFlatTile`, kernels/layout/gt_flat_tile.h).
+//!
+//! The staged form (FlatBatch = 2, `kernels/scheduler/gt_flat_batches_staged.h`) is the
+//! matrix-core form with one group a workgroup (WavesM = 1), each workgroup walking batches
+//! while the next one's flat ranges are copied as they are into LDS beside the tiles
+//! (`kernels/loader/gt_flat_stage.h`): batches up to [`FLAT_STAGED_SIDE`] each way.
 
 use super::atom::{fma_lane_grid, is_wgmma_mi, part_grid};
 use super::{fail, Violation};
-use crate::hw::HwSpec;
+use crate::hw::{HwSpec, Vendor};
 use crate::problem::GemmProblem;
 use crate::space::config::KernelConfig;
 
@@ -27,6 +33,8 @@ pub const FLAT_BATCH_MAX_ACC: u32 = 64;
 /// Accumulators a lane holds at most, on matrix cores (its fragments take few registers
 /// beside them).
 pub const FLAT_MMA_MAX_ACC: u32 = 128;
+/// Accumulators a lane holds at most on the staged form where beta reads C.
+const STAGED_BETA_MAX_ACC: u32 = 96;
 /// Waves of a group, and groups of a workgroup, at most.
 const MOST_WAVES: u32 = 8;
 /// Workgroups a grid holds along x (CUDA and HIP alike).
@@ -39,6 +47,13 @@ const MAX_GRID_X: i64 = (1 << 31) - 1;
 pub const FLAT_SIDE: i64 = 96;
 /// Batches a compute unit the path needs at least: two waves of workgroups of four.
 const BATCHES_PER_UNIT: i64 = 8;
+/// The widest batch (rows or columns) the staged form takes; for square batches the LDS bounds
+/// it first (the tiles and staging areas of 160 x 160 x 160 in 16-bit take 210 KiB, of 176^3
+/// more than the 227 KiB an H200 workgroup has).
+pub const FLAT_STAGED_SIDE: i64 = 192;
+/// Batches a compute unit the staged form needs at least: each of its workgroups walks
+/// several, the next one's copies in flight while one multiplies.
+const STAGED_BATCHES_PER_UNIT: i64 = 4;
 
 /// Whether the space searches the flat batch path for `p`: many small batches (at most
 /// [`FLAT_SIDE`] each way, [`BATCHES_PER_UNIT`] a compute unit or more), each batch's images
@@ -56,6 +71,53 @@ pub fn flat_batch_applies(p: &GemmProblem, hw: &HwSpec) -> bool {
         && p.m <= FLAT_SIDE
         && p.n <= FLAT_SIDE
         && (images <= lds || tiles)
+}
+
+/// Whether the space searches the staged form for `p`: an NVIDIA GPU (its copies into LDS are
+/// asynchronous, cp.async; on AMD the kernel's copies would be plain loads and stores that
+/// wait as the unstaged form's do, and its AMD builds used scratch memory), 16-bit A and B of
+/// one type with a warp-level instruction, batches of at most [`FLAT_STAGED_SIDE`] each way
+/// whose ranges are dense, [`STAGED_BATCHES_PER_UNIT`] a compute unit or more, and the least
+/// tiles (M, N and K rounded up to 16) with both staging areas within the LDS.
+pub fn flat_staged_applies(p: &GemmProblem, hw: &HwSpec) -> bool {
+    let round = |x: i64| (x.max(1) as u64).next_multiple_of(16);
+    hw.vendor == Vendor::Nvidia
+        && p.batch >= STAGED_BATCHES_PER_UNIT * i64::from(hw.compute_units)
+        && p.m <= FLAT_STAGED_SIDE
+        && p.n <= FLAT_STAGED_SIDE
+        && !flat_mma_shapes(p, hw).is_empty()
+        && flat_ranges_dense(p)
+        && tiles_bytes(p, round(p.m), round(p.n), round(p.k)) + flat_stages_bytes(p)
+            <= hw.lds_bytes_per_workgroup
+}
+
+/// The FlatBatch values the space searches for `p` besides 0: 1 where
+/// [`flat_batch_applies`], 2 where [`flat_staged_applies`].
+pub fn flat_batch_values(p: &GemmProblem, hw: &HwSpec) -> Vec<i64> {
+    [
+        (1, flat_batch_applies(p, hw)),
+        (2, flat_staged_applies(p, hw)),
+    ]
+    .into_iter()
+    .filter_map(|(v, on)| on.then_some(v))
+    .collect()
+}
+
+/// The widest batch side a FlatBatch value takes.
+fn widest_side(fb: u32) -> u32 {
+    if fb == 2 {
+        FLAT_STAGED_SIDE as u32
+    } else {
+        FLAT_BATCH_MAX_SIDE
+    }
+}
+
+/// LDS bytes of the staged form's two staging areas: each operand's flat range rounded up to
+/// whole 16-byte chunks (`gt_flat_stage_bytes`).
+pub fn flat_stages_bytes(p: &GemmProblem) -> u64 {
+    let [ea, eb] = flat_extents(p);
+    let stage = |n: i64, bytes: usize| (n.max(0) as u64 * bytes as u64).next_multiple_of(16);
+    stage(ea, p.a_type.bytes()) + stage(eb, p.b_type.bytes())
 }
 
 /// Whether each operand's flat range holds at most as many elements between its lines (a
@@ -79,9 +141,13 @@ pub fn flat_mma_shapes(p: &GemmProblem, hw: &HwSpec) -> Vec<[u32; 3]> {
 
 /// The tile sides the path adds to MacroTile0 and MacroTile1 where it applies: steps of 4 up
 /// to the widest batch it takes (the lanes' sub-tiles come in whole rows, and 17 rows pad to
-/// 20 or 24 rather than 32).
-pub fn flat_tile_sides() -> impl Iterator<Item = i64> {
-    (1..=FLAT_SIDE / 4).map(|i| i * 4)
+/// 20 or 24 rather than 32), and with the staged form (`staged`) steps of 8 up to its widest
+/// (whole 16 x 8 instructions a wave).
+pub fn flat_tile_sides(staged: bool) -> impl Iterator<Item = i64> {
+    let wide = if staged { FLAT_STAGED_SIDE / 8 } else { 0 };
+    (1..=FLAT_SIDE / 4)
+        .map(|i| i * 4)
+        .chain((FLAT_SIDE / 8 + 1..=wide).map(|i| i * 8))
 }
 
 /// Elements from each operand's first to its last as stored, A then B: along the leading
@@ -114,7 +180,9 @@ pub fn flat_image_bytes(elements: i64, bytes: usize) -> u64 {
 /// LDS bytes of a flat batch workgroup: both images (or tiles, on matrix cores) of each of
 /// its WavesM groups.
 pub fn flat_batch_lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
-    let group = if c.uses_matrix_cores() {
+    let group = if c.fb == 2 {
+        flat_tiles_bytes(c, p) + flat_stages_bytes(p)
+    } else if c.uses_matrix_cores() {
         flat_tiles_bytes(c, p)
     } else {
         let [ea, eb] = flat_extents(p);
@@ -177,14 +245,31 @@ pub fn flat_batch_registers(c: &KernelConfig, wave: u32) -> u32 {
     fm * fn_ + 2 * (fm + fn_) + 24
 }
 
-/// `flat-batch`: FlatBatch is 0 or 1, and a FlatBatch = 1 config is one the flat batch kernel
+/// `flat-batch`: FlatBatch is 0, 1 or 2, and a FlatBatch config is one the flat batch kernel
 /// runs (module header).
 pub(super) fn flat_batch(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Violation> {
     let rule = "flat-batch";
     match c.fb {
         0 => return Ok(()),
         1 => {}
-        v => return fail(rule, format!("FlatBatch is 0 or 1, not {v}")),
+        2 => {
+            if hw.vendor != Vendor::Nvidia {
+                return fail(
+                    rule,
+                    format!("the staged flat batch path (FlatBatch 2) needs asynchronous copies into LDS, which {} has not", hw.name),
+                );
+            }
+            if !c.uses_matrix_cores() || c.wg[0] != 1 {
+                return fail(
+                    rule,
+                    format!(
+                        "the staged flat batch path (FlatBatch 2) runs one group of waves a workgroup (WavesM 1) on a warp-level matrix instruction, not WavesM {} on MI{}x{}x{}",
+                        c.wg[0], c.mi[0], c.mi[1], c.mi[2]
+                    ),
+                );
+            }
+        }
+        v => return fail(rule, format!("FlatBatch is 0, 1 or 2, not {v}")),
     }
     if *c != c.canonical() {
         return fail(
@@ -209,13 +294,13 @@ pub(super) fn flat_batch(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Resu
             "the flat batch path multiplies with FMAs (MatrixInstruction 1x1x1) or a warp-level matrix instruction".into(),
         );
     }
-    let sides_ok =
-        |t: u32, lim: i64| t.is_multiple_of(4) && t <= FLAT_BATCH_MAX_SIDE && i64::from(t) >= lim;
+    let widest = widest_side(c.fb);
+    let sides_ok = |t: u32, lim: i64| t.is_multiple_of(4) && t <= widest && i64::from(t) >= lim;
     if !sides_ok(c.mt0, p.m) || !sides_ok(c.mt1, p.n) {
         return fail(
             rule,
             format!(
-                "the flat batch tile covers the batch's {}x{} outputs in steps of 4, at most {FLAT_BATCH_MAX_SIDE} each way: MacroTile {}x{} does not",
+                "the flat batch tile covers the batch's {}x{} outputs in steps of 4, at most {widest} each way: MacroTile {}x{} does not",
                 p.m, p.n, c.mt0, c.mt1
             ),
         );
@@ -237,11 +322,18 @@ pub(super) fn flat_batch(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Resu
     let wave = hw.wave_size;
     if c.uses_matrix_cores() {
         let acc = c.mt0 * c.mt1 / (c.wg[1] * wave);
-        if flat_wave_grid(c).is_none() || acc > FLAT_MMA_MAX_ACC {
+        // The staged form keeps its batch's places live across the loop over batches: with
+        // beta's reads of C beside them, 104 accumulators a lane spilled (sm_90a).
+        let most = if c.fb == 2 && p.beta != 0.0 {
+            STAGED_BETA_MAX_ACC
+        } else {
+            FLAT_MMA_MAX_ACC
+        };
+        if flat_wave_grid(c).is_none() || acc > most {
             return fail(
                 rule,
                 format!(
-                    "the {} waves of a group must each own whole {}x{} instructions of MacroTile {}x{}, at most {FLAT_MMA_MAX_ACC} accumulators a lane",
+                    "the {} waves of a group must each own whole {}x{} instructions of MacroTile {}x{}, at most {most} accumulators a lane",
                     c.wg[1], c.mi[0], c.mi[1], c.mt0, c.mt1
                 ),
             );

@@ -23,7 +23,7 @@ pub fn lds_bytes(c: &KernelConfig, p: &GemmProblem) -> u64 {
     if c.gv == 1 {
         return super::gemv::gemv_lds_bytes(c, p);
     }
-    if c.fb == 1 {
+    if c.fb > 0 {
         return super::flat_batch::flat_batch_lds_bytes(c, p);
     }
     let ea = p.a_type.bytes() as u64;

@@ -46,9 +46,10 @@ pub use atom::{
 pub use cluster::CLUSTER_SIZES;
 pub use epilogue::{stores_aligned, stores_d_by_tensor_map};
 pub use flat_batch::{
-    flat_batch_applies, flat_batch_lds_bytes, flat_batch_registers, flat_extents, flat_image_bytes,
-    flat_mma_shapes, flat_sub_tile, flat_tile_sides, FLAT_BATCH_MAX_ACC, FLAT_BATCH_MAX_SIDE,
-    FLAT_SIDE,
+    flat_batch_applies, flat_batch_lds_bytes, flat_batch_registers, flat_batch_values,
+    flat_extents, flat_image_bytes, flat_mma_shapes, flat_staged_applies, flat_stages_bytes,
+    flat_sub_tile, flat_tile_sides, FLAT_BATCH_MAX_ACC, FLAT_BATCH_MAX_SIDE, FLAT_MMA_MAX_ACC,
+    FLAT_SIDE, FLAT_STAGED_SIDE,
 };
 pub use gemv::{
     gemv_b_vectors, gemv_lds_bytes, gemv_problem, gemv_registers, gemv_rows, gemv_wave_batches,
@@ -172,7 +173,7 @@ pub fn check(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> Result<(), Viola
     gemv::gemv(c, p, hw)?;
     // So is the flat batch path, one batch a group of waves from LDS images.
     flat_batch::flat_batch(c, p, hw)?;
-    if c.fb == 1 {
+    if c.fb > 0 {
         return epilogue::output_types(p);
     }
     launch_grid::batches(c, p)?;

@@ -21,7 +21,7 @@ pub fn registers_estimate(c: &KernelConfig, p: &GemmProblem, hw: &HwSpec) -> u32
     if c.gv == 1 {
         return super::gemv::gemv_registers(c, p, hw.wave_size);
     }
-    if c.fb == 1 {
+    if c.fb > 0 {
         return super::flat_batch::flat_batch_registers(c, hw.wave_size);
     }
     let threads = c.threads(hw.wave_size).max(1);
